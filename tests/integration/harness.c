@@ -1,0 +1,752 @@
+/* Integration-test harness: one real pool per fixture, always taken down. See harness.h. */
+#include "harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MOUNT_TIMEOUT_MS 10000
+#define MOUNT_TIMEOUT_VALGRIND_MS 60000
+#define MOUNTED_LINE_GRACE_MS 2000
+#define UMOUNT_BUSY_MS 3000
+#define EXIT_TIMEOUT_MS 10000
+#define EXIT_TIMEOUT_VALGRIND_MS 120000
+#define KILL_TIMEOUT_MS 5000
+#define RUN_AS_CRED_FAILED 255
+
+/* Fixtures with a daemon or temporary dirs, so a signal or exit() can still take them down. */
+#define MAX_LIVE 16
+static struct pool_fixture *live[MAX_LIVE];
+static int handlers_installed;
+
+long long pool_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void pool_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Every message carries the TAP comment prefix and goes to stderr. */
+__attribute__((format(printf, 1, 2))) static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "# harness: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	fflush(stderr);
+}
+
+/* buf = dir "/" name: 0 or -ENAMETOOLONG (a truncated path must never be used) */
+static int join(char *buf, size_t len, const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+
+	if (dl + 1 + nl + 1 > len)
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, dl);
+	buf[dl] = '/';
+	memcpy(buf + dl + 1, name, nl + 1);
+	return 0;
+}
+
+static int env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] && strcmp(v, "0") != 0;
+}
+
+int pool_path(const struct pool_fixture *p, const char *rel, char *buf, size_t len)
+{
+	int n;
+
+	if (!rel || !rel[0])
+		n = snprintf(buf, len, "%s", p->mnt);
+	else
+		n = snprintf(buf, len, "%s/%s", p->mnt, rel);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int pool_wait_gone(const char *path, int timeout_ms)
+{
+	long long deadline = pool_now_ms() + timeout_ms;
+	struct stat st;
+
+	for (;;) {
+		if (lstat(path, &st) == -1) {
+			if (errno == ENOENT)
+				return 0;
+			return -errno;
+		}
+		if (pool_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		pool_sleep_ms(5);
+	}
+}
+
+int pool_wait_exists(const char *path, int timeout_ms)
+{
+	long long deadline = pool_now_ms() + timeout_ms;
+	struct stat st;
+
+	for (;;) {
+		if (lstat(path, &st) == 0)
+			return 0;
+		if (errno != ENOENT)
+			return -errno;
+		if (pool_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		pool_sleep_ms(5);
+	}
+}
+
+/* nftw has no user pointer: the count lives here (the harness is single-threaded by contract). */
+static int walk_count;
+
+static int count_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)path;
+	(void)st;
+	(void)ftw;
+	if (type != FTW_D && type != FTW_DP && type != FTW_DNR)
+		walk_count++;
+	return 0;
+}
+
+int pool_backing_files(const struct pool_fixture *p)
+{
+	walk_count = 0;
+	if (nftw(p->backing, count_cb, 16, FTW_PHYS | FTW_MOUNT) == -1)
+		return -errno;
+	return walk_count;
+}
+
+int pool_wait_backing_files(const struct pool_fixture *p, int want, int timeout_ms)
+{
+	long long deadline = pool_now_ms() + timeout_ms;
+
+	for (;;) {
+		int n = pool_backing_files(p);
+
+		if (n < 0)
+			return n;
+		if (n == want)
+			return 0;
+		if (pool_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		pool_sleep_ms(5);
+	}
+}
+
+static int remove_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	if (ftw->level == 0)
+		return 0; /* the caller decides about the top directory */
+	if (remove(path) == -1)
+		diag("cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Empty a directory without crossing into a mount that is still there (FTW_MOUNT): a live pool
+ * under our temporary dir must never be walked and emptied by us. */
+static void remove_tree_contents(const char *dir)
+{
+	nftw(dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* Whether path is a mount point, from /proc/self/mountinfo (works even when the FUSE connection
+ * is dead and statfs would fail with ENOTCONN). */
+static int is_mountpoint(const char *path)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char mp[PATH_MAX];
+
+		/* id parent major:minor root mountpoint ... ; our paths have no escaped characters */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && strcmp(mp, path) == 0) {
+			found = 1;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int is_fuse_live(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && (unsigned long)sf.f_type == POOL_FUSE_SUPER_MAGIC;
+}
+
+static char *read_log(const struct pool_fixture *p)
+{
+	FILE *f;
+	char *buf;
+	long n;
+
+	if (!p->log[0])
+		return NULL;
+	f = fopen(p->log, "re");
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	if (!buf) {
+		fclose(f);
+		return NULL;
+	}
+	n = (long)fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+void pool_dump_log(const struct pool_fixture *p)
+{
+	char *log = read_log(p);
+	char *line, *save = NULL;
+
+	if (!log)
+		return;
+	fprintf(stderr, "# ---- daemon log %s ----\n", p->log);
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		fprintf(stderr, "# | %s\n", line);
+	fprintf(stderr, "# ---- end of daemon log ----\n");
+	fflush(stderr);
+	free(log);
+}
+
+/* The daemon's "poolfs: mounted MNT datapath=X" line: copy X, or leave out[0] = 0. */
+static void parse_mounted_line(struct pool_fixture *p)
+{
+	char *log = read_log(p);
+	char *at, *dp;
+	size_t n;
+
+	if (!log)
+		return;
+	at = strstr(log, "poolfs: mounted ");
+	if (at) {
+		char *eol = strchr(at, '\n');
+
+		if (eol)
+			*eol = '\0';
+		dp = strstr(at, "datapath=");
+		if (dp) {
+			dp += strlen("datapath=");
+			n = strcspn(dp, " \t\r");
+			if (n >= sizeof(p->active_datapath))
+				n = sizeof(p->active_datapath) - 1;
+			memcpy(p->active_datapath, dp, n);
+			p->active_datapath[n] = '\0';
+		}
+	}
+	free(log);
+}
+
+/* Whether the log of a daemon that refused to start says the datapath is unsupported. */
+static int log_says_unsupported(const struct pool_fixture *p)
+{
+	char *log = read_log(p);
+	char *line, *save = NULL;
+	int yes = 0;
+
+	if (!log)
+		return 0;
+	for (line = strtok_r(log, "\n", &save); line && !yes; line = strtok_r(NULL, "\n", &save)) {
+		int about_datapath = strcasestr(line, "passthrough") || strcasestr(line, "datapath");
+		int refused = strcasestr(line, "not supported") || strcasestr(line, "unsupported") ||
+			      strcasestr(line, "not available");
+
+		yes = about_datapath && refused;
+	}
+	free(log);
+	return yes;
+}
+
+/* Wait for pid up to timeout_ms: 1 and *status when it was reaped, 0 if it is still running,
+ * -errno if waitpid failed. */
+static int wait_bounded(pid_t pid, int *status, int timeout_ms)
+{
+	long long deadline = pool_now_ms() + timeout_ms;
+
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return 1;
+		if (r == -1 && errno != EINTR)
+			return -errno;
+		if (pool_now_ms() >= deadline)
+			return 0;
+		pool_sleep_ms(10);
+	}
+}
+
+/* ---- emergency cleanup: a signal or exit() while fixtures are live ---- */
+
+static void live_add(struct pool_fixture *p)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (!live[i]) {
+			live[i] = p;
+			return;
+		}
+}
+
+static void live_del(struct pool_fixture *p)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live[i] == p)
+			live[i] = NULL;
+}
+
+static void emergency_cleanup(int from_signal)
+{
+	pid_t me = getpid();
+
+	for (int i = 0; i < MAX_LIVE; i++) {
+		struct pool_fixture *p = live[i];
+
+		/* A forked child of a test shares our memory image: it must not touch the parent's
+		 * pools. */
+		if (!p || p->owner != me)
+			continue;
+		if (from_signal) {
+			/* Only async-signal-safe calls here: detach, ask the daemon to stop, reap it
+			 * for a short while, remove what is empty. */
+			struct timespec ts = { 0, 10 * 1000000L };
+			int status;
+
+			if (p->mnt[0])
+				umount2(p->mnt, MNT_DETACH);
+			if (p->daemon_pid > 0) {
+				kill(p->daemon_pid, SIGTERM);
+				for (int t = 0; t < 300; t++) {
+					if (waitpid(p->daemon_pid, &status, WNOHANG) == p->daemon_pid)
+						break;
+					nanosleep(&ts, NULL);
+				}
+			}
+			if (p->mnt[0])
+				rmdir(p->mnt);
+			if (p->backing[0])
+				rmdir(p->backing);
+			if (p->log[0])
+				unlink(p->log);
+			if (p->root[0])
+				rmdir(p->root);
+		} else {
+			pool_unmount(p);
+		}
+		live[i] = NULL;
+	}
+}
+
+static void on_exit_cleanup(void)
+{
+	emergency_cleanup(0);
+}
+
+static void on_signal(int sig)
+{
+	emergency_cleanup(1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa;
+
+	if (handlers_installed)
+		return;
+	handlers_installed = 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	atexit(on_exit_cleanup);
+}
+
+/* ---- mount ---- */
+
+/* POOLFS_BIN, or the daemon next to the build tree: <build>/tests/integration/x -> <build>/fs/poolfs */
+static int find_daemon(char *buf, size_t len)
+{
+	const char *env = getenv("POOLFS_BIN");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && env[0]) {
+		if ((size_t)snprintf(buf, len, "%s", env) >= len)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	if ((size_t)snprintf(buf, len, "%s/../../fs/poolfs", self) >= len)
+		return -ENAMETOOLONG;
+	if (access(buf, X_OK) == -1)
+		return -errno;
+	return 0;
+}
+
+static void exec_daemon(const struct pool_fixture *p, const char *bin, const char *opts,
+			pid_t parent)
+{
+	const char *argv[16];
+	int argc = 0;
+	int fd;
+
+	/* A dying test takes its daemon down (SIGTERM makes the daemon unmount cleanly). */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(126);
+	/* Only stdio: an inherited descriptor of a pool file would keep it alive and the mount
+	 * busy. */
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		if (fd != 0)
+			close(fd);
+	}
+	fd = open(p->log, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	close_range(3, ~0U, 0);
+	if (p->valgrind) {
+		argv[argc++] = "valgrind";
+		argv[argc++] = "-q";
+		argv[argc++] = "--error-exitcode=99";
+		argv[argc++] = "--leak-check=full";
+		argv[argc++] = "--errors-for-leak-kinds=definite";
+	}
+	argv[argc++] = bin;
+	argv[argc++] = "-f";
+	argv[argc++] = "-o";
+	argv[argc++] = opts;
+	argv[argc++] = p->mnt;
+	argv[argc] = NULL;
+	execvp(argv[0], (char *const *)argv);
+	dprintf(2, "harness: cannot exec %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+int pool_mount(struct pool_fixture *p, const char *extra_opts)
+{
+	const char *base = getenv("POOLFS_TEST_TMP");
+	const char *dp = getenv("POOLFS_DATAPATH");
+	char bin[PATH_MAX];
+	char opts[3 * PATH_MAX];
+	long long deadline;
+	pid_t parent = getpid();
+	int status = 0;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->owner = parent;
+	p->valgrind = env_flag("POOLFS_VALGRIND");
+	if (!base || !base[0])
+		base = "/dev/shm";
+	if (!dp || !dp[0])
+		dp = "pagecache";
+	snprintf(p->datapath, sizeof(p->datapath), "%s", dp);
+	ret = find_daemon(bin, sizeof(bin));
+	if (ret < 0) {
+		diag("no daemon: set POOLFS_BIN (%s)", strerror(-ret));
+		return ret;
+	}
+	install_handlers();
+
+	/* Not "poolfs-*": a daemon with backing=/dev/shm sweeps such names. */
+	if ((size_t)snprintf(p->root, sizeof(p->root), "%s/pooltest-XXXXXX", base) >= sizeof(p->root))
+		return -ENAMETOOLONG;
+	if (!mkdtemp(p->root)) {
+		ret = -errno;
+		p->root[0] = '\0';
+		return ret;
+	}
+	live_add(p);
+	/* 0755 so another uid can walk to the mountpoint */
+	if (chmod(p->root, 0755) == -1)
+		goto fail_errno;
+	if (join(p->mnt, sizeof(p->mnt), p->root, "mnt") ||
+	    join(p->backing, sizeof(p->backing), p->root, "backing") ||
+	    join(p->log, sizeof(p->log), p->root, "daemon.log")) {
+		ret = -ENAMETOOLONG;
+		goto fail;
+	}
+	if (mkdir(p->mnt, 0755) == -1 || mkdir(p->backing, 0755) == -1)
+		goto fail_errno;
+
+	snprintf(opts, sizeof(opts), "backing=%s,datapath=%s,allow_other%s%s", p->backing, dp,
+		 extra_opts && extra_opts[0] ? "," : "", extra_opts ? extra_opts : "");
+
+	fflush(NULL); /* nothing buffered may be written twice by the child */
+	p->daemon_pid = fork();
+	if (p->daemon_pid == -1) {
+		p->daemon_pid = 0;
+		goto fail_errno;
+	}
+	if (p->daemon_pid == 0)
+		exec_daemon(p, bin, opts, parent);
+
+	deadline = pool_now_ms() + (p->valgrind ? MOUNT_TIMEOUT_VALGRIND_MS : MOUNT_TIMEOUT_MS);
+	for (;;) {
+		pid_t r = waitpid(p->daemon_pid, &status, WNOHANG);
+
+		if (r == p->daemon_pid) {
+			/* The daemon gave up before the mount went live. */
+			p->daemon_pid = 0;
+			if (log_says_unsupported(p)) {
+				ret = -EOPNOTSUPP;
+			} else {
+				ret = WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -EINVAL : -EIO;
+				diag("daemon exited before mounting (status %d)",
+				     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+				pool_dump_log(p);
+			}
+			goto fail;
+		}
+		if (is_fuse_live(p->mnt))
+			break;
+		if (pool_now_ms() >= deadline) {
+			diag("mount of %s not live after %d ms", p->mnt,
+			     p->valgrind ? MOUNT_TIMEOUT_VALGRIND_MS : MOUNT_TIMEOUT_MS);
+			pool_dump_log(p);
+			ret = -ETIMEDOUT;
+			goto fail;
+		}
+		pool_sleep_ms(10);
+	}
+	p->mounted = 1;
+
+	/* The contract's "poolfs: mounted MNT datapath=X" line may trail the mount by a little. */
+	deadline = pool_now_ms() + MOUNTED_LINE_GRACE_MS;
+	while (!p->active_datapath[0] && pool_now_ms() < deadline) {
+		parse_mounted_line(p);
+		if (!p->active_datapath[0])
+			pool_sleep_ms(10);
+	}
+	if (!p->active_datapath[0]) {
+		diag("daemon printed no \"poolfs: mounted %s datapath=...\" line", p->mnt);
+	} else if (strcmp(dp, "auto") != 0 && strcmp(dp, p->active_datapath) != 0) {
+		/* Asked for one path and silently got the other: every result would be about the
+		 * wrong code. */
+		diag("asked for datapath=%s, daemon reports datapath=%s", dp, p->active_datapath);
+		ret = -EPROTO;
+		goto fail;
+	}
+	return 0;
+
+fail_errno:
+	ret = -errno;
+fail:
+	pool_unmount(p);
+	memset(p, 0, sizeof(*p));
+	return ret;
+}
+
+/* ---- unmount ---- */
+
+static int check_backing_empty(struct pool_fixture *p)
+{
+	DIR *d = opendir(p->backing);
+	struct dirent *e;
+	int left = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		diag("backing dir %s still holds %s", p->backing, e->d_name);
+		left++;
+	}
+	closedir(d);
+	if (left) {
+		remove_tree_contents(p->backing);
+		return -ENOTEMPTY;
+	}
+	return 0;
+}
+
+int pool_unmount(struct pool_fixture *p)
+{
+	int ret = 0;
+	int status = 0;
+	int r;
+
+#define KEEP_FIRST(e) do { if (!ret) ret = (e); } while (0)
+
+	if (!p->root[0] && p->daemon_pid <= 0)
+		return 0;
+	if (p->owner && p->owner != getpid())
+		return -EPERM; /* a forked child never takes down its parent's pool */
+
+	if (p->mnt[0] && is_mountpoint(p->mnt)) {
+		long long deadline = pool_now_ms() + UMOUNT_BUSY_MS;
+
+		/* EBUSY while some process still has a file or cwd in the pool: give it a moment,
+		 * then detach so the daemon can be stopped anyway, and say so. */
+		while (umount2(p->mnt, 0) == -1) {
+			if (errno == EINVAL || errno == ENOENT)
+				break; /* already gone */
+			if (errno != EBUSY || pool_now_ms() >= deadline) {
+				diag("umount %s: %s; detaching", p->mnt, strerror(errno));
+				KEEP_FIRST(errno == EBUSY ? -EBUSY : -errno);
+				umount2(p->mnt, MNT_DETACH);
+				break;
+			}
+			pool_sleep_ms(20);
+		}
+	}
+
+	if (p->daemon_pid > 0) {
+		r = wait_bounded(p->daemon_pid, &status,
+				 p->valgrind ? EXIT_TIMEOUT_VALGRIND_MS : EXIT_TIMEOUT_MS);
+		if (r == 0) {
+			diag("daemon %ld did not exit after unmount: SIGTERM", (long)p->daemon_pid);
+			KEEP_FIRST(-ETIMEDOUT);
+			kill(p->daemon_pid, SIGTERM);
+			r = wait_bounded(p->daemon_pid, &status, KILL_TIMEOUT_MS);
+		}
+		if (r == 0) {
+			diag("daemon %ld ignores SIGTERM: SIGKILL", (long)p->daemon_pid);
+			kill(p->daemon_pid, SIGKILL);
+			r = wait_bounded(p->daemon_pid, &status, KILL_TIMEOUT_MS);
+		}
+		if (r == 1) {
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+				if (WIFEXITED(status))
+					diag("daemon exited with status %d", WEXITSTATUS(status));
+				else
+					diag("daemon died from signal %d", WTERMSIG(status));
+				KEEP_FIRST(-ECHILD);
+			}
+		} else {
+			diag("daemon %ld could not be reaped", (long)p->daemon_pid);
+			KEEP_FIRST(r < 0 ? r : -ETIMEDOUT);
+		}
+		p->daemon_pid = 0;
+	}
+
+	/* A killed daemon leaves a dead mount behind (auto_unmount should catch it; be sure). */
+	if (p->mnt[0] && is_mountpoint(p->mnt))
+		umount2(p->mnt, MNT_DETACH);
+
+	if (p->backing[0] && p->mounted)
+		KEEP_FIRST(check_backing_empty(p));
+
+	if (ret || env_flag("POOLFS_SHOW_LOG"))
+		pool_dump_log(p);
+
+	if (p->root[0]) {
+		remove_tree_contents(p->root);
+		if (rmdir(p->root) == -1 && errno != ENOENT) {
+			diag("cannot remove %s: %s", p->root, strerror(errno));
+			KEEP_FIRST(-errno);
+		}
+	}
+	live_del(p);
+	p->root[0] = '\0';
+	p->mnt[0] = '\0';
+	p->backing[0] = '\0';
+	p->log[0] = '\0';
+	p->mounted = 0;
+	return ret;
+#undef KEEP_FIRST
+}
+
+int pool_daemon_alive(struct pool_fixture *p)
+{
+	int status;
+
+	if (p->daemon_pid <= 0)
+		return 0;
+	return waitpid(p->daemon_pid, &status, WNOHANG) == 0;
+}
+
+/* ---- another user ---- */
+
+int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
+{
+	pid_t pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == -1)
+		return -errno;
+	if (pid == 0) {
+		int r;
+
+		if (setgroups(0, NULL) == -1 || setgid(gid) == -1 || setuid(uid) == -1)
+			_exit(RUN_AS_CRED_FAILED);
+		/* After the uid change (which clears it): do not outlive the test. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		r = fn(arg);
+		if (r < 0)
+			r = -r;
+		if (r >= RUN_AS_CRED_FAILED)
+			r = RUN_AS_CRED_FAILED - 1;
+		_exit(r);
+	}
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFSIGNALED(status))
+		return -EINTR;
+	if (WEXITSTATUS(status) == RUN_AS_CRED_FAILED)
+		return -EPERM;
+	return WEXITSTATUS(status);
+}

@@ -1,0 +1,86 @@
+/* Integration-test harness: mount a real poolfs pool in a fresh temporary directory and always
+ * take it down again.
+ *
+ * Environment:
+ *   POOLFS_BIN       the daemon (meson sets it; otherwise ../../fs/poolfs next to the test binary)
+ *   POOLFS_DATAPATH  datapath= for every mount (default "pagecache")
+ *   POOLFS_VALGRIND  "1": run the daemon under valgrind; a leak or error makes pool_unmount fail
+ *   POOLFS_TEST_TMP  where the temporary directories go (default /dev/shm: the backing must be tmpfs)
+ *   POOLFS_SHOW_LOG  "1": copy the daemon's stderr to ours at every unmount, not only on failure
+ *
+ * Rules for tests that use it:
+ *   - mount from the main thread (the daemon gets SIGTERM through PR_SET_PDEATHSIG when the
+ *     thread that forked it exits);
+ *   - reap children with waitpid(pid, ...), never wait(): a bare wait() could reap the daemon;
+ *   - children forked by a test end with _exit(), so they never run the parent's atexit cleanup
+ *     (the cleanup checks the pid anyway).
+ * Diagnostics go to stderr, prefixed with "# ", so they never disturb the TAP stream on stdout.
+ */
+#ifndef POOLFS_TEST_HARNESS_H
+#define POOLFS_TEST_HARNESS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define POOL_FUSE_SUPER_MAGIC 0x65735546
+
+struct pool_fixture {
+	char root[PATH_MAX];	/* the temporary directory holding mnt/ and backing/ (mode 0755) */
+	char mnt[PATH_MAX];	/* the mountpoint */
+	char backing[PATH_MAX];	/* backing=; the daemon makes its private subfolder here */
+	pid_t daemon_pid;	/* > 0 while we have a daemon to reap */
+	char datapath[32];	/* the datapath= we asked for */
+	char active_datapath[32]; /* what the daemon's "mounted" line reported ("" if none) */
+	char log[PATH_MAX];	/* the daemon's stderr */
+	int mounted;		/* the mount went live */
+	int valgrind;		/* the daemon runs under valgrind */
+	pid_t owner;		/* the process that mounted: only it may tear down */
+};
+
+/* Mount a pool: returns 0, -EOPNOTSUPP if the daemon refused the datapath as unsupported (the
+ * caller should skip()), or another -errno. On failure the fixture is already cleaned up and
+ * pool_unmount() on it is a harmless no-op. extra_opts may be NULL or "". */
+int pool_mount(struct pool_fixture *p, const char *extra_opts);
+
+/* Unmount, reap the daemon (bounded; SIGTERM then SIGKILL of that pid only if it will not exit),
+ * check it exited 0 and left the backing dir empty, remove the temporary dirs. Accepts zeroed and
+ * half-built fixtures. Returns 0 or the first -errno met: -EBUSY (the mount stayed busy and was
+ * detached), -ETIMEDOUT (the daemon had to be killed), -ECHILD (the daemon did not exit 0),
+ * -ENOTEMPTY (the backing dir was not empty). */
+int pool_unmount(struct pool_fixture *p);
+
+/* Poll until lstat(path) gives ENOENT: 0, -ETIMEDOUT, or -errno of an unexpected lstat error. */
+int pool_wait_gone(const char *path, int timeout_ms);
+
+/* Poll until lstat(path) succeeds: 0, -ETIMEDOUT, or -errno of an error other than ENOENT. */
+int pool_wait_exists(const char *path, int timeout_ms);
+
+/* buf = mnt "/" rel (rel "" or NULL gives the mountpoint): 0 or -ENAMETOOLONG. */
+int pool_path(const struct pool_fixture *p, const char *rel, char *buf, size_t len);
+
+/* Number of non-directory entries anywhere under the backing dir (the daemon's files), or -errno. */
+int pool_backing_files(const struct pool_fixture *p);
+
+/* Poll until pool_backing_files(p) == want: 0, -ETIMEDOUT or -errno. */
+int pool_wait_backing_files(const struct pool_fixture *p, int want, int timeout_ms);
+
+/* Whether the daemon is still running (not reaped, not a zombie we could reap now). */
+int pool_daemon_alive(struct pool_fixture *p);
+
+/* Copy the daemon's stderr to ours, each line prefixed with "# ". */
+void pool_dump_log(const struct pool_fixture *p);
+
+/* Fork; in the child drop to uid/gid with no supplementary groups (like setpriv --reuid --regid
+ * --clear-groups) and _exit with fn(arg), which must be an errno value (0..254) or 0. Returns that
+ * value, -EPERM if the credentials could not be changed (child exit 255), -EINTR if the child
+ * died from a signal, or -errno if fork/waitpid failed. */
+int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+long long pool_now_ms(void);
+
+/* Sleep ms milliseconds (restarting after signals). */
+void pool_sleep_ms(int ms);
+
+#endif
