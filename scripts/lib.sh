@@ -5,7 +5,7 @@
 POOLFS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Where the caller was, so relative paths given on the command line keep their meaning.
 CALLER_PWD=$PWD
-cd "$POOLFS_ROOT"
+cd "$POOLFS_ROOT" || exit 1
 
 FUSE_MIN=3.17                                   # first libfuse with fuse_passthrough_open()
 FUSE_SUITE=${POOLFS_FUSE_SUITE:-trixie}         # Debian suite whose fuse3 source package we build
@@ -235,6 +235,7 @@ build_libfuse() {
     say "fetching the fuse3 source package list of $FUSE_SUITE"
     run_logged fuse3-apt-update apt-get "${apt_opts[@]}" update
     STEP="apt-get source --download-only fuse3 ($FUSE_SUITE)"
+    # shellcheck disable=SC2016  # $1 and $@ belong to the inner shell
     run_logged fuse3-apt-source bash -c 'cd "$1" && shift && exec "$@"' _ "$work/download" \
         apt-get "${apt_opts[@]}" source --download-only fuse3
 
@@ -270,8 +271,9 @@ build_libfuse() {
     mv "$work/stage$FUSE_PREFIX" "$FUSE_PREFIX"
 
     have=$(pc_version "$FUSE_PREFIX/lib/pkgconfig/fuse3.pc")
-    [[ -n $have ]] && version_ge "$have" "$FUSE_MIN" ||
+    if [[ -z $have ]] || ! version_ge "$have" "$FUSE_MIN"; then
         die "the built libfuse reports version '${have}', expected >= $FUSE_MIN"
+    fi
     rm -rf "$work"
     exec {lockfd}>&-
     STEP=""
