@@ -1,0 +1,42 @@
+/* access: owner-only rules (see access.h). */
+#include <errno.h>
+#include <unistd.h>
+
+#include "access.h"
+
+bool access_is_owner(const struct access_policy *p, uid_t caller, uid_t owner)
+{
+	return caller == owner || (p->root_exempt && caller == 0);
+}
+
+bool access_may_list(const struct access_policy *p, uid_t caller, uid_t owner)
+{
+	return access_is_owner(p, caller, owner);
+}
+
+mode_t access_effective_mode(mode_t requested)
+{
+	/* Group and other bits go, and so do setuid/setgid/sticky: a pool entry is private data. */
+	return requested & 0700;
+}
+
+int access_check_chown(uid_t owner, gid_t group, bool set_uid, uid_t new_uid, bool set_gid,
+		       gid_t new_gid)
+{
+	if (set_uid && new_uid != owner)
+		return -EPERM;
+	if (set_gid && new_gid != group)
+		return -EPERM;
+	return 0;
+}
+
+int access_check_mask(mode_t effective_mode, int mask)
+{
+	if ((mask & R_OK) && !(effective_mode & 0400))
+		return -EACCES;
+	if ((mask & W_OK) && !(effective_mode & 0200))
+		return -EACCES;
+	if ((mask & X_OK) && !(effective_mode & 0100))
+		return -EACCES;
+	return 0;
+}

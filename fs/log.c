@@ -1,0 +1,59 @@
+/* log: stderr messages (see log.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "log.h"
+
+static void vlog(const char *level, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	/* One fprintf per line so threads do not interleave inside a line. */
+	fprintf(stderr, "poolfs: %s%s\n", level, line);
+}
+
+void log_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void log_info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
+void log_denied(const char *fmt, ...)
+{
+	/* At most 20 lines a second: a denial is worth one line, not a flood. The counter is a
+	 * logging detail, not pool state, so it lives here (atomics keep it race-free). */
+	static _Atomic long window;
+	static _Atomic int count;
+	long now = (long)time(NULL);
+	va_list ap;
+
+	if (window != now) {
+		window = now;
+		count = 0;
+	}
+	if (++count > 20)
+		return;
+	va_start(ap, fmt);
+	vlog("denied: ", fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,1316 @@
+/* ops: FUSE low-level handlers (see ops.h). Every handler takes the pool lock for metadata and
+ * releases it with pool_unlock() before replying; file data moves without the lock. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "datapath.h"
+#include "log.h"
+#include "ops.h"
+#include "pool.h"
+
+#define XATTR_HOLD "user.poolfs.hold"
+#define XATTR_REFS "user.poolfs.refs"
+#define XATTR_STAT "user.poolfs.stat"
+#define XATTR_RESERVED_PREFIX "user.poolfs."
+
+static struct pool *pool_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static uid_t caller_uid(fuse_req_t req)
+{
+	return fuse_req_ctx(req)->uid;
+}
+
+/* A node the request names, or an errno: unknown or removed inodes are stale. */
+static int get_node(struct pool *p, fuse_ino_t ino, struct node **out)
+{
+	struct node *n = pool_node(p, ino);
+
+	if (!n || n->life.removed)
+		return -ESTALE;
+	*out = n;
+	return 0;
+}
+
+/* get_node + the owner-only rule. */
+static int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what,
+		     struct node **out)
+{
+	int r = get_node(p, ino, out);
+
+	if (r < 0)
+		return r;
+	if (!pool_may(p, caller_uid(req), *out)) {
+		pool_log_denied(p, caller_uid(req), what, *out);
+		return -EACCES;
+	}
+	return 0;
+}
+
+static int check_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0)
+		return -ENOENT;
+	if (len > POOL_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	return 0;
+}
+
+static void fill_entry(struct pool *p, struct node *n, const struct stat *st,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = n->ino;
+	e->generation = 1; /* inode numbers are never reused */
+	e->attr = *st;
+	e->attr_timeout = p->attr_timeout;
+	e->entry_timeout = p->entry_timeout;
+}
+
+/* A folder where `req`'s caller may look up or create entries. */
+static int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out)
+{
+	int r = get_owned(p, req, ino, "use folder", out);
+
+	if (r < 0)
+		return r == -ESTALE ? -ENOENT : r;
+	if (!(*out)->is_dir)
+		return -ENOTDIR;
+	return 0;
+}
+
+/* ---- init ---------------------------------------------------------------------------------- */
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct pool *p = userdata;
+
+	/* We do our own permission checks; 1 MiB requests (design section 3). */
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV; /* no getxattr(security.capability) per write */
+	conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
+	conn->max_write = 1024 * 1024;
+	conn->max_readahead = 1024 * 1024;
+	if (p->dp != &datapath_pagecache && p->dp->init(p, conn) < 0) {
+		if (p->opts.datapath == DATAPATH_PASSTHROUGH) {
+			p->init_error = "datapath=passthrough is not supported here: the kernel did not "
+					"offer FUSE passthrough (it needs Linux >= 6.9)";
+			fuse_session_exit(p->session);
+			return;
+		}
+		log_info("datapath=auto: the kernel offers no passthrough, using the page-cache path");
+		p->dp = &datapath_pagecache;
+	}
+	if (p->dp == &datapath_pagecache)
+		p->dp->init(p, conn);
+	if (p->dp->start(p) < 0) {
+		p->init_error = "cannot start the data path's watchers";
+		fuse_session_exit(p->session);
+		return;
+	}
+	log_info("mounted %s datapath=%s", p->mountpoint, p->dp->name);
+}
+
+static void op_destroy(void *userdata)
+{
+	(void)userdata;
+}
+
+/* ---- names --------------------------------------------------------------------------------- */
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct pool *p = pool_of(req);
+	struct node *dir, *n;
+	struct fuse_entry_param e;
+	struct stat st;
+	int r;
+
+	if (strlen(name) > POOL_NAME_MAX) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	pool_lock(p);
+	r = get_dir(p, req, parent, &dir);
+	if (r < 0)
+		goto out;
+	n = pool_child(p, dir, name);
+	if (!n) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (!pool_may(p, caller_uid(req), n)) {
+		pool_log_denied(p, caller_uid(req), "look up", n);
+		r = -EACCES;
+		goto out;
+	}
+	r = pool_stat(p, n, &st);
+	if (r < 0)
+		goto out;
+	n->nlookup++;
+	fill_entry(p, n, &st, &e);
+out:
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n)
+		pool_forget(p, n, nlookup);
+	pool_unlock(p);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	struct pool *p = pool_of(req);
+
+	pool_lock(p);
+	for (size_t i = 0; i < count; i++) {
+		struct node *n = pool_node(p, forgets[i].ino);
+		if (n)
+			pool_forget(p, n, forgets[i].nlookup);
+	}
+	pool_unlock(p);
+	fuse_reply_none(req);
+}
+
+/* The hold every creator gets (mount option autohold). Never fails the create: a hold that
+ * cannot be had is logged, and the entry is created with the strict lifetime rule. */
+static void autohold(struct pool *p, struct node *n, fuse_req_t req)
+{
+	static const enum hold_kind kinds[] = {
+		[AUTOHOLD_PROCESS] = HOLD_PID,
+		[AUTOHOLD_SESSION] = HOLD_SESSION,
+		[AUTOHOLD_CGROUP] = HOLD_CGROUP,
+	};
+	struct hold_request hr = {.pid = 0};
+	int r;
+
+	if (p->opts.autohold == AUTOHOLD_NONE)
+		return;
+	hr.kind = kinds[p->opts.autohold];
+	r = pool_hold(p, n, caller_uid(req), fuse_req_ctx(req)->pid, &hr);
+	if (r < 0 && hr.kind != HOLD_PID) {
+		hr.kind = HOLD_PID; /* e.g. a process in the root cgroup: its process is next best */
+		r = pool_hold(p, n, caller_uid(req), fuse_req_ctx(req)->pid, &hr);
+	}
+	if (r < 0)
+		log_warn("autohold for inode %" PRIu64 ": %s", n->ino, strerror(-r));
+}
+
+/* Common part of mkdir, mknod and create: checks and the new node. */
+static int make_entry(struct pool *p, fuse_req_t req, fuse_ino_t parent, const char *name,
+		      bool is_dir, mode_t mode, struct node **out, int *fd_out)
+{
+	struct node *dir;
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int r = check_name(name);
+
+	if (r < 0)
+		return r == -EINVAL ? -EEXIST : r;
+	r = get_dir(p, req, parent, &dir);
+	if (r < 0)
+		return r;
+	if (pool_child(p, dir, name))
+		return -EEXIST;
+	r = pool_create(p, dir, name, is_dir, ctx->uid, ctx->gid, mode, out, fd_out);
+	if (r < 0)
+		return r;
+	autohold(p, *out, req);
+	return 0;
+}
+
+static void reply_new_entry(fuse_req_t req, struct pool *p, struct node *n, int r)
+{
+	struct fuse_entry_param e;
+	struct stat st;
+
+	if (r == 0)
+		r = pool_stat(p, n, &st);
+	if (r == 0) {
+		n->nlookup++;
+		fill_entry(p, n, &st, &e);
+	}
+	if (r == 0 && !n->is_dir)
+		pool_recheck(p, n); /* mknod: a file nobody opened or holds goes at once */
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct pool *p = pool_of(req);
+	struct node *n = NULL;
+	int r;
+
+	pool_lock(p);
+	r = make_entry(p, req, parent, name, true, mode, &n, NULL);
+	reply_new_entry(req, p, n, r);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	struct pool *p = pool_of(req);
+	struct node *n = NULL;
+	int r;
+
+	(void)rdev;
+	if (!S_ISREG(mode)) {
+		/* FIFOs, sockets and devices have no data to share and no place in a pool. */
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	pool_lock(p);
+	r = make_entry(p, req, parent, name, false, mode, &n, NULL);
+	reply_new_entry(req, p, n, r);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	(void)link;
+	(void)parent;
+	(void)name;
+	/* A symlink is never opened, so it would be unused from birth; and it could point one user
+	 * at another's paths. Refused. */
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	/* One name per entry keeps "unlinked" and folder holds well defined. */
+	fuse_reply_err(req, EPERM);
+}
+
+static int remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool want_dir)
+{
+	struct pool *p = pool_of(req);
+	struct node *dir, *n;
+	int r;
+
+	pool_lock(p);
+	r = get_dir(p, req, parent, &dir);
+	if (r < 0)
+		goto out;
+	n = pool_child(p, dir, name);
+	if (!n) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (!pool_may(p, caller_uid(req), n)) {
+		pool_log_denied(p, caller_uid(req), want_dir ? "rmdir" : "unlink", n);
+		r = -EACCES;
+		goto out;
+	}
+	if (want_dir && !n->is_dir) {
+		r = -ENOTDIR;
+		goto out;
+	}
+	if (!want_dir && n->is_dir) {
+		r = -EISDIR;
+		goto out;
+	}
+	if (n->is_dir && n->life.children > 0) {
+		r = -ENOTEMPTY;
+		goto out;
+	}
+	pool_unlink(p, n);
+	pool_recheck(p, n);
+	pool_recheck(p, dir);
+out:
+	pool_unlock(p);
+	return r;
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -remove_name(req, parent, name, false));
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -remove_name(req, parent, name, true));
+}
+
+static bool is_ancestor(const struct node *a, const struct node *n)
+{
+	for (; n; n = n->parent)
+		if (n == a)
+			return true;
+	return false;
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct pool *p = pool_of(req);
+	struct node *src_dir, *dst_dir, *src, *dst;
+	int r;
+
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	r = check_name(newname);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	pool_lock(p);
+	r = get_dir(p, req, parent, &src_dir);
+	if (r == 0)
+		r = get_dir(p, req, newparent, &dst_dir);
+	if (r < 0)
+		goto out;
+	src = pool_child(p, src_dir, name);
+	if (!src) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (!pool_may(p, caller_uid(req), src)) {
+		pool_log_denied(p, caller_uid(req), "rename", src);
+		r = -EACCES;
+		goto out;
+	}
+	dst = pool_child(p, dst_dir, newname);
+	if (dst == src)
+		goto out; /* same entry: POSIX says do nothing */
+	if (dst && !pool_may(p, caller_uid(req), dst)) {
+		pool_log_denied(p, caller_uid(req), "rename over", dst);
+		r = -EACCES;
+		goto out;
+	}
+	if (src->is_dir && is_ancestor(src, dst_dir)) {
+		r = -EINVAL;
+		goto out;
+	}
+	if (flags & RENAME_EXCHANGE) {
+		if (!dst) {
+			r = -ENOENT;
+			goto out;
+		}
+		if (dst->is_dir && is_ancestor(dst, src_dir)) {
+			r = -EINVAL;
+			goto out;
+		}
+		/* Swap the two names. Neither loses a name, so no holds are dropped. */
+		pool_unlink_keep_holds(p, src);
+		pool_unlink_keep_holds(p, dst);
+		r = pool_link(p, src, dst_dir, newname);
+		if (r == 0)
+			r = pool_link(p, dst, src_dir, name);
+		if (r < 0)
+			log_error("rename exchange: out of memory: an entry lost its name");
+		pool_recheck_subtree(p, src);
+		pool_recheck_subtree(p, dst);
+		goto out;
+	}
+	if (dst) {
+		if (flags & RENAME_NOREPLACE) {
+			r = -EEXIST;
+			goto out;
+		}
+		if (src->is_dir && !dst->is_dir) {
+			r = -ENOTDIR;
+			goto out;
+		}
+		if (!src->is_dir && dst->is_dir) {
+			r = -EISDIR;
+			goto out;
+		}
+		if (dst->is_dir && dst->life.children > 0) {
+			r = -ENOTEMPTY;
+			goto out;
+		}
+		pool_unlink(p, dst);
+		pool_recheck(p, dst);
+	}
+	pool_unlink_keep_holds(p, src);
+	r = pool_link(p, src, dst_dir, newname);
+	if (r < 0) {
+		log_error("rename: out of memory: inode %" PRIu64 " lost its name", src->ino);
+		pool_recheck(p, src);
+	} else {
+		/* It may have left a held folder; its old folder may now be empty. */
+		pool_recheck_subtree(p, src);
+	}
+	pool_recheck(p, src_dir);
+out:
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+/* ---- attributes ---------------------------------------------------------------------------- */
+
+static void reply_attr(fuse_req_t req, struct pool *p, struct node *n, int r)
+{
+	struct stat st;
+
+	if (r == 0)
+		r = pool_stat(p, n, &st);
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_attr(req, &st, p->attr_timeout);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n = NULL;
+	int r;
+
+	(void)fi;
+	pool_lock(p);
+	r = get_owned(p, req, ino, "stat", &n);
+	reply_attr(req, p, n, r);
+}
+
+/* Grow or shrink a file to `size`, reserving tmpfs space for growth so a full pool fails here
+ * with ENOSPC instead of killing a mapper with SIGBUS later. */
+static int resize_file(struct pool *p, struct node *n, int fd, uint64_t size)
+{
+	struct stat st;
+	uint64_t old_reserved = n->reserved;
+	int r;
+
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	r = pool_reserve(p, n, size > (uint64_t)st.st_size ? size : n->reserved);
+	if (r < 0)
+		return r;
+	if (size > (uint64_t)st.st_size) {
+		if (fallocate(fd, 0, st.st_size, (off_t)(size - (uint64_t)st.st_size)) < 0) {
+			r = -errno;
+			if (r != -EOPNOTSUPP)
+				goto fail;
+		}
+	}
+	if (ftruncate(fd, (off_t)size) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (size < (uint64_t)st.st_size || size < n->reserved)
+		pool_reserve(p, n, size);
+	return 0;
+fail:
+	if (ftruncate(fd, st.st_size) < 0)
+		log_warn("inode %" PRIu64 ": could not undo a failed resize", n->ino);
+	pool_reserve(p, n, old_reserved);
+	return r;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n = NULL;
+	int r, fd = -1;
+
+	pool_lock(p);
+	r = get_owned(p, req, ino, "change", &n);
+	if (r < 0)
+		goto out;
+	if (n->ino == POOL_ROOT_INO && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+						  FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE))) {
+		r = -EPERM; /* the shared root stays 01777 and the daemon's */
+		goto out;
+	}
+	r = access_check_chown(n->uid, n->gid, to_set & FUSE_SET_ATTR_UID, attr->st_uid,
+			       to_set & FUSE_SET_ATTR_GID, attr->st_gid);
+	if (r < 0) {
+		pool_log_denied(p, caller_uid(req), "give away", n);
+		goto out;
+	}
+	if (to_set & FUSE_SET_ATTR_MODE)
+		n->perm = access_effective_mode(attr->st_mode);
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (n->is_dir) {
+			r = -EISDIR;
+			goto out;
+		}
+		if (attr->st_size < 0) {
+			r = -EINVAL;
+			goto out;
+		}
+		fd = fi ? (int)fi->fh : backing_open_file(&p->backing, n->ino, O_RDWR);
+		if (fd < 0) {
+			r = fd;
+			goto out;
+		}
+		r = resize_file(p, n, fd, (uint64_t)attr->st_size);
+		if (r < 0)
+			goto out;
+	}
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+		      FUSE_SET_ATTR_MTIME_NOW)) {
+		struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}};
+		if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+			ts[0].tv_nsec = UTIME_NOW;
+		else if (to_set & FUSE_SET_ATTR_ATIME)
+			ts[0] = attr->st_atim;
+		if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+			ts[1].tv_nsec = UTIME_NOW;
+		else if (to_set & FUSE_SET_ATTR_MTIME)
+			ts[1] = attr->st_mtim;
+		if (n->is_dir) {
+			struct timespec now;
+			clock_gettime(CLOCK_REALTIME, &now);
+			if (ts[0].tv_nsec != UTIME_OMIT)
+				n->atime = ts[0].tv_nsec == UTIME_NOW ? now : ts[0];
+			if (ts[1].tv_nsec != UTIME_OMIT)
+				n->mtime = ts[1].tv_nsec == UTIME_NOW ? now : ts[1];
+		} else {
+			char name[20];
+			snprintf(name, sizeof(name), "%016" PRIx64, n->ino);
+			if (utimensat(p->backing.dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0) {
+				r = -errno;
+				goto out;
+			}
+		}
+	}
+out:
+	if (fd >= 0 && !fi)
+		close(fd);
+	reply_attr(req, p, n, r);
+}
+
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	int r;
+
+	pool_lock(p);
+	r = get_owned(p, req, ino, "access", &n);
+	if (r == 0 && mask != F_OK && n->ino != POOL_ROOT_INO)
+		r = access_check_mask(n->perm, mask);
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+/* ---- files --------------------------------------------------------------------------------- */
+
+/* Count a new handle on `n` and prepare `fi`; lock held. On success the handle owns `fd`. */
+static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd,
+		       struct fuse_file_info *fi)
+{
+	int r;
+
+	fi->fh = (uint64_t)fd;
+	n->life.opens++;
+	r = p->dp->open(p, n, req, fd, fi);
+	if (r < 0) {
+		n->life.opens--;
+		return r;
+	}
+	return 0;
+}
+
+/* Undo a handle: the reply could not be delivered, or RELEASE. Lock held. */
+static void close_handle(struct pool *p, struct node *n, fuse_req_t req,
+			 struct fuse_file_info *fi)
+{
+	close((int)fi->fh);
+	if (n->life.opens > 0 && --n->life.opens == 0)
+		p->dp->last_release(p, n, req);
+	pool_recheck(p, n);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	int r, fd = -1;
+
+	if (fi->flags & O_DIRECT) {
+		fuse_reply_err(req, EINVAL); /* as on tmpfs */
+		return;
+	}
+	pool_lock(p);
+	r = get_owned(p, req, ino, "open", &n);
+	if (r < 0)
+		goto fail;
+	if (n->is_dir) {
+		r = -EISDIR;
+		goto fail;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && !(n->perm & 0200)) {
+		r = -EACCES;
+		goto fail;
+	}
+	if ((fi->flags & O_ACCMODE) != O_WRONLY && !(n->perm & 0400)) {
+		r = -EACCES;
+		goto fail;
+	}
+	/* The daemon's fd is always read-write: on the page-cache path the kernel writes dirty
+	 * mmap pages back through whichever handle it picks. */
+	fd = backing_open_file(&p->backing, n->ino, O_RDWR);
+	if (fd < 0) {
+		r = fd == -ENOENT ? -ESTALE : fd;
+		goto fail;
+	}
+	if (fi->flags & O_TRUNC) {
+		r = resize_file(p, n, fd, 0);
+		if (r < 0)
+			goto fail;
+	}
+	r = open_handle(p, n, req, fd, fi);
+	if (r < 0)
+		goto fail;
+	pool_unlock(p);
+	if (fuse_reply_open(req, fi) < 0) {
+		pool_lock(p);
+		close_handle(p, n, req, fi);
+		pool_unlock(p);
+	}
+	return;
+fail:
+	if (fd >= 0)
+		close(fd);
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n = NULL;
+	struct fuse_entry_param e;
+	struct stat st;
+	int r, fd = -1;
+
+	if (fi->flags & O_DIRECT) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pool_lock(p);
+	r = make_entry(p, req, parent, name, false, mode, &n, &fd);
+	if (r < 0)
+		goto fail;
+	r = open_handle(p, n, req, fd, fi);
+	if (r < 0)
+		goto fail_node;
+	r = pool_stat(p, n, &st);
+	if (r < 0) {
+		close_handle(p, n, req, fi);
+		fd = -1;
+		goto fail;
+	}
+	n->nlookup++;
+	fill_entry(p, n, &st, &e);
+	pool_unlock(p);
+	if (fuse_reply_create(req, &e, fi) < 0) {
+		pool_lock(p);
+		pool_forget(p, n, 1);
+		close_handle(p, n, req, fi);
+		pool_unlock(p);
+	}
+	return;
+fail_node:
+	close(fd);
+	fd = -1;
+	pool_recheck(p, n);
+fail:
+	if (fd >= 0)
+		close(fd);
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+
+	(void)ino;
+	buf.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+	buf.buf[0].fd = (int)fi->fh;
+	buf.buf[0].pos = off;
+	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
+			 struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	uint64_t end = (uint64_t)off + fuse_buf_size(in);
+	struct node *n;
+	ssize_t res;
+	int r = 0;
+
+	/* Growth is checked against the quotas before the data lands. */
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n && end > n->reserved)
+		r = pool_reserve(p, n, end);
+	pool_unlock(p);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	out.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+	out.buf[0].fd = (int)fi->fh;
+	out.buf[0].pos = off;
+	res = fuse_buf_copy(&out, in, 0);
+	if (res < 0)
+		fuse_reply_err(req, (int)-res);
+	else
+		fuse_reply_write(req, (size_t)res);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	/* tmpfs has nowhere further to write; this only reports errors the fd has seen. */
+	fuse_reply_err(req, (datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh)) < 0 ? errno : 0);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n) {
+		close_handle(p, n, req, fi);
+	} else {
+		close((int)fi->fh);
+		log_warn("release of unknown inode %" PRIu64, (uint64_t)ino);
+	}
+	pool_unlock(p);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			 struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	uint64_t end = (uint64_t)off + (uint64_t)len, old;
+	int r = 0;
+
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pool_lock(p);
+	r = get_node(p, ino, &n);
+	old = r == 0 ? n->reserved : 0;
+	if (r == 0 && !(mode & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) && end > n->reserved)
+		r = pool_reserve(p, n, end);
+	if (r == 0 && fallocate((int)fi->fh, mode, off, len) < 0) {
+		r = -errno;
+		pool_reserve(p, n, old);
+	}
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+/* ---- folders ------------------------------------------------------------------------------- */
+
+struct dir_entry {
+	uint64_t ino;
+	bool is_dir;
+	char *name;
+};
+
+struct dir_handle {
+	size_t count;
+	struct dir_entry *entries;
+};
+
+static void dir_handle_free(struct dir_handle *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->count; i++)
+		free(d->entries[i].name);
+	free(d->entries);
+	free(d);
+}
+
+static int dir_entry_add(struct dir_handle *d, size_t cap, uint64_t ino, bool is_dir,
+			 const char *name)
+{
+	if (d->count >= cap)
+		return -EOVERFLOW;
+	d->entries[d->count].name = strdup(name);
+	if (!d->entries[d->count].name)
+		return -ENOMEM;
+	d->entries[d->count].ino = ino;
+	d->entries[d->count].is_dir = is_dir;
+	d->count++;
+	return 0;
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct dir_handle *d = NULL;
+	struct node *n;
+	size_t cap;
+	int r;
+
+	pool_lock(p);
+	r = get_owned(p, req, ino, "list", &n);
+	if (r < 0)
+		goto fail;
+	if (!n->is_dir) {
+		r = -ENOTDIR;
+		goto fail;
+	}
+	/* A snapshot taken at opendir: offsets stay stable whatever happens to the folder. */
+	cap = (size_t)n->life.children + 2;
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->entries = calloc(cap, sizeof(*d->entries)))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = dir_entry_add(d, cap, n->ino, true, ".");
+	if (r == 0)
+		r = dir_entry_add(d, cap, n->parent ? n->parent->ino : n->ino, true, "..");
+	for (struct node *c = n->child_first; c && r == 0; c = c->sib_next)
+		if (access_may_list(&p->policy, caller_uid(req), c->uid))
+			r = dir_entry_add(d, cap, c->ino, c->is_dir, c->name);
+	if (r < 0)
+		goto fail;
+	fi->fh = (uint64_t)(uintptr_t)d;
+	n->life.opens++;
+	pool_unlock(p);
+	if (fuse_reply_open(req, fi) < 0) {
+		pool_lock(p);
+		n->life.opens--;
+		pool_recheck(p, n);
+		pool_unlock(p);
+		dir_handle_free(d);
+	}
+	return;
+fail:
+	pool_unlock(p);
+	dir_handle_free(d);
+	fuse_reply_err(req, -r);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct pool *p = pool_of(req);
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+	char *buf = calloc(1, size);
+	size_t used = 0;
+
+	(void)ino;
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pool_lock(p);
+	for (size_t i = (size_t)off; i < d->count; i++) {
+		struct dir_entry *de = &d->entries[i];
+		struct stat st = {.st_ino = de->ino, .st_mode = de->is_dir ? S_IFDIR : S_IFREG};
+		size_t len;
+
+		if (plus) {
+			struct fuse_entry_param e = {0};
+			struct node *n = pool_node(p, de->ino);
+			bool dot = strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
+			if (!dot) {
+				/* Gone since opendir: skip it rather than show a dead name. */
+				if (!n || n->life.removed || pool_stat(p, n, &st) < 0)
+					continue;
+				fill_entry(p, n, &st, &e);
+			} else {
+				e.attr = st;
+			}
+			len = fuse_add_direntry_plus(req, buf + used, size - used, de->name, &e,
+						     (off_t)i + 1);
+			if (len > size - used)
+				break;
+			if (!dot)
+				n->nlookup++;
+		} else {
+			len = fuse_add_direntry(req, buf + used, size - used, de->name, &st,
+						(off_t)i + 1);
+			if (len > size - used)
+				break;
+		}
+		used += len;
+	}
+	pool_unlock(p);
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n && n->life.opens > 0) {
+		n->life.opens--;
+		pool_recheck(p, n);
+	}
+	pool_unlock(p);
+	dir_handle_free((struct dir_handle *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)datasync;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct pool *p = pool_of(req);
+	struct statvfs sv;
+	int r;
+
+	(void)ino;
+	pool_lock(p);
+	r = backing_statvfs(&p->backing, &sv);
+	if (r == 0 && p->opts.max_size && sv.f_frsize) {
+		/* Report the pool's own limit when it is tighter than the tmpfs. */
+		fsblkcnt_t limit = (fsblkcnt_t)(p->opts.max_size / sv.f_frsize);
+		fsblkcnt_t used = (fsblkcnt_t)((p->bytes + sv.f_frsize - 1) / sv.f_frsize);
+		fsblkcnt_t free_blocks = used < limit ? limit - used : 0;
+		if (limit < sv.f_blocks) {
+			sv.f_blocks = limit;
+			if (free_blocks < sv.f_bfree)
+				sv.f_bfree = free_blocks;
+			if (free_blocks < sv.f_bavail)
+				sv.f_bavail = free_blocks;
+		}
+	}
+	sv.f_namemax = POOL_NAME_MAX;
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* ---- extended attributes ------------------------------------------------------------------- */
+
+static bool is_reserved(const char *name)
+{
+	return strncmp(name, XATTR_RESERVED_PREFIX, strlen(XATTR_RESERVED_PREFIX)) == 0;
+}
+
+static struct xattr *xattr_find(struct node *n, const char *name)
+{
+	for (struct xattr *x = n->xattrs; x; x = x->next)
+		if (strcmp(x->name, name) == 0)
+			return x;
+	return NULL;
+}
+
+static int xattr_store(struct node *n, const char *name, const char *value, size_t size,
+		       int flags)
+{
+	struct xattr *x = xattr_find(n, name);
+	size_t old = x ? strlen(x->name) + x->size : 0;
+	size_t add = strlen(name) + size;
+	void *copy;
+
+	if ((flags & XATTR_CREATE) && x)
+		return -EEXIST;
+	if ((flags & XATTR_REPLACE) && !x)
+		return -ENODATA;
+	if (n->xattr_bytes - old + add > POOL_XATTR_BYTES_MAX)
+		return -ENOSPC;
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, value, size);
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (!x || !(x->name = strdup(name))) {
+			free(x);
+			free(copy);
+			return -ENOMEM;
+		}
+		x->next = n->xattrs;
+		n->xattrs = x;
+	} else {
+		free(x->value);
+	}
+	x->value = copy;
+	x->size = size;
+	n->xattr_bytes = n->xattr_bytes - old + add;
+	return 0;
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	int r;
+
+	if (strncmp(name, "user.", 5) != 0) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	pool_lock(p);
+	r = get_owned(p, req, ino, strcmp(name, XATTR_HOLD) == 0 ? "hold" : "set xattr on", &n);
+	if (r < 0)
+		goto out;
+	if (strcmp(name, XATTR_HOLD) == 0) {
+		struct hold_request hr;
+		r = hold_request_parse(value, size, &hr);
+		if (r == 0)
+			r = pool_hold(p, n, caller_uid(req), fuse_req_ctx(req)->pid, &hr);
+	} else if (strcmp(name, XATTR_REFS) == 0 || strcmp(name, XATTR_STAT) == 0) {
+		r = -EPERM;
+	} else if (is_reserved(name)) {
+		r = -EINVAL;
+	} else {
+		r = xattr_store(n, name, value, size, flags);
+	}
+out:
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	char text[8192];
+	const void *data = NULL;
+	void *copy = NULL;
+	size_t len = 0;
+	int r;
+
+	if (strncmp(name, "user.", 5) != 0) {
+		/* security.capability is asked on every write by some kernels: answer fast. */
+		fuse_reply_err(req, strncmp(name, "security.", 9) == 0 ? ENODATA : EOPNOTSUPP);
+		return;
+	}
+	pool_lock(p);
+	r = get_owned(p, req, ino, "read xattr of", &n);
+	if (r < 0)
+		goto out;
+	if (strcmp(name, XATTR_REFS) == 0) {
+		r = pool_refs_text(p, n, text, sizeof(text));
+		data = text;
+	} else if (strcmp(name, XATTR_STAT) == 0) {
+		r = pool_stat_text(p, caller_uid(req), text, sizeof(text));
+		data = text;
+	} else if (is_reserved(name)) {
+		r = -ENODATA;
+	} else {
+		struct xattr *x = xattr_find(n, name);
+		if (!x) {
+			r = -ENODATA;
+		} else {
+			data = x->value;
+			r = (int)x->size;
+		}
+	}
+	if (r >= 0) {
+		len = (size_t)r;
+		r = 0;
+		if (size > 0) {
+			if (len > size) {
+				r = -ERANGE;
+			} else {
+				copy = malloc(len ? len : 1);
+				if (!copy)
+					r = -ENOMEM;
+				else
+					memcpy(copy, data, len);
+			}
+		}
+	}
+out:
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else if (size == 0)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, copy, len);
+	free(copy);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	pool_lock(p);
+	r = get_owned(p, req, ino, "list xattrs of", &n);
+	if (r < 0)
+		goto out;
+	for (struct xattr *x = n->xattrs; x; x = x->next)
+		len += strlen(x->name) + 1;
+	if (size > 0) {
+		size_t at = 0;
+		if (len > size) {
+			r = -ERANGE;
+			goto out;
+		}
+		buf = malloc(len ? len : 1);
+		if (!buf) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (struct xattr *x = n->xattrs; x; x = x->next) {
+			size_t l = strlen(x->name) + 1;
+			memcpy(buf + at, x->name, l);
+			at += l;
+		}
+	}
+out:
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else if (size == 0)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, buf, len);
+	free(buf);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	int r;
+
+	if (strncmp(name, "user.", 5) != 0) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	pool_lock(p);
+	r = get_owned(p, req, ino, "remove xattr of", &n);
+	if (r < 0)
+		goto out;
+	if (strcmp(name, XATTR_HOLD) == 0) {
+		r = pool_release_holds(p, n, caller_uid(req));
+	} else if (strcmp(name, XATTR_REFS) == 0 || strcmp(name, XATTR_STAT) == 0) {
+		r = -EPERM;
+	} else if (is_reserved(name)) {
+		r = -EINVAL;
+	} else {
+		r = -ENODATA;
+		for (struct xattr **pp = &n->xattrs; *pp; pp = &(*pp)->next) {
+			struct xattr *x = *pp;
+			if (strcmp(x->name, name) == 0) {
+				*pp = x->next;
+				n->xattr_bytes -= strlen(x->name) + x->size;
+				free(x->name);
+				free(x->value);
+				free(x);
+				r = 0;
+				break;
+			}
+		}
+	}
+out:
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+const struct fuse_lowlevel_ops poolfs_ops = {
+	.init = op_init,
+	.destroy = op_destroy,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.access = op_access,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.symlink = op_symlink,
+	.link = op_link,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.rename = op_rename,
+	.create = op_create,
+	.open = op_open,
+	.read = op_read,
+	.write_buf = op_write_buf,
+	.flush = op_flush,
+	.fsync = op_fsync,
+	.release = op_release,
+	.fallocate = op_fallocate,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.releasedir = op_releasedir,
+	.fsyncdir = op_fsyncdir,
+	.statfs = op_statfs,
+	.setxattr = op_setxattr,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
+};

@@ -1,0 +1,158 @@
+/* options: parse and validate the pool's mount options (see options.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+void options_init(struct pool_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->backing, sizeof(o->backing), "%s", "/dev/shm");
+	o->datapath = DATAPATH_AUTO;
+	o->autohold = AUTOHOLD_SESSION;
+}
+
+int options_parse_size(const char *text, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!text || !*text || *text == '-' || *text == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || end == text)
+		return errno == ERANGE ? -ERANGE : -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int options_parse_seconds(const char *text, uint64_t *out_ms)
+{
+	char *end;
+	double v;
+
+	if (!text || !*text || *text == '-' || *text == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || *end)
+		return -EINVAL;
+	if (!(v >= 0) || v > 86400.0 * 365)
+		return -ERANGE;
+	*out_ms = (uint64_t)(v * 1000.0 + 0.5);
+	return 0;
+}
+
+static int parse_enum(const char *value, const char *const names[], int count)
+{
+	for (int i = 0; i < count; i++)
+		if (strcmp(value, names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+static const char *const datapath_names[] = {"auto", "passthrough", "pagecache"};
+static const char *const autohold_names[] = {"none", "process", "session", "cgroup"};
+
+const char *options_datapath_name(enum datapath_choice d)
+{
+	return datapath_names[d];
+}
+
+const char *options_autohold_name(enum autohold_choice a)
+{
+	return autohold_names[a];
+}
+
+/* Returns the value if `item` is `key=value`, NULL otherwise. */
+static const char *value_of(const char *item, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (strncmp(item, key, n) == 0 && item[n] == '=')
+		return item + n + 1;
+	return NULL;
+}
+
+int options_apply(struct pool_options *o, const char *item, const char **why)
+{
+	const char *v;
+	const char *dummy;
+	int r;
+
+	if (!why)
+		why = &dummy;
+	if ((v = value_of(item, "backing"))) {
+		if (!*v || v[0] != '/') {
+			*why = "backing= needs an absolute directory path";
+			return -EINVAL;
+		}
+		if (strlen(v) >= sizeof(o->backing) - 64) {
+			*why = "backing= path is too long";
+			return -ENAMETOOLONG;
+		}
+		snprintf(o->backing, sizeof(o->backing), "%s", v);
+		return 1;
+	}
+	if ((v = value_of(item, "datapath"))) {
+		r = parse_enum(v, datapath_names, 3);
+		if (r < 0) {
+			*why = "datapath= must be auto, passthrough or pagecache";
+			return r;
+		}
+		o->datapath = (enum datapath_choice)r;
+		return 1;
+	}
+	if ((v = value_of(item, "autohold"))) {
+		r = parse_enum(v, autohold_names, 4);
+		if (r < 0) {
+			*why = "autohold= must be none, process, session or cgroup";
+			return r;
+		}
+		o->autohold = (enum autohold_choice)r;
+		return 1;
+	}
+	if ((v = value_of(item, "linger"))) {
+		r = options_parse_seconds(v, &o->linger_ms);
+		if (r < 0)
+			*why = "linger= must be a number of seconds (decimals allowed, at most a year)";
+		return r < 0 ? r : 1;
+	}
+	if ((v = value_of(item, "max_size"))) {
+		r = options_parse_size(v, &o->max_size);
+		if (r < 0)
+			*why = "max_size= must be a byte count with an optional k/M/G/T suffix";
+		return r < 0 ? r : 1;
+	}
+	if ((v = value_of(item, "max_user_size"))) {
+		r = options_parse_size(v, &o->max_user_size);
+		if (r < 0)
+			*why = "max_user_size= must be a byte count with an optional k/M/G/T suffix";
+		return r < 0 ? r : 1;
+	}
+	if (strcmp(item, "root_exempt") == 0) {
+		o->root_exempt = true;
+		return 1;
+	}
+	if (strcmp(item, "allow_other") == 0)
+		o->allow_other = true; /* noted, and still passed on to FUSE */
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* options: the pool's own mount options (docs/interface.md), parsed and validated, pure.
+ *
+ * main.c hands every `-o` item to options_apply(); items that are not ours go on to FUSE. */
+#ifndef POOLFS_OPTIONS_H
+#define POOLFS_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum datapath_choice { DATAPATH_AUTO, DATAPATH_PASSTHROUGH, DATAPATH_PAGECACHE };
+enum autohold_choice { AUTOHOLD_NONE, AUTOHOLD_PROCESS, AUTOHOLD_SESSION, AUTOHOLD_CGROUP };
+
+struct pool_options {
+	char backing[4096];
+	enum datapath_choice datapath;
+	enum autohold_choice autohold;
+	uint64_t linger_ms;
+	uint64_t max_size;        /* bytes, 0 = unlimited */
+	uint64_t max_user_size;   /* bytes, 0 = unlimited */
+	bool root_exempt;
+	bool allow_other;         /* seen on its way to FUSE: decides how long the kernel may cache */
+};
+
+void options_init(struct pool_options *o);
+
+/* Apply one `key[=value]` item. Returns 1 if the item was ours and applied, 0 if it is not ours
+ * (pass it to FUSE), or a negative errno (-EINVAL: bad value, -ENAMETOOLONG: path too long);
+ * `why` (if not NULL) then gets a static message naming the problem. */
+int options_apply(struct pool_options *o, const char *item, const char **why);
+
+/* "64M" -> 67108864; k/M/G/T are powers of 1024. 0 or -EINVAL / -ERANGE. */
+int options_parse_size(const char *text, uint64_t *out);
+
+/* "1.5" -> 1500 ms. 0 or -EINVAL / -ERANGE. */
+int options_parse_seconds(const char *text, uint64_t *out_ms);
+
+const char *options_datapath_name(enum datapath_choice d);
+const char *options_autohold_name(enum autohold_choice a);
+
+#endif

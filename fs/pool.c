@@ -1,0 +1,660 @@
+/* pool: the node table and the application of lifetime decisions (see pool.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pool.h"
+#include "watch.h"
+
+uint64_t pool_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- hash tables ---------------------------------------------------------------------------- */
+
+static size_t ino_bucket(const struct pool *p, uint64_t ino)
+{
+	return (size_t)((ino * 0x9E3779B97F4A7C15ull) >> 17) & (p->ino_buckets - 1);
+}
+
+static size_t name_hash(uint64_t parent, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ parent;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int table_grow(struct node ***table, size_t *buckets, bool by_name, size_t count)
+{
+	size_t nb = *buckets * 2;
+	struct node **nt;
+
+	if (count < *buckets)
+		return 0;
+	nt = calloc(nb, sizeof(*nt));
+	if (!nt)
+		return -ENOMEM; /* the old table still works, only slower */
+	for (size_t i = 0; i < *buckets; i++) {
+		struct node *n = (*table)[i], *next;
+		for (; n; n = next) {
+			size_t b;
+			if (by_name) {
+				next = n->name_next;
+				b = name_hash(n->parent->ino, n->name) & (nb - 1);
+				n->name_next = nt[b];
+			} else {
+				next = n->ino_next;
+				b = (size_t)((n->ino * 0x9E3779B97F4A7C15ull) >> 17) & (nb - 1);
+				n->ino_next = nt[b];
+			}
+			nt[b] = n;
+		}
+	}
+	free(*table);
+	*table = nt;
+	*buckets = nb;
+	return 0;
+}
+
+static void ino_insert(struct pool *p, struct node *n)
+{
+	size_t b;
+
+	table_grow(&p->ino_table, &p->ino_buckets, false, p->ino_count);
+	b = ino_bucket(p, n->ino);
+	n->ino_next = p->ino_table[b];
+	p->ino_table[b] = n;
+	p->ino_count++;
+}
+
+static void ino_remove(struct pool *p, struct node *n)
+{
+	for (struct node **pp = &p->ino_table[ino_bucket(p, n->ino)]; *pp; pp = &(*pp)->ino_next) {
+		if (*pp == n) {
+			*pp = n->ino_next;
+			p->ino_count--;
+			return;
+		}
+	}
+}
+
+struct node *pool_node(struct pool *p, uint64_t ino)
+{
+	for (struct node *n = p->ino_table[ino_bucket(p, ino)]; n; n = n->ino_next)
+		if (n->ino == ino)
+			return n;
+	return NULL;
+}
+
+struct node *pool_child(struct pool *p, struct node *dir, const char *name)
+{
+	size_t b = name_hash(dir->ino, name) & (p->name_buckets - 1);
+
+	for (struct node *n = p->name_table[b]; n; n = n->name_next)
+		if (n->parent == dir && strcmp(n->name, name) == 0)
+			return n;
+	return NULL;
+}
+
+/* ---- usage ---------------------------------------------------------------------------------- */
+
+static struct user_usage *user_usage(struct pool *p, uid_t uid, bool create)
+{
+	struct user_usage *u;
+
+	for (u = p->users; u; u = u->next)
+		if (u->uid == uid)
+			return u;
+	if (!create)
+		return NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->uid = uid;
+	u->next = p->users;
+	p->users = u;
+	return u;
+}
+
+int pool_reserve(struct pool *p, struct node *n, uint64_t new_size)
+{
+	struct user_usage *u = user_usage(p, n->uid, true);
+
+	if (!u)
+		return -ENOMEM;
+	if (new_size > n->reserved) {
+		uint64_t grow = new_size - n->reserved;
+		if (p->opts.max_size && p->bytes + grow > p->opts.max_size)
+			return -ENOSPC;
+		if (p->opts.max_user_size && u->bytes + grow > p->opts.max_user_size)
+			return -EDQUOT;
+		p->bytes += grow;
+		u->bytes += grow;
+	} else {
+		uint64_t shrink = n->reserved - new_size;
+		p->bytes -= shrink;
+		u->bytes -= shrink;
+	}
+	n->reserved = new_size;
+	return 0;
+}
+
+/* ---- tree ----------------------------------------------------------------------------------- */
+
+static void set_now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+}
+
+int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name)
+{
+	size_t b;
+
+	n->name = strdup(name);
+	if (!n->name)
+		return -ENOMEM;
+	table_grow(&p->name_table, &p->name_buckets, true, p->name_count);
+	n->parent = dir;
+	b = name_hash(dir->ino, name) & (p->name_buckets - 1);
+	n->name_next = p->name_table[b];
+	p->name_table[b] = n;
+	p->name_count++;
+	n->sib_prev = NULL;
+	n->sib_next = dir->child_first;
+	if (dir->child_first)
+		dir->child_first->sib_prev = n;
+	dir->child_first = n;
+	dir->life.children++;
+	dir->life.armed = true;
+	n->life.linked = true;
+	set_now(&dir->mtime);
+	dir->ctime = dir->mtime;
+	return 0;
+}
+
+static void detach_name(struct pool *p, struct node *n)
+{
+	struct node *dir = n->parent;
+	size_t b;
+
+	if (!dir)
+		return;
+	b = name_hash(dir->ino, n->name) & (p->name_buckets - 1);
+	for (struct node **pp = &p->name_table[b]; *pp; pp = &(*pp)->name_next) {
+		if (*pp == n) {
+			*pp = n->name_next;
+			p->name_count--;
+			break;
+		}
+	}
+	if (n->sib_prev)
+		n->sib_prev->sib_next = n->sib_next;
+	else
+		dir->child_first = n->sib_next;
+	if (n->sib_next)
+		n->sib_next->sib_prev = n->sib_prev;
+	n->sib_next = n->sib_prev = NULL;
+	dir->life.children--;
+	set_now(&dir->mtime);
+	dir->ctime = dir->mtime;
+	free(n->name);
+	n->name = NULL;
+	n->parent = NULL;
+	n->name_next = NULL;
+	n->life.linked = false;
+}
+
+static void drop_all_holds(struct pool *p, struct node *n)
+{
+	(void)p;
+	while (n->holds) {
+		struct hold *h = n->holds;
+		hold_unlink(&n->holds, h);
+		free(h);
+	}
+	n->life.holds = 0;
+}
+
+void pool_unlink(struct pool *p, struct node *n)
+{
+	drop_all_holds(p, n);
+	detach_name(p, n);
+}
+
+void pool_unlink_keep_holds(struct pool *p, struct node *n)
+{
+	detach_name(p, n);
+}
+
+static void free_xattrs(struct node *n)
+{
+	while (n->xattrs) {
+		struct xattr *x = n->xattrs;
+		n->xattrs = x->next;
+		free(x->name);
+		free(x->value);
+		free(x);
+	}
+	n->xattr_bytes = 0;
+}
+
+static void queue_inval(struct pool *p, uint64_t parent, const char *name)
+{
+	size_t len = strlen(name);
+	struct pending_inval *pi = malloc(sizeof(*pi) + len + 1);
+
+	if (!pi) {
+		/* Without the invalidation the kernel keeps a dead name until its timeout; opens
+		 * then get ESTALE and retry a fresh lookup, so this is slower, not wrong. */
+		log_warn("out of memory queueing an invalidation");
+		return;
+	}
+	pi->next = NULL;
+	pi->parent = parent;
+	pi->namelen = len;
+	memcpy(pi->name, name, len + 1);
+	*p->inval_tail = pi;
+	p->inval_tail = &pi->next;
+}
+
+/* The data of `n` is gone for good: unlink its backing file, forget its accounting. */
+static void destroy(struct pool *p, struct node *n)
+{
+	struct user_usage *u;
+
+	if (!n->is_dir) {
+		int r = backing_unlink(&p->backing, n->ino);
+		if (r < 0 && r != -ENOENT)
+			log_warn("removing backing file of inode %" PRIu64 ": %s", n->ino, strerror(-r));
+		pool_reserve(p, n, 0);
+	}
+	u = user_usage(p, n->uid, false);
+	if (u && u->entries)
+		u->entries--;
+	if (p->entries)
+		p->entries--;
+	if (n->linger_due_ms) {
+		n->linger_due_ms = 0;
+		p->lingering--;
+	}
+	free_xattrs(n);
+	n->life.removed = true;
+	if (lifetime_can_free(&n->life, n->nlookup)) {
+		ino_remove(p, n);
+		n->zombie_next = p->zombies;
+		p->zombies = n;
+	}
+}
+
+bool pool_held_above(const struct node *n)
+{
+	for (const struct node *a = n->parent; a; a = a->parent)
+		if (a->life.holds > 0)
+			return true;
+	return false;
+}
+
+static void linger_arm(struct pool *p, uint64_t due)
+{
+	struct itimerspec its = {0};
+	uint64_t now = pool_now_ms();
+	uint64_t in = due > now ? due - now : 1;
+
+	if (p->linger_timer_fd < 0)
+		return;
+	/* One timer for all: re-armed to the nearest due time each time a removal lingers; the
+	 * expiry handler re-arms for whatever is still pending. */
+	its.it_value.tv_sec = (time_t)(in / 1000);
+	its.it_value.tv_nsec = (long)(in % 1000) * 1000000;
+	struct itimerspec cur;
+	if (timerfd_gettime(p->linger_timer_fd, &cur) == 0 &&
+	    (cur.it_value.tv_sec || cur.it_value.tv_nsec)) {
+		uint64_t cur_ms = (uint64_t)cur.it_value.tv_sec * 1000 + (uint64_t)cur.it_value.tv_nsec / 1000000;
+		if (cur_ms <= in)
+			return;
+	}
+	timerfd_settime(p->linger_timer_fd, 0, &its, NULL);
+}
+
+/* Apply the verdict to one node. Returns the parent that lost a child, if any. */
+static struct node *apply(struct pool *p, struct node *n)
+{
+	enum lifetime_verdict v = lifetime_decide(&n->life, pool_held_above(n));
+	struct node *parent;
+
+	if (v == LIFETIME_KEEP) {
+		if (n->linger_due_ms && lifetime_in_use(&n->life, pool_held_above(n))) {
+			n->linger_due_ms = 0;
+			p->lingering--;
+		}
+		return NULL;
+	}
+	if (v == LIFETIME_REMOVE && p->opts.linger_ms) {
+		uint64_t now = pool_now_ms();
+		if (!n->linger_due_ms) {
+			n->linger_due_ms = now + p->opts.linger_ms;
+			p->lingering++;
+			linger_arm(p, n->linger_due_ms);
+			return NULL;
+		}
+		if (now < n->linger_due_ms)
+			return NULL;
+	}
+	parent = n->parent;
+	if (v == LIFETIME_REMOVE) {
+		queue_inval(p, parent->ino, n->name);
+		detach_name(p, n);
+	}
+	destroy(p, n);
+	return parent;
+}
+
+void pool_recheck(struct pool *p, struct node *n)
+{
+	while (n)
+		n = apply(p, n);
+}
+
+void pool_recheck_subtree(struct pool *p, struct node *n)
+{
+	/* Children first, so that a folder sees its final child count. Removing a child only
+	 * detaches it from this list, so fetch the next sibling before applying. */
+	if (n->is_dir) {
+		struct node *c = n->child_first, *next;
+		for (; c; c = next) {
+			next = c->sib_next;
+			pool_recheck_subtree(p, c);
+		}
+	}
+	pool_recheck(p, n);
+}
+
+void pool_linger_expire(struct pool *p)
+{
+	uint64_t now = pool_now_ms(), next_due = 0;
+
+	/* Linger is rare and short: a scan of the table is simpler than a second index. */
+	for (size_t b = 0; b < p->ino_buckets && p->lingering; b++) {
+		struct node *n = p->ino_table[b], *next;
+		for (; n; n = next) {
+			next = n->ino_next;
+			if (!n->linger_due_ms)
+				continue;
+			if (n->linger_due_ms <= now)
+				pool_recheck(p, n);
+			else if (!next_due || n->linger_due_ms < next_due)
+				next_due = n->linger_due_ms;
+		}
+	}
+	if (next_due)
+		linger_arm(p, next_due);
+}
+
+void pool_forget(struct pool *p, struct node *n, uint64_t count)
+{
+	n->nlookup = count > n->nlookup ? 0 : n->nlookup - count;
+	if (n->ino != POOL_ROOT_INO && lifetime_can_free(&n->life, n->nlookup)) {
+		ino_remove(p, n);
+		n->zombie_next = p->zombies;
+		p->zombies = n;
+	}
+}
+
+static struct node *node_new(struct pool *p, bool is_dir, uid_t uid, gid_t gid, mode_t perm)
+{
+	struct node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->ino = p->next_ino++;
+	n->is_dir = is_dir;
+	n->uid = uid;
+	n->gid = gid;
+	n->perm = perm;
+	n->life.is_dir = is_dir;
+	set_now(&n->mtime);
+	n->atime = n->ctime = n->mtime;
+	return n;
+}
+
+int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir, uid_t uid,
+		gid_t gid, mode_t mode, struct node **out, int *fd_out)
+{
+	struct node *n;
+	struct user_usage *u;
+	int fd = -1, r;
+
+	u = user_usage(p, uid, true);
+	if (!u)
+		return -ENOMEM;
+	n = node_new(p, is_dir, uid, gid, access_effective_mode(mode));
+	if (!n)
+		return -ENOMEM;
+	if (!is_dir) {
+		fd = backing_create(&p->backing, n->ino);
+		if (fd < 0) {
+			free(n);
+			return fd;
+		}
+	}
+	r = pool_link(p, n, dir, name);
+	if (r < 0) {
+		if (fd >= 0) {
+			close(fd);
+			backing_unlink(&p->backing, n->ino);
+		}
+		free(n);
+		return r;
+	}
+	ino_insert(p, n);
+	p->entries++;
+	u->entries++;
+	if (fd_out)
+		*fd_out = fd;
+	else if (fd >= 0)
+		close(fd);
+	*out = n;
+	return 0;
+}
+
+int pool_stat(struct pool *p, struct node *n, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!n->is_dir) {
+		int r = backing_stat(&p->backing, n->ino, st);
+		if (r < 0)
+			return r == -ENOENT ? -ESTALE : r;
+		/* On passthrough, writes past the end bypass us: catch up the accounting here. */
+		if ((uint64_t)st->st_size > n->reserved)
+			pool_reserve(p, n, (uint64_t)st->st_size);
+		st->st_mode = S_IFREG | n->perm;
+		st->st_nlink = n->life.linked ? 1 : 0;
+	} else {
+		uint32_t subdirs = 0;
+		for (struct node *c = n->child_first; c; c = c->sib_next)
+			subdirs += c->is_dir;
+		st->st_mode = S_IFDIR | n->perm;
+		st->st_nlink = 2 + subdirs;
+		st->st_size = 0;
+		st->st_blksize = 4096;
+		st->st_atim = n->atime;
+		st->st_mtim = n->mtime;
+		st->st_ctim = n->ctime;
+	}
+	st->st_ino = n->ino;
+	st->st_uid = n->uid;
+	st->st_gid = n->gid;
+	return 0;
+}
+
+/* ---- permissions ---------------------------------------------------------------------------- */
+
+bool pool_may(struct pool *p, uid_t caller, const struct node *n)
+{
+	if (n->ino == POOL_ROOT_INO)
+		return true; /* the shared root: everyone may look, list (filtered) and create */
+	return access_is_owner(&p->policy, caller, n->uid);
+}
+
+void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n)
+{
+	long now = (long)time(NULL);
+
+	/* At most 20 lines a second: a hostile loop must not flood the log. */
+	if (p->denied_window != now) {
+		p->denied_window = now;
+		p->denied_count = 0;
+	}
+	if (++p->denied_count > 20)
+		return;
+	log_info("denied: uid %u may not %s inode %" PRIu64 " (owner uid %u)", (unsigned)caller, what,
+		 n->ino, (unsigned)n->uid);
+}
+
+/* ---- init / teardown ------------------------------------------------------------------------ */
+
+int pool_init(struct pool *p, const struct pool_options *opts)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->backing.parent_fd = p->backing.dir_fd = -1;
+	p->linger_timer_fd = -1;
+	p->inval_tail = &p->inval_head;
+	p->opts = *opts;
+	p->policy.root_exempt = opts->root_exempt;
+	p->owner_uid = geteuid();
+	p->owner_gid = getegid();
+	p->daemon_pid = getpid();
+	p->next_ino = POOL_ROOT_INO + 1;
+	r = pthread_mutex_init(&p->lock, NULL);
+	if (r)
+		return -r;
+	p->ino_buckets = 1024;
+	p->name_buckets = 1024;
+	p->ino_table = calloc(p->ino_buckets, sizeof(*p->ino_table));
+	p->name_table = calloc(p->name_buckets, sizeof(*p->name_table));
+	p->root = calloc(1, sizeof(*p->root));
+	if (!p->ino_table || !p->name_table || !p->root)
+		return -ENOMEM;
+	p->root->ino = POOL_ROOT_INO;
+	p->root->is_dir = true;
+	p->root->uid = p->owner_uid;
+	p->root->gid = p->owner_gid;
+	p->root->perm = 01777;
+	p->root->life.is_dir = true;
+	p->root->life.is_root = true;
+	p->root->life.linked = true;
+	p->root->nlookup = 1;
+	set_now(&p->root->mtime);
+	p->root->atime = p->root->ctime = p->root->mtime;
+	ino_insert(p, p->root);
+	p->linger_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (p->linger_timer_fd < 0)
+		return -errno;
+	r = backing_open(&p->backing, opts->backing);
+	if (r < 0)
+		return r;
+	return 0;
+}
+
+static void free_node(struct node *n)
+{
+	free_xattrs(n);
+	while (n->holds) {
+		struct hold *h = n->holds;
+		hold_unlink(&n->holds, h);
+		free(h);
+	}
+	free(n->name);
+	free(n);
+}
+
+void pool_destroy(struct pool *p)
+{
+	if (p->ino_table) {
+		for (size_t b = 0; b < p->ino_buckets; b++) {
+			struct node *n = p->ino_table[b], *next;
+			for (; n; n = next) {
+				next = n->ino_next;
+				free_node(n);
+			}
+		}
+	}
+	while (p->zombies) {
+		struct node *n = p->zombies;
+		p->zombies = n->zombie_next;
+		free_node(n);
+	}
+	while (p->inval_head) {
+		struct pending_inval *pi = p->inval_head;
+		p->inval_head = pi->next;
+		free(pi);
+	}
+	while (p->users) {
+		struct user_usage *u = p->users;
+		p->users = u->next;
+		free(u);
+	}
+	while (p->sources) {
+		struct hold_source *s = p->sources;
+		p->sources = s->next;
+		if (s->fd >= 0)
+			close(s->fd);
+		free(s->cgroup);
+		free(s);
+	}
+	free(p->ino_table);
+	free(p->name_table);
+	p->ino_table = NULL;
+	p->name_table = NULL;
+	backing_close(&p->backing);
+	if (p->linger_timer_fd >= 0)
+		close(p->linger_timer_fd);
+	p->linger_timer_fd = -1;
+	pthread_mutex_destroy(&p->lock);
+}
+
+void pool_lock(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+}
+
+void pool_unlock(struct pool *p)
+{
+	struct pending_inval *inval = p->inval_head;
+	struct node *zombies = p->zombies;
+
+	p->inval_head = NULL;
+	p->inval_tail = &p->inval_head;
+	p->zombies = NULL;
+	pthread_mutex_unlock(&p->lock);
+
+	while (zombies) {
+		struct node *n = zombies;
+		zombies = n->zombie_next;
+		free_node(n);
+	}
+	while (inval) {
+		struct pending_inval *next = inval->next;
+		if (p->inval)
+			p->inval(p->inval_ctx, inval->parent, inval->name, inval->namelen);
+		free(inval);
+		inval = next;
+	}
+}

@@ -1,0 +1,169 @@
+/* pool: the pool object — node table, names, usage counters, holds, one lock — and the place
+ * where lifetime decisions (lifetime.h) are applied.
+ *
+ * Every field below is protected by `lock`. Handlers in ops.c lock, look nodes up, call pool_*
+ * functions and unlock with pool_unlock(), which also hands name invalidations to the notify
+ * thread and frees nodes the kernel has forgotten: both must happen outside request handling and
+ * after the lock is released (design section 3). */
+#ifndef POOLFS_POOL_H
+#define POOLFS_POOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "access.h"
+#include "backing.h"
+#include "holds.h"
+#include "lifetime.h"
+#include "options.h"
+
+#define POOL_ROOT_INO 1
+#define POOL_NAME_MAX 255
+#define POOL_XATTR_BYTES_MAX (64 * 1024)
+
+struct xattr {
+	struct xattr *next;
+	char *name;
+	void *value;
+	size_t size;
+};
+
+struct node {
+	uint64_t ino;
+	bool is_dir;
+	uid_t uid;
+	gid_t gid;
+	mode_t perm;                  /* effective permission bits */
+	struct node *parent;          /* NULL when unlinked, and for the root */
+	char *name;                   /* NULL when unlinked */
+	struct node *name_next;       /* name hash chain */
+	struct node *ino_next;        /* inode hash chain */
+	struct node *child_first;     /* folders: children, for listings */
+	struct node *sib_next, *sib_prev;
+	struct lifetime life;
+	uint64_t nlookup;             /* the kernel's references (LOOKUP replies minus FORGETs) */
+	struct timespec atime, mtime, ctime; /* folders only; files use the backing file's */
+	struct xattr *xattrs;
+	size_t xattr_bytes;
+	struct hold *holds;
+	uint64_t reserved;            /* bytes counted against the quotas (files) */
+	uint64_t linger_due_ms;       /* monotonic ms when a lingering removal is due, 0 if none */
+	int backing_id;               /* passthrough registration, 0 if none */
+	struct node *zombie_next;     /* on the free-after-unlock list */
+};
+
+struct user_usage {
+	uid_t uid;
+	uint64_t entries;
+	uint64_t bytes;
+	struct user_usage *next;
+};
+
+struct pending_inval {
+	struct pending_inval *next;
+	uint64_t parent;
+	size_t namelen;
+	char name[];
+};
+
+struct datapath;
+struct watch;
+
+struct pool {
+	pthread_mutex_t lock;
+	struct pool_options opts;
+	struct access_policy policy;
+	struct backing backing;
+	uid_t owner_uid;
+	gid_t owner_gid;
+	pid_t daemon_pid;             /* to ignore our own fanotify events */
+	struct node *root;
+	uint64_t next_ino;
+	struct node **ino_table;
+	size_t ino_buckets, ino_count;
+	struct node **name_table;
+	size_t name_buckets, name_count;
+	struct node *zombies;
+	struct pending_inval *inval_head, **inval_tail;
+	uint64_t entries;             /* live files and folders, root excluded */
+	uint64_t bytes;               /* sum of `reserved` */
+	struct user_usage *users;
+	struct hold_source *sources;
+	size_t lingering;             /* nodes with linger_due_ms set */
+	const struct datapath *dp;
+	void *dp_state;
+	struct watch *watch;
+	int linger_timer_fd;
+	char cgroup2_root[4096];      /* where cgroup v2 is mounted, "" if nowhere */
+	/* Hands a removed name to the kernel-invalidation thread (set by main.c). */
+	void (*inval)(void *ctx, uint64_t parent, const char *name, size_t len);
+	void *inval_ctx;
+	double entry_timeout, attr_timeout;
+	const char *mountpoint;
+	void *session;                /* struct fuse_session *, to stop the loop from INIT */
+	const char *init_error;       /* why INIT refused the requested data path */
+	/* log_denied rate limit */
+	long denied_window;
+	int denied_count;
+};
+
+int pool_init(struct pool *p, const struct pool_options *opts);
+void pool_destroy(struct pool *p);   /* accepts a half-built pool */
+
+void pool_lock(struct pool *p);
+/* Unlocks, then queues invalidations and frees forgotten nodes. */
+void pool_unlock(struct pool *p);
+
+struct node *pool_node(struct pool *p, uint64_t ino);      /* NULL if unknown */
+struct node *pool_child(struct pool *p, struct node *dir, const char *name);
+
+/* Create a file or folder under `dir` (checks done by the caller). For files, *fd_out (if not
+ * NULL) gets an O_RDWR fd of the new backing file, else it is closed. */
+int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir, uid_t uid,
+		gid_t gid, mode_t mode, struct node **out, int *fd_out);
+
+/* Remove `n`'s name from the tree (unlink/rmdir/rename-over); drops its holds. */
+void pool_unlink(struct pool *p, struct node *n);
+/* Remove `n`'s name but keep its holds (the two halves of a rename). */
+void pool_unlink_keep_holds(struct pool *p, struct node *n);
+/* Give `n` the name `name` in `dir` (it must have none). */
+int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name);
+
+/* Apply the lifetime verdict to `n`, then to each folder above it that lost a child. */
+void pool_recheck(struct pool *p, struct node *n);
+/* Same for `n` and everything below it (after a folder hold ends or a folder moved). */
+void pool_recheck_subtree(struct pool *p, struct node *n);
+/* Fire lingering removals that are due. */
+void pool_linger_expire(struct pool *p);
+
+void pool_forget(struct pool *p, struct node *n, uint64_t count);
+
+bool pool_held_above(const struct node *n);
+/* Fill a stat for `n` (files: from the backing file). */
+int pool_stat(struct pool *p, struct node *n, struct stat *st);
+
+/* Quotas: account for `n` growing (or shrinking) to `new_size` bytes. -ENOSPC / -EDQUOT. */
+int pool_reserve(struct pool *p, struct node *n, uint64_t new_size);
+
+/* Holds. `caller_pid` is the thread id the kernel reported. */
+int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_pid,
+	      const struct hold_request *req);
+int pool_release_holds(struct pool *p, struct node *n, uid_t uid);   /* -ENODATA if none */
+/* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
+void pool_source_ended(struct pool *p, struct hold_source *src);
+
+/* user.poolfs.refs and user.poolfs.stat texts; return length or negative errno. */
+int pool_refs_text(struct pool *p, struct node *n, char *buf, size_t len);
+int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len);
+
+bool pool_may(struct pool *p, uid_t caller, const struct node *n);
+void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n);
+
+uint64_t pool_now_ms(void);
+/* Where cgroup v2 is mounted (from mountinfo). 0 or -ENOENT. */
+int pool_find_cgroup2_root(char *buf, size_t len);
+
+#endif

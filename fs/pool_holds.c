@@ -1,0 +1,372 @@
+/* pool_holds: the pool's side of holds — finding the process, session leader or cgroup a scope
+ * names, watching it (pidfd, cgroup.events), ending holds when it goes — and the two read-only
+ * texts user.poolfs.refs and user.poolfs.stat. The hold records themselves live in holds.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pool.h"
+#include "datapath.h"
+#include "watch.h"
+
+/* The kernel reports the calling thread; holds belong to its process. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	FILE *f;
+	pid_t tgid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static int cgroup_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int r = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			if (snprintf(buf, len, "%s", line + 3) >= (int)len)
+				r = -ENAMETOOLONG;
+			else
+				r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/* Reads cgroup.events: 1 if populated, 0 if empty, negative errno. */
+static int cgroup_populated(const struct pool *p, const char *cg)
+{
+	char path[8192], buf[512];
+	int fd;
+	ssize_t n;
+	const char *pop;
+
+	snprintf(path, sizeof(path), "%s%s/cgroup.events", p->cgroup2_root, cg);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	pop = strstr(buf, "populated ");
+	if (!pop)
+		return -EIO;
+	return pop[10] == '1';
+}
+
+static void source_fired(void *ctx, int fd);
+
+struct source_ctx {
+	struct pool *pool;
+	struct hold_source *src;
+};
+
+static void source_free(struct pool *p, struct hold_source *s)
+{
+	for (struct hold_source **pp = &p->sources; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->cgroup);
+	free(s);
+}
+
+/* Find or start watching the source for (kind, pid/cgroup). */
+static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char *cg,
+		      struct hold_source **out)
+{
+	struct hold_source *s;
+	struct source_ctx *ctx;
+	int r;
+
+	for (s = p->sources; s; s = s->next) {
+		if (s->ended || s->kind != kind)
+			continue;
+		if (kind == HOLD_CGROUP ? strcmp(s->cgroup, cg) == 0 : s->pid == pid) {
+			*out = s;
+			return 0;
+		}
+	}
+	s = calloc(1, sizeof(*s));
+	ctx = calloc(1, sizeof(*ctx));
+	if (!s || !ctx) {
+		free(s);
+		free(ctx);
+		return -ENOMEM;
+	}
+	s->kind = kind;
+	s->pid = pid;
+	s->fd = -1;
+	if (kind == HOLD_CGROUP) {
+		char path[8192];
+		s->cgroup = strdup(cg);
+		s->fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+		if (!s->cgroup || s->fd < 0) {
+			r = s->cgroup ? -errno : -ENOMEM;
+			goto fail;
+		}
+		snprintf(path, sizeof(path), "%s%s/cgroup.events", p->cgroup2_root, cg);
+		if (inotify_add_watch(s->fd, path, IN_MODIFY) < 0) {
+			r = -errno;
+			goto fail;
+		}
+	} else {
+		s->fd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (s->fd < 0) {
+			r = -errno;
+			goto fail;
+		}
+	}
+	ctx->pool = p;
+	ctx->src = s;
+	r = watch_add(p->watch, s->fd, source_fired, ctx);
+	if (r < 0)
+		goto fail;
+	s->next = p->sources;
+	p->sources = s;
+	*out = s;
+	return 0;
+fail:
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->cgroup);
+	free(s);
+	free(ctx);
+	return r;
+}
+
+void pool_source_ended(struct pool *p, struct hold_source *src)
+{
+	src->ended = true;
+	while (src->holds) {
+		struct hold *h = src->holds;
+		struct node *n = h->node;
+		hold_unlink(&n->holds, h);
+		free(h);
+		n->life.holds--;
+		/* Nodes are only freed in pool_unlock(), so n stays valid through the recheck. */
+		pool_recheck_subtree(p, n);
+	}
+}
+
+static void source_fired(void *arg, int fd)
+{
+	struct source_ctx *ctx = arg;
+	struct pool *p = ctx->pool;
+	struct hold_source *s = ctx->src;
+	bool ended = true;
+
+	pool_lock(p);
+	if (s->kind == HOLD_CGROUP) {
+		char ev[4096];
+		while (read(fd, ev, sizeof(ev)) > 0)
+			;
+		/* inotify only says "changed": the file says whether the group is empty. */
+		ended = cgroup_populated(p, s->cgroup) <= 0;
+	}
+	if (ended) {
+		pool_source_ended(p, s);
+		watch_del(p->watch, fd);
+		source_free(p, s);
+		free(ctx);
+	}
+	pool_unlock(p);
+}
+
+int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
+	      const struct hold_request *req)
+{
+	struct hold_source *src = NULL;
+	struct hold *h;
+	pid_t pid;
+	int r;
+
+	if (!p->watch && req->kind != HOLD_PIN)
+		return -EOPNOTSUPP;
+	switch (req->kind) {
+	case HOLD_PIN:
+		break;
+	case HOLD_PID:
+		pid = req->pid ? req->pid : tgid_of(caller_tid);
+		if (pid <= 0)
+			return -ESRCH;
+		r = source_get(p, HOLD_PID, pid, NULL, &src);
+		if (r < 0)
+			return r;
+		break;
+	case HOLD_SESSION:
+		pid = tgid_of(caller_tid);
+		if (pid <= 0)
+			return -ESRCH;
+		{
+			pid_t leader = getsid(pid);
+			r = leader > 0 ? source_get(p, HOLD_SESSION, leader, NULL, &src) : -ESRCH;
+			/* The leader is gone (a daemonized job, a closed terminal): the caller's own
+			 * process is the best lifetime left. */
+			if (r == -ESRCH)
+				r = source_get(p, HOLD_PID, pid, NULL, &src);
+		}
+		if (r < 0)
+			return r;
+		break;
+	case HOLD_CGROUP: {
+		char cg[4096];
+		if (!p->cgroup2_root[0])
+			return -EOPNOTSUPP;
+		pid = tgid_of(caller_tid);
+		if (pid <= 0)
+			return -ESRCH;
+		r = cgroup_of(pid, cg, sizeof(cg));
+		if (r < 0)
+			return r;
+		/* The root group never empties and has no cgroup.events. */
+		if (strcmp(cg, "/") == 0)
+			return -EOPNOTSUPP;
+		r = source_get(p, HOLD_CGROUP, 0, cg, &src);
+		if (r < 0)
+			return r;
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->node = n;
+	h->uid = uid;
+	h->src = src;
+	hold_link(&n->holds, h);
+	n->life.holds++;
+	if (n->is_dir)
+		n->life.armed = true;
+	/* A cgroup may have emptied between reading /proc and arming inotify. */
+	if (src && src->kind == HOLD_CGROUP && cgroup_populated(p, src->cgroup) == 0)
+		pool_source_ended(p, src);
+	return 0;
+}
+
+int pool_release_holds(struct pool *p, struct node *n, uid_t uid)
+{
+	struct hold *h = n->holds, *next;
+	int dropped = 0;
+
+	for (; h; h = next) {
+		next = h->node_next;
+		if (h->uid != uid && !(uid == 0 && p->policy.root_exempt))
+			continue;
+		hold_unlink(&n->holds, h);
+		free(h);
+		n->life.holds--;
+		dropped++;
+	}
+	if (!dropped)
+		return -ENODATA;
+	pool_recheck_subtree(p, n);
+	return 0;
+}
+
+int pool_refs_text(struct pool *p, struct node *n, char *buf, size_t len)
+{
+	size_t used = 0;
+	int w;
+
+	(void)p;
+#define EMIT(...)                                                        \
+	do {                                                             \
+		w = snprintf(buf + used, len - used, __VA_ARGS__);       \
+		if (w < 0 || (size_t)w >= len - used)                    \
+			return -ERANGE;                                  \
+		used += (size_t)w;                                       \
+	} while (0)
+	EMIT("opens %u\n", n->life.opens);
+	EMIT("mapped %s\n", n->life.maybe_mapped ? "yes" : "no");
+	if (n->is_dir)
+		EMIT("children %u\n", n->life.children);
+	EMIT("holds %u\n", n->life.holds);
+	for (struct hold *h = n->holds; h; h = h->node_next) {
+		char scope[4200];
+		if (hold_format_scope(h, scope, sizeof(scope)) < 0)
+			snprintf(scope, sizeof(scope), "?");
+		EMIT("hold %s uid=%u\n", scope, (unsigned)h->uid);
+	}
+	return (int)used;
+}
+
+int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len)
+{
+	size_t used = 0;
+	int w;
+
+	EMIT("entries %" PRIu64 "\n", p->entries);
+	EMIT("bytes %" PRIu64 "\n", p->bytes);
+	EMIT("max_size %" PRIu64 "\n", p->opts.max_size);
+	EMIT("max_user_size %" PRIu64 "\n", p->opts.max_user_size);
+	EMIT("datapath %s\n", p->dp ? p->dp->name : "none");
+	for (struct user_usage *u = p->users; u; u = u->next) {
+		if (caller != 0 && u->uid != caller)
+			continue;
+		if (!u->entries && !u->bytes)
+			continue;
+		EMIT("user %u entries %" PRIu64 " bytes %" PRIu64 "\n", (unsigned)u->uid, u->entries,
+		     u->bytes);
+	}
+#undef EMIT
+	return (int)used;
+}
+
+int pool_find_cgroup2_root(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/* Fields: id parent major:minor root mountpoint options ... - fstype source superoptions.
+	 * On hybrid hosts cgroup2 sits at /sys/fs/cgroup/unified; on unified ones at /sys/fs/cgroup. */
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[4096], fstype[64];
+		const char *dash = strstr(line, " - ");
+		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		if (snprintf(buf, len, "%s", mnt) < (int)len)
+			r = 0;
+		break;
+	}
+	fclose(f);
+	return r;
+}
