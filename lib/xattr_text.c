@@ -1,0 +1,308 @@
+/* The text of the user.poolfs.* attributes (docs/interface.md, "Extended attributes"): formatting
+ * hold scopes, and line-by-line parsers for the refs and stat answers. Pure and bounded: every read
+ * stays inside the given length, numbers are overflow-checked, and anything off-format is -EPROTO
+ * rather than a guess, except unknown keys, which are skipped so a newer daemon may add lines.
+ */
+#include "xattr_text.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+int scope_format(enum poolfs_scope scope, pid_t pid, char *buf, size_t len)
+{
+	int n;
+
+	switch (scope) {
+	case POOLFS_SCOPE_PIN:
+		n = snprintf(buf, len, "pin");
+		break;
+	case POOLFS_SCOPE_PID:
+		if (pid <= 0)
+			return -EINVAL;
+		n = snprintf(buf, len, "pid:%ld", (long)pid);
+		break;
+	case POOLFS_SCOPE_PROCESS:
+		n = snprintf(buf, len, "process");
+		break;
+	case POOLFS_SCOPE_SESSION:
+		n = snprintf(buf, len, "session");
+		break;
+	case POOLFS_SCOPE_CGROUP:
+		n = snprintf(buf, len, "cgroup");
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (n < 0 || (size_t)n >= len)
+		return -ERANGE;
+	return n;
+}
+
+/* ---- line handling ------------------------------------------------------------------------ */
+
+struct span {
+	const char *s;
+	size_t n;
+};
+
+static bool span_eq(struct span a, const char *lit)
+{
+	size_t n = strlen(lit);
+	return a.n == n && memcmp(a.s, lit, n) == 0;
+}
+
+/* Decimal digits only (no sign, no spaces), at least one, fitting in uint64_t. */
+static bool parse_u64(struct span a, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (a.n == 0)
+		return false;
+	for (size_t i = 0; i < a.n; i++) {
+		if (a.s[i] < '0' || a.s[i] > '9')
+			return false;
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(a.s[i] - '0'), &v))
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_uid(struct span a, uid_t *out)
+{
+	uint64_t v;
+	if (!parse_u64(a, &v) || v > UINT32_MAX)
+		return false;
+	*out = (uid_t)v;
+	return true;
+}
+
+static bool parse_pid(struct span a, pid_t *out)
+{
+	uint64_t v;
+	if (!parse_u64(a, &v) || v == 0 || v > INT32_MAX)
+		return false;
+	*out = (pid_t)v;
+	return true;
+}
+
+/* Split off the first space-separated word of *rest (rest loses it and the one space after). */
+static struct span next_word(struct span *rest)
+{
+	struct span w = {rest->s, 0};
+	while (w.n < rest->n && rest->s[w.n] != ' ')
+		w.n++;
+	size_t skip = w.n < rest->n ? w.n + 1 : w.n;
+	rest->s += skip;
+	rest->n -= skip;
+	return w;
+}
+
+/* Validate the text as a whole and prepare line iteration: trailing NULs are dropped (some writers
+ * count the terminator), any other NUL is malformed. */
+static int text_begin(const char *text, size_t len, struct span *all)
+{
+	while (len > 0 && text[len - 1] == '\0')
+		len--;
+	if (memchr(text, '\0', len))
+		return -EPROTO;
+	all->s = text;
+	all->n = len;
+	return 0;
+}
+
+/* The next line of *all without its '\n' (the last line may lack one); false at the end. */
+static bool next_line(struct span *all, struct span *line)
+{
+	if (all->n == 0)
+		return false;
+	const char *nl = memchr(all->s, '\n', all->n);
+	size_t n = nl ? (size_t)(nl - all->s) : all->n;
+	line->s = all->s;
+	line->n = n;
+	size_t skip = nl ? n + 1 : n;
+	all->s += skip;
+	all->n -= skip;
+	return true;
+}
+
+/* ---- refs --------------------------------------------------------------------------------- */
+
+/* "SCOPE uid=UID", where SCOPE may itself hold spaces (a cgroup path): split at the last " uid=". */
+static int parse_hold(struct span v, struct poolfs_hold_info *h)
+{
+	static const char tag[] = " uid=";
+	const size_t tn = sizeof tag - 1;
+	size_t cut = SIZE_MAX;
+
+	for (size_t i = 0; i + tn <= v.n; i++)
+		if (memcmp(v.s + i, tag, tn) == 0)
+			cut = i;
+	if (cut == SIZE_MAX || cut == 0)
+		return -EPROTO;
+	struct span scope = {v.s, cut}, uid = {v.s + cut + tn, v.n - cut - tn};
+	if (!parse_uid(uid, &h->uid))
+		return -EPROTO;
+
+	h->pid = 0;
+	if (span_eq(scope, "pin")) {
+		h->scope = POOLFS_SCOPE_PIN;
+	} else if (span_eq(scope, "process")) {
+		h->scope = POOLFS_SCOPE_PROCESS;
+	} else if (scope.n > 4 && memcmp(scope.s, "pid:", 4) == 0) {
+		h->scope = POOLFS_SCOPE_PID;
+		if (!parse_pid((struct span){scope.s + 4, scope.n - 4}, &h->pid))
+			return -EPROTO;
+	} else if (scope.n > 8 && memcmp(scope.s, "session:", 8) == 0) {
+		h->scope = POOLFS_SCOPE_SESSION;
+		if (!parse_pid((struct span){scope.s + 8, scope.n - 8}, &h->pid))
+			return -EPROTO;
+	} else if (scope.n > 7 && memcmp(scope.s, "cgroup:", 7) == 0) {
+		h->scope = POOLFS_SCOPE_CGROUP;
+	} else if (span_eq(scope, "pid") || span_eq(scope, "session") ||
+	           (scope.n >= 4 && memcmp(scope.s, "pid:", 4) == 0) ||
+	           (scope.n >= 8 && memcmp(scope.s, "session:", 8) == 0) ||
+	           (scope.n >= 7 && memcmp(scope.s, "cgroup:", 7) == 0)) {
+		return -EPROTO; /* a known kind without its argument */
+	} else {
+		h->scope = POOLFS_SCOPE_UNKNOWN;
+	}
+
+	size_t keep = scope.n < sizeof h->text - 1 ? scope.n : sizeof h->text - 1;
+	memcpy(h->text, scope.s, keep);
+	h->text[keep] = '\0';
+	h->truncated = keep < scope.n;
+	return 0;
+}
+
+enum { R_OPENS = 1, R_MAPPED = 2, R_CHILDREN = 4, R_HOLDS = 8 };
+
+int refs_parse(const char *text, size_t len, struct poolfs_refs *out)
+{
+	struct poolfs_refs r;
+	struct span all, line;
+	unsigned seen = 0;
+	uint64_t hold_lines = 0;
+	int ret;
+
+	memset(&r, 0, sizeof r);
+	if ((ret = text_begin(text, len, &all)) < 0)
+		return ret;
+	while (next_line(&all, &line)) {
+		if (line.n == 0)
+			continue;
+		struct span v = line, key = next_word(&v);
+		unsigned bit = 0;
+		bool ok = true;
+
+		if (span_eq(key, "opens")) {
+			bit = R_OPENS;
+			ok = parse_u64(v, &r.opens);
+		} else if (span_eq(key, "mapped")) {
+			bit = R_MAPPED;
+			if (span_eq(v, "yes"))
+				r.mapped = 1;
+			else if (!span_eq(v, "no"))
+				ok = false;
+		} else if (span_eq(key, "children")) {
+			bit = R_CHILDREN;
+			ok = parse_u64(v, &r.children);
+			r.folder = 1;
+		} else if (span_eq(key, "holds")) {
+			bit = R_HOLDS;
+			ok = parse_u64(v, &r.nholds);
+		} else if (span_eq(key, "hold")) {
+			struct poolfs_hold_info h;
+			memset(&h, 0, sizeof h);
+			if (parse_hold(v, &h) < 0)
+				return -EPROTO;
+			if (r.nlisted < POOLFS_REFS_MAX_HOLDS)
+				r.holds[r.nlisted++] = h;
+			hold_lines++;
+		}
+		if (!ok || (seen & bit))
+			return -EPROTO;
+		seen |= bit;
+	}
+	if ((seen & (R_OPENS | R_MAPPED | R_HOLDS)) != (R_OPENS | R_MAPPED | R_HOLDS))
+		return -EPROTO;
+	/* Fewer lines than the count is allowed (an attribute value is capped at 64 KiB, so a daemon
+	 * may have to elide some); more is a contradiction. */
+	if (hold_lines > r.nholds)
+		return -EPROTO;
+	*out = r;
+	return 0;
+}
+
+/* ---- stat --------------------------------------------------------------------------------- */
+
+enum { S_ENTRIES = 1, S_BYTES = 2, S_MAX = 4, S_MAXUSER = 8, S_DATAPATH = 16 };
+
+/* "UID entries N bytes N" */
+static int parse_user(struct span v, struct poolfs_user_usage *u)
+{
+	struct span uid = next_word(&v), k1 = next_word(&v), n1 = next_word(&v), k2 = next_word(&v);
+	struct span n2 = v;
+
+	if (!parse_uid(uid, &u->uid) || !span_eq(k1, "entries") || !parse_u64(n1, &u->entries) ||
+	    !span_eq(k2, "bytes") || !parse_u64(n2, &u->bytes))
+		return -EPROTO;
+	return 0;
+}
+
+int usage_parse(const char *text, size_t len, struct poolfs_usage *out)
+{
+	struct poolfs_usage u;
+	struct span all, line;
+	unsigned seen = 0;
+	int ret;
+
+	memset(&u, 0, sizeof u);
+	if ((ret = text_begin(text, len, &all)) < 0)
+		return ret;
+	while (next_line(&all, &line)) {
+		if (line.n == 0)
+			continue;
+		struct span v = line, key = next_word(&v);
+		unsigned bit = 0;
+		bool ok = true;
+
+		if (span_eq(key, "entries")) {
+			bit = S_ENTRIES;
+			ok = parse_u64(v, &u.entries);
+		} else if (span_eq(key, "bytes")) {
+			bit = S_BYTES;
+			ok = parse_u64(v, &u.bytes);
+		} else if (span_eq(key, "max_size")) {
+			bit = S_MAX;
+			ok = parse_u64(v, &u.max_size);
+		} else if (span_eq(key, "max_user_size")) {
+			bit = S_MAXUSER;
+			ok = parse_u64(v, &u.max_user_size);
+		} else if (span_eq(key, "datapath")) {
+			bit = S_DATAPATH;
+			ok = v.n > 0 && v.n < sizeof u.datapath && !memchr(v.s, ' ', v.n);
+			if (ok) {
+				memcpy(u.datapath, v.s, v.n);
+				u.datapath[v.n] = '\0';
+			}
+		} else if (span_eq(key, "user")) {
+			struct poolfs_user_usage uu;
+			if (parse_user(v, &uu) < 0)
+				return -EPROTO;
+			if (u.nlisted < POOLFS_USAGE_MAX_USERS)
+				u.users[u.nlisted++] = uu;
+			if (u.nusers < UINT32_MAX)
+				u.nusers++;
+		}
+		if (!ok || (seen & bit))
+			return -EPROTO;
+		seen |= bit;
+	}
+	if (seen != (S_ENTRIES | S_BYTES | S_MAX | S_MAXUSER | S_DATAPATH))
+		return -EPROTO;
+	*out = u;
+	return 0;
+}

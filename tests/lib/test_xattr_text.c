@@ -1,0 +1,413 @@
+/* Unit tests of lib/xattr_text.c: hold scope values, and the parsers of the user.poolfs.refs and
+ * user.poolfs.stat answers (docs/interface.md), on valid, odd and hostile text. Inputs are copied
+ * into exact-size heap buffers so an over-read shows up under ASan/valgrind.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xattr_text.h"
+
+static int refs_exact(const char *text, size_t len, struct poolfs_refs *out)
+{
+	char *copy = malloc(len ? len : 1);
+	assert_non_null(copy);
+	memcpy(copy, text, len);
+	int r = refs_parse(copy, len, out);
+	free(copy);
+	return r;
+}
+
+static int refs_str(const char *text, struct poolfs_refs *out)
+{
+	return refs_exact(text, strlen(text), out);
+}
+
+static int usage_exact(const char *text, size_t len, struct poolfs_usage *out)
+{
+	char *copy = malloc(len ? len : 1);
+	assert_non_null(copy);
+	memcpy(copy, text, len);
+	int r = usage_parse(copy, len, out);
+	free(copy);
+	return r;
+}
+
+static int usage_str(const char *text, struct poolfs_usage *out)
+{
+	return usage_exact(text, strlen(text), out);
+}
+
+static void test_scope_format(void **state)
+{
+	(void)state;
+	char buf[32];
+
+	assert_int_equal(scope_format(POOLFS_SCOPE_PIN, 0, buf, sizeof buf), 3);
+	assert_string_equal(buf, "pin");
+	assert_int_equal(scope_format(POOLFS_SCOPE_PID, 1234, buf, sizeof buf), 8);
+	assert_string_equal(buf, "pid:1234");
+	assert_int_equal(scope_format(POOLFS_SCOPE_PID, 2147483647, buf, sizeof buf), 14);
+	assert_string_equal(buf, "pid:2147483647");
+	assert_int_equal(scope_format(POOLFS_SCOPE_PROCESS, 0, buf, sizeof buf), 7);
+	assert_string_equal(buf, "process");
+	assert_int_equal(scope_format(POOLFS_SCOPE_SESSION, 0, buf, sizeof buf), 7);
+	assert_string_equal(buf, "session");
+	assert_int_equal(scope_format(POOLFS_SCOPE_CGROUP, 0, buf, sizeof buf), 6);
+	assert_string_equal(buf, "cgroup");
+	/* pid is ignored by the scopes that do not take one */
+	assert_int_equal(scope_format(POOLFS_SCOPE_SESSION, 77, buf, sizeof buf), 7);
+
+	assert_int_equal(scope_format(POOLFS_SCOPE_PID, 0, buf, sizeof buf), -EINVAL);
+	assert_int_equal(scope_format(POOLFS_SCOPE_PID, -5, buf, sizeof buf), -EINVAL);
+	assert_int_equal(scope_format(POOLFS_SCOPE_UNKNOWN, 0, buf, sizeof buf), -EINVAL);
+	assert_int_equal(scope_format((enum poolfs_scope)5, 0, buf, sizeof buf), -EINVAL);
+	assert_int_equal(scope_format((enum poolfs_scope)-7, 0, buf, sizeof buf), -EINVAL);
+	/* room for the text and its NUL */
+	assert_int_equal(scope_format(POOLFS_SCOPE_PIN, 0, buf, 3), -ERANGE);
+	assert_int_equal(scope_format(POOLFS_SCOPE_PIN, 0, buf, 4), 3);
+	assert_int_equal(scope_format(POOLFS_SCOPE_PID, 12, buf, 6), -ERANGE);
+}
+
+static void test_refs_file(void **state)
+{
+	(void)state;
+	struct poolfs_refs r;
+
+	assert_int_equal(refs_str("opens 2\nmapped yes\nholds 0\n", &r), 0);
+	assert_int_equal(r.opens, 2);
+	assert_int_equal(r.mapped, 1);
+	assert_int_equal(r.folder, 0);
+	assert_int_equal(r.children, 0);
+	assert_int_equal(r.nholds, 0);
+	assert_int_equal(r.nlisted, 0);
+
+	assert_int_equal(refs_str("opens 0\nmapped no\nholds 4\n"
+	                          "hold pin uid=1000\n"
+	                          "hold pid:4242 uid=0\n"
+	                          "hold session:17 uid=4294967295\n"
+	                          "hold cgroup:/user.slice/user-1000.slice/session-3.scope uid=1000\n",
+	                          &r),
+	                 0);
+	assert_int_equal(r.opens, 0);
+	assert_int_equal(r.mapped, 0);
+	assert_int_equal(r.nholds, 4);
+	assert_int_equal(r.nlisted, 4);
+	assert_int_equal(r.holds[0].scope, POOLFS_SCOPE_PIN);
+	assert_int_equal(r.holds[0].pid, 0);
+	assert_int_equal(r.holds[0].uid, 1000);
+	assert_string_equal(r.holds[0].text, "pin");
+	assert_int_equal(r.holds[1].scope, POOLFS_SCOPE_PID);
+	assert_int_equal(r.holds[1].pid, 4242);
+	assert_int_equal(r.holds[1].uid, 0);
+	assert_string_equal(r.holds[1].text, "pid:4242");
+	assert_int_equal(r.holds[2].scope, POOLFS_SCOPE_SESSION);
+	assert_int_equal(r.holds[2].pid, 17);
+	assert_int_equal(r.holds[2].uid, 4294967295u);
+	assert_int_equal(r.holds[3].scope, POOLFS_SCOPE_CGROUP);
+	assert_string_equal(r.holds[3].text, "cgroup:/user.slice/user-1000.slice/session-3.scope");
+	assert_int_equal(r.holds[3].truncated, 0);
+}
+
+static void test_refs_folder_and_variants(void **state)
+{
+	(void)state;
+	struct poolfs_refs r;
+
+	/* a folder, lines in another order, an unknown key from a newer daemon, no final newline */
+	assert_int_equal(refs_str("holds 1\nweight 12 extra words\nchildren 3\nopens 1\nmapped no\n"
+	                          "hold cgroup:/my jobs/a uid=5 uid=7",
+	                          &r),
+	                 0);
+	assert_int_equal(r.folder, 1);
+	assert_int_equal(r.children, 3);
+	assert_int_equal(r.opens, 1);
+	/* a cgroup path may hold spaces and even " uid=": the last one is the owner */
+	assert_int_equal(r.holds[0].scope, POOLFS_SCOPE_CGROUP);
+	assert_string_equal(r.holds[0].text, "cgroup:/my jobs/a uid=5");
+	assert_int_equal(r.holds[0].uid, 7);
+
+	/* trailing NULs (a writer counting the terminator) and blank lines are fine */
+	static const char with_nul[] = "opens 0\n\nmapped no\nholds 0\n\0\0";
+	assert_int_equal(refs_exact(with_nul, sizeof with_nul, &r), 0);
+
+	/* a scope this library does not know yet, and "process" if a daemon reports it as such */
+	assert_int_equal(refs_str("opens 0\nmapped no\nholds 2\nhold lease:9 uid=1\nhold process uid=2\n", &r), 0);
+	assert_int_equal(r.holds[0].scope, POOLFS_SCOPE_UNKNOWN);
+	assert_string_equal(r.holds[0].text, "lease:9");
+	assert_int_equal(r.holds[1].scope, POOLFS_SCOPE_PROCESS);
+
+	/* the largest counts */
+	assert_int_equal(refs_str("opens 18446744073709551615\nmapped no\nholds 0\n", &r), 0);
+	assert_int_equal(r.opens, UINT64_MAX);
+}
+
+static void test_refs_many_holds(void **state)
+{
+	(void)state;
+	struct poolfs_refs r;
+	char text[8192];
+	size_t n = (size_t)snprintf(text, sizeof text, "opens 0\nmapped no\nholds 40\n");
+
+	for (int i = 0; i < 20; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "hold pid:%d uid=%d\n", 100 + i, i);
+	/* 20 lines for a count of 40: the daemon may elide lines, we keep the first 16 */
+	assert_int_equal(refs_exact(text, n, &r), 0);
+	assert_int_equal(r.nholds, 40);
+	assert_int_equal(r.nlisted, POOLFS_REFS_MAX_HOLDS);
+	assert_int_equal(r.holds[15].pid, 115);
+	assert_int_equal(r.holds[15].uid, 15);
+
+	/* more lines than the count contradicts it */
+	n = (size_t)snprintf(text, sizeof text, "opens 0\nmapped no\nholds 1\nhold pin uid=1\nhold pin uid=1\n");
+	assert_int_equal(refs_exact(text, n, &r), -EPROTO);
+
+	/* a cgroup path longer than the text field is kept shortened, and says so */
+	n = (size_t)snprintf(text, sizeof text, "opens 0\nmapped no\nholds 1\nhold cgroup:/");
+	for (int i = 0; i < 500; i++)
+		text[n++] = 'a' + i % 26;
+	n += (size_t)snprintf(text + n, sizeof text - n, " uid=3\n");
+	assert_int_equal(refs_exact(text, n, &r), 0);
+	assert_int_equal(r.holds[0].scope, POOLFS_SCOPE_CGROUP);
+	assert_int_equal(r.holds[0].truncated, 1);
+	assert_int_equal(strlen(r.holds[0].text), POOLFS_SCOPE_TEXT_MAX - 1);
+	assert_int_equal(r.holds[0].uid, 3);
+}
+
+static void test_refs_malformed(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"",
+		"\n",
+		"mapped no\nholds 0\n",                    /* no opens */
+		"opens 1\nholds 0\n",                      /* no mapped */
+		"opens 1\nmapped no\n",                    /* no holds */
+		"opens 1\nopens 1\nmapped no\nholds 0\n",  /* duplicate */
+		"opens 1\nmapped no\nholds 0\nchildren 1\nchildren 2\n",
+		"opens -1\nmapped no\nholds 0\n",
+		"opens +1\nmapped no\nholds 0\n",
+		"opens 1 \nmapped no\nholds 0\n",
+		"opens  1\nmapped no\nholds 0\n",
+		"opens\nmapped no\nholds 0\n",
+		"opens 0x10\nmapped no\nholds 0\n",
+		"opens 18446744073709551616\nmapped no\nholds 0\n",
+		"opens 1\nmapped maybe\nholds 0\n",
+		"opens 1\nmapped YES\nholds 0\n",
+		"opens 1\nmapped\nholds 0\n",
+		"opens 1\nmapped no\nholds x\n",
+		"opens 1\nmapped no\nchildren -2\nholds 0\n",
+		"opens 1\nmapped no\nholds 1\nhold pin\n",
+		"opens 1\nmapped no\nholds 1\nhold pin uid=\n",
+		"opens 1\nmapped no\nholds 1\nhold pin uid=x\n",
+		"opens 1\nmapped no\nholds 1\nhold pin uid=4294967296\n",
+		"opens 1\nmapped no\nholds 1\nhold pin uid=-1\n",
+		"opens 1\nmapped no\nholds 1\nhold  uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold pid:0 uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold pid: uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold pid uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold pid:12x uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold pid:4294967297 uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold session: uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold session:-3 uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold cgroup: uid=1\n",
+		"opens 1\nmapped no\nholds 1\nhold\n",
+		"opens 1\nmapped no\nholds 0\nhold pin uid=1\n",
+	};
+	struct poolfs_refs r;
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		memset(&r, 0x5a, sizeof r);
+		int got = refs_str(bad[k], &r);
+		if (got != -EPROTO)
+			fail_msg("case %zu: \"%s\": got %d, want -EPROTO", k, bad[k], got);
+		/* the output is left alone on failure */
+		assert_int_equal(r.opens, 0x5a5a5a5a5a5a5a5aull);
+	}
+	/* a NUL inside the text */
+	static const char nul[] = "opens 1\nmap\0ped no\nholds 0\n";
+	assert_int_equal(refs_exact(nul, sizeof nul - 1, &r), -EPROTO);
+}
+
+static const char stat_text[] = "entries 12\n"
+                                "bytes 1610612736\n"
+                                "max_size 0\n"
+                                "max_user_size 10737418240\n"
+                                "datapath pagecache\n"
+                                "user 1000 entries 10 bytes 1073741824\n"
+                                "user 0 entries 2 bytes 536870912\n";
+
+static void test_usage_valid(void **state)
+{
+	(void)state;
+	struct poolfs_usage u;
+
+	assert_int_equal(usage_str(stat_text, &u), 0);
+	assert_int_equal(u.entries, 12);
+	assert_int_equal(u.bytes, 1610612736ull);
+	assert_int_equal(u.max_size, 0);
+	assert_int_equal(u.max_user_size, 10737418240ull);
+	assert_string_equal(u.datapath, "pagecache");
+	assert_int_equal(u.nusers, 2);
+	assert_int_equal(u.nlisted, 2);
+	assert_int_equal(u.users[0].uid, 1000);
+	assert_int_equal(u.users[0].entries, 10);
+	assert_int_equal(u.users[0].bytes, 1073741824ull);
+	assert_int_equal(u.users[1].uid, 0);
+	assert_int_equal(u.users[1].bytes, 536870912ull);
+
+	/* no users at all, an unknown key, no final newline, a trailing NUL */
+	static const char minimal[] = "datapath passthrough\nentries 0\nbytes 0\nmax_size 1\n"
+	                              "linger 0.5\nmax_user_size 2";
+	assert_int_equal(usage_exact(minimal, sizeof minimal, &u), 0);
+	assert_string_equal(u.datapath, "passthrough");
+	assert_int_equal(u.nusers, 0);
+	assert_int_equal(u.max_user_size, 2);
+
+	/* more users than the array holds */
+	char text[8192];
+	size_t n = (size_t)snprintf(text, sizeof text, "entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n"
+	                                               "datapath pagecache\n");
+	for (int i = 0; i < 100; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "user %d entries %d bytes %d\n", i, i, i * 2);
+	assert_int_equal(usage_exact(text, n, &u), 0);
+	assert_int_equal(u.nusers, 100);
+	assert_int_equal(u.nlisted, POOLFS_USAGE_MAX_USERS);
+	assert_int_equal(u.users[63].uid, 63);
+	assert_int_equal(u.users[63].bytes, 126);
+}
+
+static void test_usage_malformed(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"",
+		"bytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n",
+		"entries 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n",
+		"entries 0\nbytes 0\nmax_user_size 0\ndatapath pagecache\n",
+		"entries 0\nbytes 0\nmax_size 0\ndatapath pagecache\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n",
+		"entries 0\nentries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n",
+		"entries x\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n",
+		"entries 0\nbytes 1.5G\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath \n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath page cache\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath "
+		"averyveryveryverylongdatapathname\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\nuser 1\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\nuser 1 entries 1\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n"
+		"user 1 bytes 1 entries 1\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n"
+		"user 1 entries 1 bytes 1 more\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n"
+		"user x entries 1 bytes 1\n",
+		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n"
+		"user 1 entries 1  bytes 1\n",
+	};
+	struct poolfs_usage u;
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		int got = usage_str(bad[k], &u);
+		if (got != -EPROTO)
+			fail_msg("case %zu: \"%s\": got %d, want -EPROTO", k, bad[k], got);
+	}
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+/* Mutated answers: either parsed or -EPROTO, never anything else, never out of bounds. */
+static void test_fuzz(void **state)
+{
+	(void)state;
+	static const char refs_seed[] = "opens 3\nmapped yes\nchildren 2\nholds 2\nhold pin uid=1000\n"
+	                                "hold cgroup:/a b/c uid=0\n";
+	static const char alphabet[] = " \n\0:=0123456789-holdpinuidsessioncgroupentriesbytes";
+	uint64_t s = 0xdeadbeefcafef00dull;
+	char text[512];
+	int ok = 0, bad = 0;
+
+	for (int iter = 0; iter < 200000; iter++) {
+		bool refs = rnd(&s) % 2;
+		const char *seed = refs ? refs_seed : stat_text;
+		size_t n = strlen(seed);
+		memcpy(text, seed, n);
+		for (int k = 1 + (int)(rnd(&s) % 3); k > 0; k--) {
+			size_t at = rnd(&s) % (n + 1);
+			char ch = alphabet[rnd(&s) % (sizeof alphabet - 1)];
+			switch (rnd(&s) % 3) {
+			case 0:
+				if (at < n)
+					text[at] = ch;
+				break;
+			case 1:
+				if (n + 1 < sizeof text) {
+					memmove(text + at + 1, text + at, n - at);
+					text[at] = ch;
+					n++;
+				}
+				break;
+			default:
+				if (at < n) {
+					memmove(text + at, text + at + 1, n - at - 1);
+					n--;
+				}
+				break;
+			}
+		}
+		int r;
+		if (refs) {
+			struct poolfs_refs out;
+			r = refs_exact(text, n, &out);
+			if (r == 0) {
+				assert_true(out.nlisted <= POOLFS_REFS_MAX_HOLDS);
+				assert_true(out.nlisted <= out.nholds);
+				for (unsigned i = 0; i < out.nlisted; i++)
+					assert_true(strlen(out.holds[i].text) < POOLFS_SCOPE_TEXT_MAX);
+			}
+		} else {
+			struct poolfs_usage out;
+			r = usage_exact(text, n, &out);
+			if (r == 0) {
+				assert_true(out.nlisted <= POOLFS_USAGE_MAX_USERS);
+				assert_true(strlen(out.datapath) < sizeof out.datapath);
+			}
+		}
+		if (r != 0 && r != -EPROTO)
+			fail_msg("unexpected %d", r);
+		if (r == 0)
+			ok++;
+		else
+			bad++;
+	}
+	assert_true(ok > 1000);
+	assert_true(bad > 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scope_format),
+		cmocka_unit_test(test_refs_file),
+		cmocka_unit_test(test_refs_folder_and_variants),
+		cmocka_unit_test(test_refs_many_holds),
+		cmocka_unit_test(test_refs_malformed),
+		cmocka_unit_test(test_usage_valid),
+		cmocka_unit_test(test_usage_malformed),
+		cmocka_unit_test(test_fuzz),
+	};
+	return cmocka_run_group_tests_name("xattr_text", tests, NULL, NULL);
+}
