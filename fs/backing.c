@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/statfs.h>
 #include <sys/vfs.h>
@@ -64,6 +65,47 @@ static int remove_subdir(int parent_fd, const char *name)
 	return r;
 }
 
+/* Is the daemon whose pid is in a subfolder name ("poolfs-PID-...") still running? */
+static bool owner_alive(const char *name)
+{
+	long pid = strtol(name + strlen(SUBDIR_PREFIX), NULL, 10);
+	char path[64], stat[512];
+	const char *state;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0 || pid > INT_MAX)
+		return false;
+	/* A killed daemon may linger as a zombie until its parent reaps it: that is dead too. */
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	stat[n] = '\0';
+	state = strrchr(stat, ')');
+	return !(state && (state[2] == 'Z' || state[2] == 'X'));
+}
+
+/* A dead daemon's private tmpfs (max_size) is still mounted on its subfolder: detach it. */
+static int unmount_private(int parent_fd, const char *name)
+{
+	struct stat parent, sub;
+	char path[512];
+
+	if (fstat(parent_fd, &parent) < 0 || fstatat(parent_fd, name, &sub, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (parent.st_dev == sub.st_dev)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", parent_fd, name);
+	if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
 int backing_sweep(int dir_fd)
 {
 	int dup_fd, removed = 0;
@@ -90,12 +132,18 @@ int backing_sweep(int dir_fd)
 		/* Only our own uid's leftovers: another user's daemon is none of our business. */
 		if (st.st_uid != geteuid())
 			continue;
+		/* The name carries the daemon's pid: a live pid is never swept, which also covers
+		 * the moment between creating a folder and locking it. */
+		if (owner_alive(de->d_name))
+			continue;
 		fd = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			/* Nobody holds it: its daemon is dead. We keep the lock while removing. */
-			int r = remove_subdir(dir_fd, de->d_name);
+			int r = unmount_private(dir_fd, de->d_name);
+			if (r == 0)
+				r = remove_subdir(dir_fd, de->d_name);
 			if (r < 0)
 				log_warn("could not remove stale backing folder %s: %s", de->d_name, strerror(-r));
 			else
@@ -107,7 +155,34 @@ int backing_sweep(int dir_fd)
 	return removed;
 }
 
-int backing_open(struct backing *b, const char *dir)
+/* Put a tmpfs of exactly `limit` bytes on our subfolder, so the kernel itself refuses growth
+ * past max_size on every path (write, fallocate, truncate), including passthrough writes the
+ * daemon never sees. Needs CAP_SYS_ADMIN; without it the daemon's own accounting applies. */
+static int mount_private(struct backing *b, uint64_t limit)
+{
+	char opts[96];
+	int fd;
+
+	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0700,nr_inodes=0", limit);
+	if (mount("poolfs-backing", b->path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+		return -errno;
+	/* From now on our files live in the new tmpfs: point dir_fd at its root and lock that, so
+	 * a sweep that opens the path finds it locked. */
+	fd = open(b->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+		if (fd >= 0)
+			close(fd);
+		umount2(b->path, MNT_DETACH);
+		return r;
+	}
+	b->under_fd = b->dir_fd;
+	b->dir_fd = fd;
+	b->private_mount = true;
+	return 0;
+}
+
+int backing_open(struct backing *b, const char *dir, uint64_t limit)
 {
 	struct statfs sfs;
 	struct stat st;
@@ -117,6 +192,8 @@ int backing_open(struct backing *b, const char *dir)
 
 	b->parent_fd = -1;
 	b->dir_fd = -1;
+	b->under_fd = -1;
+	b->private_mount = false;
 	b->path[0] = '\0';
 
 	b->parent_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -162,6 +239,15 @@ int backing_open(struct backing *b, const char *dir)
 		goto fail;
 	}
 	snprintf(b->path, sizeof(b->path), "%s/%s", dir, final);
+	if (limit) {
+		r = mount_private(b, limit);
+		if (r < 0 && r != -EPERM) {
+			log_error("cannot mount a %" PRIu64 "-byte tmpfs for max_size: %s", limit, strerror(-r));
+			goto fail;
+		}
+		if (r == -EPERM)
+			log_info("max_size: no CAP_SYS_ADMIN for a private tmpfs, the daemon counts bytes itself");
+	}
 	return 0;
 fail:
 	backing_close(b);
@@ -174,6 +260,15 @@ void backing_close(struct backing *b)
 
 	if (b->dir_fd >= 0 && b->parent_fd >= 0 && b->path[0]) {
 		name = strrchr(b->path, '/');
+		if (b->private_mount) {
+			/* Data still mapped by someone stays theirs: a detached tmpfs lives until its
+			 * last user goes. */
+			close(b->dir_fd);
+			b->dir_fd = b->under_fd;
+			b->under_fd = -1;
+			if (umount2(b->path, MNT_DETACH) < 0)
+				log_warn("unmounting the private tmpfs %s: %m", b->path);
+		}
 		if (name) {
 			int r = remove_subdir(b->parent_fd, name + 1);
 			if (r < 0)
@@ -182,6 +277,9 @@ void backing_close(struct backing *b)
 	}
 	if (b->dir_fd >= 0)
 		close(b->dir_fd);
+	if (b->under_fd >= 0)
+		close(b->under_fd);
+	b->under_fd = -1;
 	if (b->parent_fd >= 0)
 		close(b->parent_fd);
 	b->dir_fd = b->parent_fd = -1;

@@ -14,17 +14,21 @@
 
 struct backing {
 	int parent_fd;        /* the backing directory (backing=DIR) */
-	int dir_fd;           /* our private subfolder; flock'ed while we run */
+	int dir_fd;           /* our private subfolder (or the tmpfs on it); flock'ed while we run */
+	int under_fd;         /* the subfolder itself when a private tmpfs covers it, else -1 */
+	bool private_mount;   /* max_size: a tmpfs of that size is mounted on the subfolder */
 	char path[4096];      /* absolute path of the private subfolder */
 	bool is_tmpfs;
 };
 
-/* Sweep dead daemons' subfolders in `dir`, then create and lock our own. */
-int backing_open(struct backing *b, const char *dir);
+/* Sweep dead daemons' subfolders in `dir`, then create and lock our own. With `limit` > 0 and
+ * CAP_SYS_ADMIN, a tmpfs of `limit` bytes is mounted on it (max_size). */
+int backing_open(struct backing *b, const char *dir, uint64_t limit);
 /* Remove every file and the subfolder; accepts a half-opened store. */
 void backing_close(struct backing *b);
 
-/* Remove subfolders `poolfs-*` of `dir_fd` whose flock is free and that belong to our uid.
+/* Remove subfolders `poolfs-PID-*` of `dir_fd` that belong to our uid, whose daemon PID is not
+ * running and whose flock is free (unmounting a private tmpfs left on one).
  * Returns how many were removed, or a negative errno. */
 int backing_sweep(int dir_fd);
 

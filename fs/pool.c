@@ -533,7 +533,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	int r;
 
 	memset(p, 0, sizeof(*p));
-	p->backing.parent_fd = p->backing.dir_fd = -1;
+	p->backing.parent_fd = p->backing.dir_fd = p->backing.under_fd = -1;
 	p->linger_timer_fd = -1;
 	p->inval_tail = &p->inval_head;
 	p->opts = *opts;
@@ -567,7 +567,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	p->linger_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (p->linger_timer_fd < 0)
 		return -errno;
-	r = backing_open(&p->backing, opts->backing);
+	r = backing_open(&p->backing, opts->backing, opts->max_size);
 	if (r < 0)
 		return r;
 	return 0;
