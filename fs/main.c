@@ -146,6 +146,9 @@ int main(int argc, char *argv[])
 #ifdef POOLFS_HAVE_PASSTHROUGH
 		if (!have_cap_sys_admin())
 			why = "passthrough needs CAP_SYS_ADMIN (run the daemon as root)";
+		else if (opts.max_user_size)
+			why = "max_user_size needs the page-cache path: passthrough writes that grow a "
+			      "file never reach the daemon, so it could not refuse them with EDQUOT";
 #else
 		why = "this poolfs was built against libfuse < 3.17, which has no passthrough";
 #endif
@@ -171,10 +174,11 @@ int main(int argc, char *argv[])
 	}
 	pool->dp = &datapath_pagecache;
 #ifdef POOLFS_HAVE_PASSTHROUGH
-	if (opts.datapath != DATAPATH_PAGECACHE && have_cap_sys_admin())
+	if (opts.datapath != DATAPATH_PAGECACHE && have_cap_sys_admin() && !opts.max_user_size)
 		pool->dp = &datapath_passthrough; /* confirmed (or dropped, for auto) at INIT */
 	else if (opts.datapath == DATAPATH_AUTO)
-		log_info("datapath=auto: no CAP_SYS_ADMIN, using the page-cache path");
+		log_info("datapath=auto: %s, using the page-cache path",
+			 opts.max_user_size ? "max_user_size is set" : "no CAP_SYS_ADMIN");
 #else
 	if (opts.datapath == DATAPATH_AUTO)
 		log_info("datapath=auto: built without passthrough (libfuse < 3.17), using the page-cache path");
