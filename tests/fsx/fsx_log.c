@@ -12,6 +12,7 @@ struct fsx_logent *log_add(struct fsx_log *l, unsigned long opnum, const char *o
 	e->how = how ? how : "";
 	e->off = off;
 	e->len = len;
+	e->off2 = e->len2 = 0;
 	e->size_before = size_before;
 	e->size_after = size_before;
 	e->note = NULL;
@@ -26,6 +27,8 @@ void log_print_one(FILE *out, const struct fsx_logent *e)
 		fprintf(out, " 0x%06zx..0x%06zx (len 0x%06zx)", e->off, e->off + e->len, e->len);
 	else
 		fprintf(out, " %-34s", "");
+	if (e->len2)
+		fprintf(out, " [0x%06zx..0x%06zx]", e->off2, e->off2 + e->len2);
 	fprintf(out, " size 0x%06zx -> 0x%06zx%s%s\n", e->size_before, e->size_after, e->note ? "  " : "",
 		e->note ? e->note : "");
 }

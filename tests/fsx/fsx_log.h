@@ -14,6 +14,7 @@ struct fsx_logent {
 	const char *op;		/* operation name */
 	const char *how;	/* variant ("msync", "child-mmap", "path", ...), may be "" */
 	size_t off, len;
+	size_t off2, len2;	/* a second range inside the first (a write while mapped), len2 0 if none */
 	size_t size_before, size_after;
 	const char *note;	/* "skipped: empty file", "unsupported on pool", ... or NULL */
 };

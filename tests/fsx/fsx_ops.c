@@ -114,12 +114,23 @@ static int op_read(struct fsx *f)
 	return check_range(f, off, len, "read");
 }
 
+/* Fault in every page of a mapping by reading it: a later change must reach pages already mapped,
+ * not only pages faulted afterwards. */
+static void touch_pages(const struct fsx *f, const unsigned char *p, size_t len)
+{
+	volatile unsigned char sink = 0;
+
+	for (size_t i = 0; i < len; i += f->pagesz)
+		sink ^= p[i];
+	(void)sink;
+}
+
 static int op_mapread(struct fsx *f)
 {
-	size_t off, len, pg, mapend, maplen;
+	size_t off, len, pg, mapend, maplen, woff = 0, wlen = 0;
 	unsigned char *p;
 	long first;
-	int ret = 0;
+	int fdwrite, ret = 0;
 
 	if (f->m.size == 0) {
 		f->cur = log_add(&f->log, f->opnum, "mapread", "", 0, 0, 0);
@@ -128,7 +139,15 @@ static int op_mapread(struct fsx *f)
 		return 0;
 	}
 	gen_inside_range(f, &off, &len);
-	f->cur = log_add(&f->log, f->opnum, "mapread", "", off, len, f->m.size);
+	/* sometimes pwrite into the range while it is mapped: the mapping must show it */
+	fdwrite = rnd_below(f, 4) == 0;
+	if (fdwrite) {
+		woff = off + rnd_below(f, len);
+		wlen = 1 + rnd_below(f, off + len - woff);
+	}
+	f->cur = log_add(&f->log, f->opnum, "mapread", fdwrite ? "pwrite-in" : "", off, len, f->m.size);
+	f->cur->off2 = woff;
+	f->cur->len2 = wlen;
 	pg = page_down(f, off);
 	mapend = page_up(f, off + len);	/* <= page_up(size): no page wholly past EOF, no SIGBUS */
 	maplen = mapend - pg;
@@ -136,10 +155,26 @@ static int op_mapread(struct fsx *f)
 	if (p == MAP_FAILED)
 		return failf(f, -errno, "mmap PROT_READ of the pool file at 0x%zx len 0x%zx: %s", pg, maplen,
 			     strerror(errno));
+	if (fdwrite) {
+		touch_pages(f, p, maplen);
+		fsx_pattern(f->wbuf, woff, wlen, f->opnum);
+		ret = pwrite_full(f->pool_fd, f->wbuf, wlen, woff);
+		if (ret) {
+			ret = failf(f, ret, "pwrite to the mapped pool file: %s", strerror(-ret));
+			goto out;
+		}
+		ret = pwrite_full(f->ref_fd, f->wbuf, wlen, woff);
+		if (ret) {
+			ret = failf(f, ret, "pwrite to the reference file: %s", strerror(-ret));
+			goto out;
+		}
+		model_write(&f->m, woff, f->wbuf, wlen);
+	}
 	first = model_diff(&f->m, off, p + (off - pg), len);
 	if (first >= 0) {
 		memcpy(f->rbuf, p + (off - pg), len);
-		ret = fail_data(f, "mapread (through the mapping)", off, f->rbuf, len, first);
+		ret = fail_data(f, fdwrite ? "mapread (through a mapping made before the pwrite)"
+					   : "mapread (through the mapping)", off, f->rbuf, len, first);
 		goto out;
 	}
 	/* the tail of the page holding EOF must read as zero through a mapping */
@@ -156,8 +191,10 @@ out:
 	return ret;
 }
 
-/* Write wbuf over [off, off+len) of fd through a shared mapping; the file already reaches off+len. */
-static int map_write_fd(struct fsx *f, int fd, size_t off, size_t len, int do_msync, int do_munmap)
+/* Write wbuf over [off, off+len) of fd through a shared mapping (the file already reaches off+len),
+ * msync it if asked; unmap it, or hand it back in *keep (*keeplen bytes) when keep is not NULL. */
+static int map_write_fd(struct fsx *f, int fd, size_t off, size_t len, int do_msync, unsigned char **keep,
+			size_t *keeplen)
 {
 	size_t pg = page_down(f, off), maplen = page_up(f, off + len) - pg;
 	unsigned char *p = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)pg);
@@ -171,20 +208,27 @@ static int map_write_fd(struct fsx *f, int fd, size_t off, size_t len, int do_ms
 		munmap(p, maplen);
 		return err;
 	}
-	if (do_munmap)
+	if (keep) {
+		*keep = p;
+		*keeplen = maplen;
+	} else {
 		munmap(p, maplen);
+	}
 	return 0;
 }
 
 static int op_mapwrite(struct fsx *f)
 {
-	size_t off, len;
-	int do_msync, ret;
+	static const char *const hows[] = { "msync", "msync", "no-msync", "pread-mapped" };
+	unsigned char *keep = NULL;
+	size_t off, len, keeplen = 0;
+	int how, ret;
 
 	gen_write_range(f, &off, &len);
-	/* mostly msync, sometimes only munmap: the data must be there either way */
-	do_msync = rnd_below(f, 4) != 0;
-	f->cur = log_add(&f->log, f->opnum, "mapwrite", do_msync ? "msync" : "no-msync", off, len, f->m.size);
+	/* msync, or only munmap (the data must be there either way), or pread while still mapped and
+	 * not synced (the reader must see the mapping's bytes at once) */
+	how = (int)rnd_below(f, 4);
+	f->cur = log_add(&f->log, f->opnum, "mapwrite", hows[how], off, len, f->m.size);
 	fsx_pattern(f->wbuf, off, len, f->opnum);
 	if (off + len > f->m.size) {
 		/* a mapping cannot grow a file: extend first, as a program would */
@@ -195,14 +239,19 @@ static int op_mapwrite(struct fsx *f)
 			return failf(f, -errno, "ftruncate of the reference file: %s", strerror(errno));
 		model_truncate(&f->m, off + len);
 	}
-	ret = map_write_fd(f, f->pool_fd, off, len, do_msync, 1);
+	ret = map_write_fd(f, f->pool_fd, off, len, how < 2, how == 3 ? &keep : NULL, &keeplen);
 	if (ret)
 		return failf(f, ret, "mapwrite to the pool file (mmap/msync): %s", strerror(-ret));
-	ret = map_write_fd(f, f->ref_fd, off, len, do_msync, 1);
-	if (ret)
-		return failf(f, ret, "mapwrite to the reference file: %s", strerror(-ret));
-	model_write(&f->m, off, f->wbuf, len);
-	return check_range(f, off, len, "after mapwrite");
+	ret = map_write_fd(f, f->ref_fd, off, len, how < 2, NULL, NULL);
+	if (!ret)
+		model_write(&f->m, off, f->wbuf, len);
+	else
+		ret = failf(f, ret, "mapwrite to the reference file: %s", strerror(-ret));
+	if (!ret && keep)
+		ret = check_range(f, off, len, "pread while the mapwrite's mapping lives");
+	if (keep)
+		munmap(keep, keeplen);
+	return ret ? ret : check_range(f, off, len, "after mapwrite");
 }
 
 static int op_truncate(struct fsx *f)
@@ -343,8 +392,11 @@ static void forkwrite_child(struct fsx *f, int how, size_t off, size_t len, int 
 		}
 		if (grow && ftruncate(fds[i], (off_t)(off + len)) < 0)
 			_exit(11 + 3 * i);
+		unsigned char *keep;
+		size_t keeplen;
+
 		/* how 2 leaves the mapping for exit to tear down: the kernel's unmap, not ours */
-		if (map_write_fd(f, fds[i], off, len, 0, how == 1))
+		if (map_write_fd(f, fds[i], off, len, 0, how == 2 ? &keep : NULL, &keeplen))
 			_exit(12 + 3 * i);
 	}
 	_exit(0);
