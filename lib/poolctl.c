@@ -402,7 +402,7 @@ static int cmd_help(int argc, char **argv)
 	}
 	if (argc > 2)
 		return usage_error("help", "give at most one COMMAND");
-	const struct command *c = find_command(argv[1]);
+	const struct command *c = find_command(is_help(argv[1]) ? "help" : argv[1]);
 	if (!c)
 		return usage_error("help", "unknown command '%s'", argv[1]);
 	print_command_help(stdout, c);
