@@ -20,7 +20,9 @@ int options_parse_size(const char *text, uint64_t *out)
 	unsigned long long v;
 	unsigned shift = 0;
 
-	if (!text || !*text || *text == '-' || *text == '+')
+	/* A digit first: strtoull skips blanks and then takes a sign, so " -1" would wrap to
+	 * 2^64-1 (an unlimited quota) if only text[0] were checked for '-'. */
+	if (!text || *text < '0' || *text > '9')
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(text, &end, 10);
@@ -48,12 +50,21 @@ int options_parse_seconds(const char *text, uint64_t *out_ms)
 {
 	char *end;
 	double v;
+	size_t whole, frac = 0;
 
-	if (!text || !*text || *text == '-' || *text == '+')
+	/* Plain decimals only ("1", "1.5", ".5", "2."): strtod would also take blanks, signs,
+	 * exponents ("1e3"), hex floats ("0x10"), "inf" and "nan". */
+	if (!text)
 		return -EINVAL;
-	errno = 0;
+	whole = strspn(text, "0123456789");
+	if (text[whole] == '.')
+		frac = strspn(text + whole + 1, "0123456789");
+	if (whole + frac == 0 || text[whole + (text[whole] == '.' ? 1 + frac : 0)] != '\0')
+		return -EINVAL;
+	/* The grammar is checked: strtod's ERANGE is only overflow (HUGE_VAL, refused below as
+	 * too long) or underflow (a value far below a millisecond, which rounds to 0). */
 	v = strtod(text, &end);
-	if (errno || end == text || *end)
+	if (end == text || *end)
 		return -EINVAL;
 	if (!(v >= 0) || v > 86400.0 * 365)
 		return -ERANGE;
