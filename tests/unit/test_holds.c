@@ -1,0 +1,737 @@
+/* Unit tests of fs/holds.c: the user.poolfs.hold scope language, the hold lists, and the scope text
+ * of user.poolfs.refs.
+ *
+ * Parsing: every scope, the one trailing NUL or newline setfattr may add, and every malformed value
+ * (a precise -EINVAL, never a crash, never a read past `len`). Lists: several nodes' holds sharing
+ * sources, unlinked from the head, the middle and the tail, with both the per-node and per-source
+ * lists walked and cross-checked after every step. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "holds.h"
+
+/* ---- parsing -------------------------------------------------------------------------------- */
+
+/* Parse a C string (without its NUL) through a heap copy of exactly `len` bytes, so a read past
+ * `len` shows up under ASan/valgrind. */
+static int parse_n(const char *value, size_t len, struct hold_request *out)
+{
+	char *copy = malloc(len ? len : 1);
+	int r;
+
+	assert_non_null(copy);
+	memcpy(copy, value, len);
+	r = hold_request_parse(copy, len, out);
+	free(copy);
+	return r;
+}
+
+static int parse(const char *s, struct hold_request *out)
+{
+	return parse_n(s, strlen(s), out);
+}
+
+static void expect_ok(const char *value, size_t len, enum hold_kind kind, pid_t pid)
+{
+	struct hold_request r = {.kind = (enum hold_kind)99, .pid = 4242};
+
+	assert_int_equal(parse_n(value, len, &r), 0);
+	assert_int_equal(r.kind, kind);
+	assert_int_equal(r.pid, pid);
+}
+
+static void expect_einval(const char *value, size_t len)
+{
+	struct hold_request r = {.kind = HOLD_PIN, .pid = 0};
+	int got = parse_n(value, len, &r);
+
+	if (got != -EINVAL) {
+		char shown[160];
+		size_t n = 0;
+
+		for (size_t i = 0; i < len && n + 5 < sizeof(shown); i++) {
+			unsigned char c = (unsigned char)value[i];
+
+			n += (size_t)snprintf(shown + n, sizeof(shown) - n,
+					      c >= 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
+		}
+		fail_msg("\"%s\" (len %zu): got %d, want -EINVAL", shown, len, got);
+	}
+}
+
+static void parse_scopes(void **state)
+{
+	(void)state;
+	expect_ok("pin", 3, HOLD_PIN, 0);
+	expect_ok("process", 7, HOLD_PID, 0);
+	expect_ok("session", 7, HOLD_SESSION, 0);
+	expect_ok("cgroup", 6, HOLD_CGROUP, 0);
+	expect_ok("pid:123", 7, HOLD_PID, 123);
+}
+
+static void parse_trailing_nul(void **state)
+{
+	(void)state;
+	/* setfattr, and sizeof("pin") in C, pass the terminating NUL. */
+	expect_ok("pin", 4, HOLD_PIN, 0);
+	expect_ok("process", 8, HOLD_PID, 0);
+	expect_ok("session", 8, HOLD_SESSION, 0);
+	expect_ok("cgroup", 7, HOLD_CGROUP, 0);
+	expect_ok("pid:123", 8, HOLD_PID, 123);
+}
+
+static void parse_trailing_newline(void **state)
+{
+	(void)state;
+	/* echo pin > ... style values. */
+	expect_ok("pin\n", 4, HOLD_PIN, 0);
+	expect_ok("process\n", 8, HOLD_PID, 0);
+	expect_ok("session\n", 8, HOLD_SESSION, 0);
+	expect_ok("cgroup\n", 7, HOLD_CGROUP, 0);
+	expect_ok("pid:123\n", 8, HOLD_PID, 123);
+}
+
+static void parse_uses_len_not_nul(void **state)
+{
+	(void)state;
+	/* The value is `len` bytes, not a C string: what follows is not part of it. */
+	expect_ok("pinned", 3, HOLD_PIN, 0);
+	expect_ok("sessions", 7, HOLD_SESSION, 0);
+	expect_ok("pid:12345", 6, HOLD_PID, 12);
+	/* And a shorter len is a different, wrong value. */
+	expect_einval("pin", 2);
+	expect_einval("process", 4);
+}
+
+static void parse_pid_boundaries(void **state)
+{
+	(void)state;
+	char buf[32];
+
+	expect_ok("pid:1", 5, HOLD_PID, 1);
+	expect_ok("pid:9", 5, HOLD_PID, 9);
+	expect_ok("pid:10", 6, HOLD_PID, 10);
+	expect_ok("pid:4194304", 11, HOLD_PID, 4194304); /* PID_MAX_LIMIT */
+	snprintf(buf, sizeof(buf), "pid:%d", INT_MAX);
+	expect_ok(buf, strlen(buf), HOLD_PID, INT_MAX);
+	snprintf(buf, sizeof(buf), "pid:%lld", (long long)INT_MAX + 1);
+	expect_einval(buf, strlen(buf));
+	snprintf(buf, sizeof(buf), "pid:%llu", (unsigned long long)UINT_MAX + 1);
+	expect_einval(buf, strlen(buf));
+	snprintf(buf, sizeof(buf), "pid:%ld", LONG_MAX);
+	expect_einval(buf, strlen(buf));
+	snprintf(buf, sizeof(buf), "pid:%lu0", (unsigned long)LONG_MAX);
+	expect_einval(buf, strlen(buf));
+}
+
+static void parse_process_clears_pid(void **state)
+{
+	(void)state;
+	struct hold_request r = {.kind = HOLD_CGROUP, .pid = 999};
+
+	/* "process" leaves pid 0 for the pool to fill in, whatever the struct held before. */
+	assert_int_equal(parse("process", &r), 0);
+	assert_int_equal(r.kind, HOLD_PID);
+	assert_int_equal(r.pid, 0);
+	r.pid = 999;
+	assert_int_equal(parse("pin", &r), 0);
+	assert_int_equal(r.pid, 0);
+	r.pid = 999;
+	assert_int_equal(parse("session", &r), 0);
+	assert_int_equal(r.pid, 0);
+	r.pid = 999;
+	assert_int_equal(parse("cgroup", &r), 0);
+	assert_int_equal(r.pid, 0);
+}
+
+static void parse_bad_values(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"pid:", "pid:0", "pid:-1", "pid:12a", "pid:99999999999", "PIN", "Pin", "PROCESS",
+		"Session", "CGROUP", "pid:+1", "pid: 1", "pid:01", "pid:1 ", "pid:1.0", "pid:0x10",
+		"pid:1e3", "pid", "pid:1:2", "PID:1", "pid=1", "pin ", " pin", "pins", "pi",
+		"p", "process:1", "session:1", "cgroup:/a", "pin\r", "pin\t", "none", "\n",
+		"\n\n", "pin\n\n", "pin\n\r", "pin\r\n", ":", "pid:-0", "pid:4294967296",
+		"pid:18446744073709551617", "pid:\n\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_einval(bad[i], strlen(bad[i]));
+}
+
+static void parse_empty(void **state)
+{
+	(void)state;
+	struct hold_request r;
+
+	expect_einval("", 0);
+	expect_einval("\0", 1);  /* only the trailing NUL */
+	expect_einval("\n", 1);  /* only the trailing newline */
+	assert_int_equal(hold_request_parse(NULL, 0, &r), -EINVAL);
+	assert_int_equal(hold_request_parse(NULL, 3, &r), -EINVAL);
+}
+
+static void parse_only_one_terminator(void **state)
+{
+	(void)state;
+	expect_einval("pin\n\n", 5);
+	expect_einval("pin\0\0", 5);
+	expect_einval("pin\n\0", 5);
+	expect_einval("pin\0\n", 5);
+	expect_einval("pid:1\n\n", 7);
+	expect_einval("pid:1\0\0", 7);
+}
+
+static void parse_embedded_nul(void **state)
+{
+	(void)state;
+	expect_einval("pi\0n", 4);
+	expect_einval("\0pin", 4);
+	expect_einval("pin\0x", 5);
+	expect_einval("pid:1\0002", 7);
+	expect_einval("pid:\0001", 6);
+	expect_einval("session\0\n", 9);
+}
+
+static void parse_long_values(void **state)
+{
+	(void)state;
+	char buf[128];
+
+	/* 100 bytes of junk. */
+	memset(buf, 'a', 100);
+	expect_einval(buf, 100);
+	/* "pin" padded to 100 bytes with NULs. */
+	memset(buf, 0, 100);
+	memcpy(buf, "pin", 3);
+	expect_einval(buf, 100);
+	/* A valid pid behind 96 leading zeros would be a very long number: refused. */
+	memcpy(buf, "pid:", 4);
+	memset(buf + 4, '0', 95);
+	buf[99] = '7';
+	expect_einval(buf, 100);
+	/* A long run of digits. */
+	memset(buf + 4, '9', 96);
+	expect_einval(buf, 100);
+	/* Huge len: refused without reading it all. */
+	{
+		size_t big = 1u << 20;
+		char *p = malloc(big);
+
+		assert_non_null(p);
+		memset(p, 'x', big);
+		memcpy(p, "pin", 3);
+		assert_int_equal(hold_request_parse(p, big, &(struct hold_request){0}), -EINVAL);
+		free(p);
+	}
+}
+
+static void parse_length_boundaries(void **state)
+{
+	(void)state;
+	char buf[64];
+
+	/* Lengths around any internal copy buffer (sanitizers catch an off-by-one write there):
+	 * junk of every length from 8 to 40, bare and with each allowed terminator. */
+	for (size_t n = 8; n <= 40; n++) {
+		memset(buf, 'q', n);
+		expect_einval(buf, n);
+		buf[n] = '\0';
+		expect_einval(buf, n + 1);
+		buf[n] = '\n';
+		expect_einval(buf, n + 1);
+		/* A valid scope followed by blanks up to n bytes is still junk. */
+		memset(buf, ' ', n);
+		memcpy(buf, "session", 7);
+		expect_einval(buf, n);
+		/* A long pid with leading digits of a valid one. */
+		memset(buf, '1', n);
+		memcpy(buf, "pid:", 4);
+		if (n - 4 <= 10) /* 1111111111 (ten ones) fits an int */
+			continue;
+		expect_einval(buf, n);
+	}
+}
+
+static void parse_every_prefix_of_valid(void **state)
+{
+	(void)state;
+	static const char *const good[] = {"pin", "process", "session", "cgroup", "pid:123"};
+
+	/* Every proper prefix of a valid scope is invalid, except "pid:1" and "pid:12". */
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		size_t n = strlen(good[i]);
+
+		for (size_t k = 0; k < n; k++) {
+			struct hold_request r;
+			int got = parse_n(good[i], k, &r);
+
+			if (strncmp(good[i], "pid:", 4) == 0 && k > 4)
+				assert_int_equal(got, 0);
+			else if (got != -EINVAL)
+				fail_msg("prefix %zu of \"%s\" accepted", k, good[i]);
+		}
+	}
+}
+
+/* ---- lists ---------------------------------------------------------------------------------- */
+
+static struct hold_source make_src(enum hold_kind kind, pid_t pid, char *cgroup)
+{
+	struct hold_source s;
+
+	memset(&s, 0, sizeof(s));
+	s.kind = kind;
+	s.pid = pid;
+	s.cgroup = cgroup;
+	s.fd = -1;
+	return s;
+}
+
+static void init_hold(struct hold *h, void *node, uid_t uid, struct hold_source *src)
+{
+	/* Garbage in the link fields: hold_link must set them all. */
+	memset(h, 0x5a, sizeof(*h));
+	h->node = node;
+	h->uid = uid;
+	h->src = src;
+}
+
+/* The node list must be exactly `want` (in order), each entry belonging to `node`. */
+static void check_node_list(const struct hold *list, void *node, struct hold *const want[],
+			    size_t n)
+{
+	size_t i = 0;
+
+	for (const struct hold *h = list; h; h = h->node_next, i++) {
+		assert_true(i < n);
+		assert_ptr_equal(h, want[i]);
+		assert_ptr_equal(h->node, node);
+	}
+	assert_int_equal(i, n);
+	assert_int_equal(hold_count(list), n);
+}
+
+/* The source list must be exactly `want` (in order), doubly linked both ways, all ending here. */
+static void check_src_list(const struct hold_source *s, struct hold *const want[], size_t n)
+{
+	const struct hold *prev = NULL;
+	size_t i = 0;
+
+	for (const struct hold *h = s->holds; h; prev = h, h = h->src_next, i++) {
+		assert_true(i < n);
+		assert_ptr_equal(h, want[i]);
+		assert_ptr_equal(h->src, s);
+		assert_ptr_equal(h->src_prev, prev);
+	}
+	assert_int_equal(i, n);
+	/* Walk back from the tail: the same list reversed. */
+	for (const struct hold *h = prev; h; h = h->src_prev) {
+		assert_true(i > 0);
+		i--;
+		assert_ptr_equal(h, want[i]);
+	}
+	assert_int_equal(i, 0);
+}
+
+static void check_detached(const struct hold *h)
+{
+	assert_null(h->node_next);
+	assert_null(h->src_next);
+	assert_null(h->src_prev);
+}
+
+static void count_empty(void **state)
+{
+	(void)state;
+	assert_int_equal(hold_count(NULL), 0);
+}
+
+static void link_pin_has_no_source(void **state)
+{
+	(void)state;
+	int node;
+	struct hold *list = NULL, p;
+
+	init_hold(&p, &node, 1000, NULL);
+	hold_link(&list, &p);
+	assert_ptr_equal(list, &p);
+	check_detached(&p);
+	assert_int_equal(hold_count(list), 1);
+	hold_unlink(&list, &p);
+	assert_null(list);
+	check_detached(&p);
+	assert_int_equal(hold_count(list), 0);
+}
+
+static void link_single_sourced(void **state)
+{
+	(void)state;
+	int node;
+	struct hold_source s = make_src(HOLD_PID, 77, NULL);
+	struct hold *list = NULL, h;
+
+	init_hold(&h, &node, 1000, &s);
+	hold_link(&list, &h);
+	check_node_list(list, &node, (struct hold *[]){&h}, 1);
+	check_src_list(&s, (struct hold *[]){&h}, 1);
+	hold_unlink(&list, &h);
+	assert_null(list);
+	assert_null(s.holds);
+	check_detached(&h);
+	/* Source fields other than the list are left alone. */
+	assert_int_equal(s.kind, HOLD_PID);
+	assert_int_equal(s.pid, 77);
+	assert_int_equal(s.fd, -1);
+	assert_false(s.ended);
+}
+
+/* Two nodes, two sources and pins:
+ *   node A: a1(S) a2(pin) a3(S) a4(T) a5(S)       linked in this order
+ *   node B: b1(S) b2(T) b3(pin)                   interleaved with A's
+ * Link order a1 b1 a2 a3 b2 a4 b3 a5; lists grow at the head, so node A reads a5 a4 a3 a2 a1,
+ * node B b3 b2 b1, source S a5 a3 b1 a1 and source T a4 b2. */
+struct fixture {
+	int node_a, node_b;
+	struct hold_source s, t;
+	struct hold *list_a, *list_b;
+	struct hold a1, a2, a3, a4, a5, b1, b2, b3;
+};
+
+static int fixture_setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	f->s = make_src(HOLD_PID, 100, NULL);
+	f->t = make_src(HOLD_SESSION, 200, NULL);
+	init_hold(&f->a1, &f->node_a, 1000, &f->s);
+	init_hold(&f->a2, &f->node_a, 1000, NULL);
+	init_hold(&f->a3, &f->node_a, 1001, &f->s);
+	init_hold(&f->a4, &f->node_a, 1000, &f->t);
+	init_hold(&f->a5, &f->node_a, 1000, &f->s);
+	init_hold(&f->b1, &f->node_b, 1000, &f->s);
+	init_hold(&f->b2, &f->node_b, 1000, &f->t);
+	init_hold(&f->b3, &f->node_b, 1000, NULL);
+	hold_link(&f->list_a, &f->a1);
+	hold_link(&f->list_b, &f->b1);
+	hold_link(&f->list_a, &f->a2);
+	hold_link(&f->list_a, &f->a3);
+	hold_link(&f->list_b, &f->b2);
+	hold_link(&f->list_a, &f->a4);
+	hold_link(&f->list_b, &f->b3);
+	hold_link(&f->list_a, &f->a5);
+	*state = f;
+	return 0;
+}
+
+static int fixture_teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+static void fixture_initial(void **state)
+{
+	struct fixture *f = *state;
+
+	check_node_list(f->list_a, &f->node_a,
+			(struct hold *[]){&f->a5, &f->a4, &f->a3, &f->a2, &f->a1}, 5);
+	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b3, &f->b2, &f->b1}, 3);
+	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a3, &f->b1, &f->a1}, 4);
+	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
+	/* Pins are on no source list. */
+	assert_null(f->a2.src_next);
+	assert_null(f->a2.src_prev);
+	assert_null(f->b3.src_next);
+	assert_null(f->b3.src_prev);
+}
+
+static void unlink_middle(void **state)
+{
+	struct fixture *f = *state;
+
+	/* a3: middle of node A's list and middle of S's list. */
+	hold_unlink(&f->list_a, &f->a3);
+	check_detached(&f->a3);
+	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a5, &f->a4, &f->a2, &f->a1}, 4);
+	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b3, &f->b2, &f->b1}, 3);
+	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->b1, &f->a1}, 3);
+	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
+	/* b1: middle of S, tail of node B. */
+	hold_unlink(&f->list_b, &f->b1);
+	check_detached(&f->b1);
+	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b3, &f->b2}, 2);
+	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a1}, 2);
+	/* a2: a pin in the middle of node A. */
+	hold_unlink(&f->list_a, &f->a2);
+	check_detached(&f->a2);
+	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a5, &f->a4, &f->a1}, 3);
+	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a1}, 2);
+	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
+}
+
+static void unlink_head(void **state)
+{
+	struct fixture *f = *state;
+
+	/* a5: head of node A and head of S. */
+	hold_unlink(&f->list_a, &f->a5);
+	check_detached(&f->a5);
+	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a4, &f->a3, &f->a2, &f->a1}, 4);
+	check_src_list(&f->s, (struct hold *[]){&f->a3, &f->b1, &f->a1}, 3);
+	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
+	/* a4: new head of node A, head of T. */
+	hold_unlink(&f->list_a, &f->a4);
+	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a3, &f->a2, &f->a1}, 3);
+	check_src_list(&f->t, (struct hold *[]){&f->b2}, 1);
+	/* b3: pin at the head of node B. */
+	hold_unlink(&f->list_b, &f->b3);
+	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b2, &f->b1}, 2);
+	/* b2: head of node B and the last hold of T. */
+	hold_unlink(&f->list_b, &f->b2);
+	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b1}, 1);
+	check_src_list(&f->t, NULL, 0);
+	assert_null(f->t.holds);
+	check_src_list(&f->s, (struct hold *[]){&f->a3, &f->b1, &f->a1}, 3);
+}
+
+static void unlink_tail(void **state)
+{
+	struct fixture *f = *state;
+
+	/* a1: tail of node A and tail of S. */
+	hold_unlink(&f->list_a, &f->a1);
+	check_detached(&f->a1);
+	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a5, &f->a4, &f->a3, &f->a2}, 4);
+	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a3, &f->b1}, 3);
+	/* b1: now tail of S and tail of node B. */
+	hold_unlink(&f->list_b, &f->b1);
+	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b3, &f->b2}, 2);
+	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a3}, 2);
+	/* a2: now the tail of node A, a pin. */
+	hold_unlink(&f->list_a, &f->a2);
+	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a5, &f->a4, &f->a3}, 3);
+	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a3}, 2);
+	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
+}
+
+static void unlink_everything_any_order(void **state)
+{
+	struct fixture *f = *state;
+	struct hold *order[] = {&f->a3, &f->b2, &f->a5, &f->b3, &f->a1, &f->a2, &f->b1, &f->a4};
+	size_t left_a = 5, left_b = 3;
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct hold *h = order[i];
+		bool on_a = h->node == &f->node_a;
+
+		hold_unlink(on_a ? &f->list_a : &f->list_b, h);
+		check_detached(h);
+		if (on_a)
+			left_a--;
+		else
+			left_b--;
+		assert_int_equal(hold_count(f->list_a), left_a);
+		assert_int_equal(hold_count(f->list_b), left_b);
+		/* No list still reaches the unlinked hold. */
+		for (struct hold *p = f->list_a; p; p = p->node_next)
+			assert_ptr_not_equal(p, h);
+		for (struct hold *p = f->list_b; p; p = p->node_next)
+			assert_ptr_not_equal(p, h);
+		for (struct hold *p = f->s.holds; p; p = p->src_next) {
+			assert_ptr_not_equal(p, h);
+			assert_ptr_equal(p->src, &f->s);
+			if (p->src_next)
+				assert_ptr_equal(p->src_next->src_prev, p);
+		}
+		for (struct hold *p = f->t.holds; p; p = p->src_next) {
+			assert_ptr_not_equal(p, h);
+			if (p->src_next)
+				assert_ptr_equal(p->src_next->src_prev, p);
+		}
+		if (f->s.holds)
+			assert_null(f->s.holds->src_prev);
+		if (f->t.holds)
+			assert_null(f->t.holds->src_prev);
+	}
+	assert_null(f->list_a);
+	assert_null(f->list_b);
+	assert_null(f->s.holds);
+	assert_null(f->t.holds);
+}
+
+static void relink_after_unlink(void **state)
+{
+	struct fixture *f = *state;
+
+	/* A hold taken off and put back (e.g. reused record) lands at the heads again. */
+	hold_unlink(&f->list_a, &f->a3);
+	hold_link(&f->list_a, &f->a3);
+	check_node_list(f->list_a, &f->node_a,
+			(struct hold *[]){&f->a3, &f->a5, &f->a4, &f->a2, &f->a1}, 5);
+	check_src_list(&f->s, (struct hold *[]){&f->a3, &f->a5, &f->b1, &f->a1}, 4);
+}
+
+static void unlink_from_wrong_node_list(void **state)
+{
+	struct fixture *f = *state;
+
+	/* The node list given does not hold it: that list is untouched, the source list still
+	 * drops it (the source side is what a watcher walks). */
+	hold_unlink(&f->list_b, &f->a3);
+	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b3, &f->b2, &f->b1}, 3);
+	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->b1, &f->a1}, 3);
+	check_detached(&f->a3);
+}
+
+/* ---- scope text ----------------------------------------------------------------------------- */
+
+static void format_each_kind(void **state)
+{
+	(void)state;
+	char cg[] = "/user.slice/x";
+	struct hold_source pid = make_src(HOLD_PID, 123, NULL);
+	struct hold_source ses = make_src(HOLD_SESSION, 77, NULL);
+	struct hold_source cgs = make_src(HOLD_CGROUP, 0, cg);
+	struct hold_source cgnull = make_src(HOLD_CGROUP, 0, NULL);
+	struct hold h;
+	char buf[64];
+
+	init_hold(&h, NULL, 1000, NULL);
+	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "pin");
+	h.src = &pid;
+	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "pid:123");
+	h.src = &ses;
+	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "session:77");
+	h.src = &cgs;
+	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "cgroup:/user.slice/x");
+	h.src = &cgnull;
+	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "cgroup:?");
+	pid.pid = INT_MAX;
+	h.src = &pid;
+	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "pid:2147483647");
+}
+
+static void format_roundtrips_through_parse(void **state)
+{
+	(void)state;
+	struct hold_source pid = make_src(HOLD_PID, 4321, NULL);
+	struct hold h;
+	struct hold_request r;
+	char buf[32];
+
+	/* The refs text of pin and pid holds is itself a valid hold value. */
+	init_hold(&h, NULL, 0, NULL);
+	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
+	assert_int_equal(parse(buf, &r), 0);
+	assert_int_equal(r.kind, HOLD_PIN);
+	h.src = &pid;
+	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
+	assert_int_equal(parse(buf, &r), 0);
+	assert_int_equal(r.kind, HOLD_PID);
+	assert_int_equal(r.pid, 4321);
+}
+
+/* Exactly strlen(want) + 1 bytes fit; one less is -ENAMETOOLONG, still NUL-terminated. */
+static void check_fit(const struct hold *h, const char *want)
+{
+	size_t need = strlen(want) + 1;
+	char buf[64];
+
+	memset(buf, 'Z', sizeof(buf));
+	assert_int_equal(hold_format_scope(h, buf, need), 0);
+	assert_string_equal(buf, want);
+	assert_int_equal(buf[need], 'Z'); /* nothing written past len */
+
+	memset(buf, 'Z', sizeof(buf));
+	assert_int_equal(hold_format_scope(h, buf, need - 1), -ENAMETOOLONG);
+	assert_int_equal(buf[need - 2], '\0');
+	assert_int_equal(buf[need - 1], 'Z');
+	assert_memory_equal(buf, want, need - 2);
+
+	memset(buf, 'Z', sizeof(buf));
+	assert_int_equal(hold_format_scope(h, buf, 1), -ENAMETOOLONG);
+	assert_int_equal(buf[0], '\0');
+	assert_int_equal(buf[1], 'Z');
+
+	memset(buf, 'Z', sizeof(buf));
+	assert_int_equal(hold_format_scope(h, buf, 0), -ENAMETOOLONG);
+	assert_int_equal(buf[0], 'Z');
+}
+
+static void format_too_small(void **state)
+{
+	(void)state;
+	char cg[] = "/system.slice/job-42.scope";
+	struct hold_source pid = make_src(HOLD_PID, 123, NULL);
+	struct hold_source ses = make_src(HOLD_SESSION, 77, NULL);
+	struct hold_source cgs = make_src(HOLD_CGROUP, 0, cg);
+	struct hold_source cgnull = make_src(HOLD_CGROUP, 0, NULL);
+	struct hold h;
+
+	init_hold(&h, NULL, 1000, NULL);
+	check_fit(&h, "pin");
+	h.src = &pid;
+	check_fit(&h, "pid:123");
+	h.src = &ses;
+	check_fit(&h, "session:77");
+	h.src = &cgs;
+	check_fit(&h, "cgroup:/system.slice/job-42.scope");
+	h.src = &cgnull;
+	check_fit(&h, "cgroup:?");
+	assert_int_equal(hold_format_scope(&h, NULL, 0), -ENAMETOOLONG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_scopes),
+		cmocka_unit_test(parse_trailing_nul),
+		cmocka_unit_test(parse_trailing_newline),
+		cmocka_unit_test(parse_uses_len_not_nul),
+		cmocka_unit_test(parse_pid_boundaries),
+		cmocka_unit_test(parse_process_clears_pid),
+		cmocka_unit_test(parse_bad_values),
+		cmocka_unit_test(parse_empty),
+		cmocka_unit_test(parse_only_one_terminator),
+		cmocka_unit_test(parse_embedded_nul),
+		cmocka_unit_test(parse_long_values),
+		cmocka_unit_test(parse_length_boundaries),
+		cmocka_unit_test(parse_every_prefix_of_valid),
+		cmocka_unit_test(count_empty),
+		cmocka_unit_test(link_pin_has_no_source),
+		cmocka_unit_test(link_single_sourced),
+		cmocka_unit_test_setup_teardown(fixture_initial, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(unlink_middle, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(unlink_head, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(unlink_tail, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(unlink_everything_any_order, fixture_setup,
+						fixture_teardown),
+		cmocka_unit_test_setup_teardown(relink_after_unlink, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(unlink_from_wrong_node_list, fixture_setup,
+						fixture_teardown),
+		cmocka_unit_test(format_each_kind),
+		cmocka_unit_test(format_roundtrips_through_parse),
+		cmocka_unit_test(format_too_small),
+	};
+
+	return cmocka_run_group_tests_name("holds", tests, NULL, NULL);
+}

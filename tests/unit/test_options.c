@@ -1,0 +1,705 @@
+/* Unit tests of fs/options.c: the pool's own mount options (docs/interface.md).
+ *
+ * Defaults, every option with good and bad values, the size and seconds grammars at their
+ * boundaries (suffixes, overflow, signs, junk), what goes on to FUSE, and that a refused item
+ * leaves the options as they were and says why. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "options.h"
+
+static struct pool_options fresh(void)
+{
+	struct pool_options o;
+
+	options_init(&o);
+	return o;
+}
+
+/* Field by field: struct copies need not preserve padding, so no memcmp. */
+static void assert_same_options(const struct pool_options *a, const struct pool_options *b)
+{
+	assert_string_equal(a->backing, b->backing);
+	assert_int_equal(a->datapath, b->datapath);
+	assert_int_equal(a->autohold, b->autohold);
+	assert_int_equal(a->linger_ms, b->linger_ms);
+	assert_int_equal(a->max_size, b->max_size);
+	assert_int_equal(a->max_user_size, b->max_user_size);
+	assert_int_equal(a->root_exempt, b->root_exempt);
+	assert_int_equal(a->allow_other, b->allow_other);
+}
+
+/* Apply one item and check the result and, on error, that a reason naming `key` was given. */
+static int apply(struct pool_options *o, const char *item)
+{
+	const char *why = "untouched";
+	int r = options_apply(o, item, &why);
+
+	if (r < 0) {
+		assert_non_null(why);
+		assert_string_not_equal(why, "untouched");
+	} else {
+		/* Success or "not ours" says nothing. */
+		assert_string_equal(why, "untouched");
+	}
+	return r;
+}
+
+/* ---- defaults ------------------------------------------------------------------------------- */
+
+static void defaults(void **state)
+{
+	(void)state;
+	struct pool_options o;
+
+	memset(&o, 0xa5, sizeof(o)); /* init must not rely on zeroed memory */
+	options_init(&o);
+	assert_string_equal(o.backing, "/dev/shm");
+	assert_int_equal(o.datapath, DATAPATH_AUTO);
+	assert_int_equal(o.autohold, AUTOHOLD_SESSION);
+	assert_int_equal(o.linger_ms, 0);
+	assert_int_equal(o.max_size, 0);
+	assert_int_equal(o.max_user_size, 0);
+	assert_false(o.root_exempt);
+	assert_false(o.allow_other);
+}
+
+static void names(void **state)
+{
+	(void)state;
+	assert_string_equal(options_datapath_name(DATAPATH_AUTO), "auto");
+	assert_string_equal(options_datapath_name(DATAPATH_PASSTHROUGH), "passthrough");
+	assert_string_equal(options_datapath_name(DATAPATH_PAGECACHE), "pagecache");
+	assert_string_equal(options_autohold_name(AUTOHOLD_NONE), "none");
+	assert_string_equal(options_autohold_name(AUTOHOLD_PROCESS), "process");
+	assert_string_equal(options_autohold_name(AUTOHOLD_SESSION), "session");
+	assert_string_equal(options_autohold_name(AUTOHOLD_CGROUP), "cgroup");
+}
+
+/* ---- backing -------------------------------------------------------------------------------- */
+
+static void backing_absolute(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "backing=/tmp/x"), 1);
+	assert_string_equal(o.backing, "/tmp/x");
+	assert_int_equal(apply(&o, "backing=/"), 1);
+	assert_string_equal(o.backing, "/");
+	/* A value may itself contain '=' and ','-free text of any kind. */
+	assert_int_equal(apply(&o, "backing=/run/a=b"), 1);
+	assert_string_equal(o.backing, "/run/a=b");
+}
+
+static void backing_relative_refused(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "backing=tmp/x"), -EINVAL);
+	assert_int_equal(apply(&o, "backing=./x"), -EINVAL);
+	assert_int_equal(apply(&o, "backing=~/x"), -EINVAL);
+	assert_int_equal(apply(&o, "backing= /x"), -EINVAL);
+	assert_int_equal(apply(&o, "backing="), -EINVAL);
+	assert_string_equal(o.backing, "/dev/shm");
+}
+
+static void backing_length_boundary(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+	char item[sizeof(o.backing) + 32];
+	const size_t longest = sizeof(o.backing) - 64 - 1; /* room for the private subfolder */
+
+	/* The longest accepted path. */
+	snprintf(item, sizeof(item), "backing=/");
+	memset(item + 9, 'a', longest - 1);
+	item[8 + longest] = '\0';
+	assert_int_equal(strlen(item + 8), longest);
+	assert_int_equal(apply(&o, item), 1);
+	assert_int_equal(strlen(o.backing), longest);
+	assert_memory_equal(o.backing, item + 8, longest + 1);
+
+	/* One more byte: refused, and the old value stays. */
+	options_init(&o);
+	item[8 + longest] = 'a';
+	item[8 + longest + 1] = '\0';
+	assert_int_equal(apply(&o, item), -ENAMETOOLONG);
+	assert_string_equal(o.backing, "/dev/shm");
+
+	/* Far too long (longer than the buffer itself). */
+	memset(item + 9, 'b', sizeof(item) - 10);
+	item[sizeof(item) - 1] = '\0';
+	assert_int_equal(apply(&o, item), -ENAMETOOLONG);
+	assert_string_equal(o.backing, "/dev/shm");
+}
+
+/* ---- datapath / autohold -------------------------------------------------------------------- */
+
+static void datapath_values(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "datapath=passthrough"), 1);
+	assert_int_equal(o.datapath, DATAPATH_PASSTHROUGH);
+	assert_int_equal(apply(&o, "datapath=pagecache"), 1);
+	assert_int_equal(o.datapath, DATAPATH_PAGECACHE);
+	assert_int_equal(apply(&o, "datapath=auto"), 1);
+	assert_int_equal(o.datapath, DATAPATH_AUTO);
+	/* Every name round-trips. */
+	for (int d = DATAPATH_AUTO; d <= DATAPATH_PAGECACHE; d++) {
+		char item[64];
+
+		snprintf(item, sizeof(item), "datapath=%s", options_datapath_name(d));
+		assert_int_equal(apply(&o, item), 1);
+		assert_int_equal(o.datapath, d);
+	}
+}
+
+static void datapath_bad_names(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"datapath=", "datapath=AUTO", "datapath=Passthrough", "datapath=page",
+		"datapath=pagecache ", "datapath= auto", "datapath=autox", "datapath=none",
+		"datapath=passthrough,", "datapath=pagecache\n",
+	};
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "datapath=pagecache"), 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *why = NULL;
+
+		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
+		assert_non_null(why);
+		assert_non_null(strstr(why, "datapath"));
+		assert_int_equal(o.datapath, DATAPATH_PAGECACHE);
+	}
+}
+
+static void autohold_values(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "autohold=none"), 1);
+	assert_int_equal(o.autohold, AUTOHOLD_NONE);
+	assert_int_equal(apply(&o, "autohold=process"), 1);
+	assert_int_equal(o.autohold, AUTOHOLD_PROCESS);
+	assert_int_equal(apply(&o, "autohold=cgroup"), 1);
+	assert_int_equal(o.autohold, AUTOHOLD_CGROUP);
+	assert_int_equal(apply(&o, "autohold=session"), 1);
+	assert_int_equal(o.autohold, AUTOHOLD_SESSION);
+	for (int a = AUTOHOLD_NONE; a <= AUTOHOLD_CGROUP; a++) {
+		char item[64];
+
+		snprintf(item, sizeof(item), "autohold=%s", options_autohold_name(a));
+		assert_int_equal(apply(&o, item), 1);
+		assert_int_equal(o.autohold, a);
+	}
+}
+
+static void autohold_bad_names(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"autohold=", "autohold=pin", "autohold=NONE", "autohold=Session", "autohold=pid:1",
+		"autohold=sessions", "autohold= none", "autohold=none ", "autohold=proc",
+		"autohold=cgroup\n",
+	};
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "autohold=none"), 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *why = NULL;
+
+		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
+		assert_non_null(why);
+		assert_non_null(strstr(why, "autohold"));
+		assert_int_equal(o.autohold, AUTOHOLD_NONE);
+	}
+}
+
+/* ---- linger --------------------------------------------------------------------------------- */
+
+static void linger_values(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "linger=0"), 1);
+	assert_int_equal(o.linger_ms, 0);
+	assert_int_equal(apply(&o, "linger=1"), 1);
+	assert_int_equal(o.linger_ms, 1000);
+	assert_int_equal(apply(&o, "linger=1.5"), 1);
+	assert_int_equal(o.linger_ms, 1500);
+	assert_int_equal(apply(&o, "linger=0.25"), 1);
+	assert_int_equal(o.linger_ms, 250);
+	assert_int_equal(apply(&o, "linger=0.001"), 1);
+	assert_int_equal(o.linger_ms, 1);
+	assert_int_equal(apply(&o, "linger=2.0"), 1);
+	assert_int_equal(o.linger_ms, 2000);
+	assert_int_equal(apply(&o, "linger=0.0"), 1);
+	assert_int_equal(o.linger_ms, 0);
+	assert_int_equal(apply(&o, "linger=86400"), 1);
+	assert_int_equal(o.linger_ms, 86400000);
+	assert_int_equal(apply(&o, "linger=010"), 1); /* decimal, not octal */
+	assert_int_equal(o.linger_ms, 10000);
+}
+
+static void linger_rounds_to_ms(void **state)
+{
+	(void)state;
+	uint64_t ms = 77;
+
+	assert_int_equal(options_parse_seconds("0.0004", &ms), 0);
+	assert_int_equal(ms, 0);
+	assert_int_equal(options_parse_seconds("0.0006", &ms), 0);
+	assert_int_equal(ms, 1);
+	assert_int_equal(options_parse_seconds("1.2344", &ms), 0);
+	assert_int_equal(ms, 1234);
+	assert_int_equal(options_parse_seconds("1.2346", &ms), 0);
+	assert_int_equal(ms, 1235);
+	/* 0.1 and 0.3 are not exact in binary: still the nearest millisecond. */
+	assert_int_equal(options_parse_seconds("0.1", &ms), 0);
+	assert_int_equal(ms, 100);
+	assert_int_equal(options_parse_seconds("0.3", &ms), 0);
+	assert_int_equal(ms, 300);
+}
+
+static void linger_upper_bound(void **state)
+{
+	(void)state;
+	uint64_t ms = 77;
+
+	/* At most a year. */
+	assert_int_equal(options_parse_seconds("31536000", &ms), 0);
+	assert_int_equal(ms, 31536000000ull);
+	ms = 77;
+	assert_int_equal(options_parse_seconds("31536000.5", &ms), -ERANGE);
+	assert_int_equal(options_parse_seconds("31536001", &ms), -ERANGE);
+	assert_int_equal(options_parse_seconds("99999999999999999999999999", &ms), -ERANGE);
+	assert_int_equal(ms, 77); /* untouched on error */
+	/* Far beyond what a double holds: still "too long", not "not a number". */
+	{
+		char big[420];
+
+		big[0] = '1';
+		memset(big + 1, '0', 400);
+		big[401] = '\0';
+		assert_int_equal(options_parse_seconds(big, &ms), -ERANGE);
+		assert_int_equal(ms, 77);
+	}
+}
+
+static void linger_tiny_rounds_to_zero(void **state)
+{
+	(void)state;
+	char tiny[420];
+	uint64_t ms = 77;
+
+	/* 0.000...01 with 400 zeros: far below a millisecond (strtod underflows), so 0. */
+	memcpy(tiny, "0.", 2);
+	memset(tiny + 2, '0', 400);
+	tiny[402] = '1';
+	tiny[403] = '\0';
+	assert_int_equal(options_parse_seconds(tiny, &ms), 0);
+	assert_int_equal(ms, 0);
+	/* Leading zeros galore are still the number they spell. */
+	memset(tiny, '0', 400);
+	memcpy(tiny + 400, "2.5", 4);
+	assert_int_equal(options_parse_seconds(tiny, &ms), 0);
+	assert_int_equal(ms, 2500);
+}
+
+static void linger_bare_point_forms(void **state)
+{
+	(void)state;
+	uint64_t ms = 77;
+
+	assert_int_equal(options_parse_seconds(".5", &ms), 0);
+	assert_int_equal(ms, 500);
+	assert_int_equal(options_parse_seconds("2.", &ms), 0);
+	assert_int_equal(ms, 2000);
+	ms = 77;
+	assert_int_equal(options_parse_seconds(".", &ms), -EINVAL);
+	assert_int_equal(options_parse_seconds("..5", &ms), -EINVAL);
+	assert_int_equal(options_parse_seconds("5..", &ms), -EINVAL);
+	assert_int_equal(options_parse_seconds(".5.", &ms), -EINVAL);
+	assert_int_equal(ms, 77);
+}
+
+static void linger_negative_refused(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+	uint64_t ms = 77;
+
+	assert_int_equal(apply(&o, "linger=2"), 1);
+	assert_int_equal(apply(&o, "linger=-1"), -EINVAL);
+	assert_int_equal(apply(&o, "linger=-0.5"), -EINVAL);
+	assert_int_equal(apply(&o, "linger=-0"), -EINVAL);
+	assert_int_equal(apply(&o, "linger=+1"), -EINVAL);
+	/* A sign hidden behind blanks is no better. */
+	assert_true(options_parse_seconds(" -1", &ms) < 0);
+	assert_true(options_parse_seconds("\t-1", &ms) < 0);
+	assert_int_equal(ms, 77);
+	assert_int_equal(o.linger_ms, 2000);
+}
+
+static void linger_junk_refused(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"linger=", "linger=abc", "linger=1s", "linger=1.5s", "linger=1,5", "linger=1.2.3",
+		"linger=1 ", "linger=.", "linger=1e", "linger=one", "linger=0x", "linger=\n",
+	};
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "linger=3"), 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *why = NULL;
+
+		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
+		assert_non_null(why);
+		assert_non_null(strstr(why, "linger"));
+		assert_int_equal(o.linger_ms, 3000);
+	}
+	assert_int_equal(options_parse_seconds(NULL, &o.linger_ms), -EINVAL);
+	assert_int_equal(options_parse_seconds("", &o.linger_ms), -EINVAL);
+	assert_int_equal(o.linger_ms, 3000);
+}
+
+static void linger_only_plain_decimals(void **state)
+{
+	(void)state;
+	/* "SECONDS (decimals allowed)": no exponents, hex floats, infinities, NaN or blanks. */
+	static const char *const bad[] = {
+		"1e3", "1E3", "0x10", "0X1p3", "inf", "INF", "infinity", "nan", "NAN", " 1", "\t1",
+		"\n1",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t ms = 77;
+		int r = options_parse_seconds(bad[i], &ms);
+
+		if (r >= 0)
+			fail_msg("linger=\"%s\" accepted as %llu ms", bad[i], (unsigned long long)ms);
+		assert_int_equal(ms, 77);
+	}
+}
+
+/* ---- sizes ---------------------------------------------------------------------------------- */
+
+static void size_plain_and_suffixes(void **state)
+{
+	(void)state;
+	uint64_t v = 77;
+
+	assert_int_equal(options_parse_size("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(options_parse_size("1", &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(options_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(options_parse_size("010", &v), 0); /* decimal, not octal */
+	assert_int_equal(v, 10);
+	assert_int_equal(options_parse_size("1k", &v), 0);
+	assert_int_equal(v, 1024);
+	assert_int_equal(options_parse_size("64M", &v), 0);
+	assert_int_equal(v, 67108864);
+	assert_int_equal(options_parse_size("1M", &v), 0);
+	assert_int_equal(v, 1ull << 20);
+	assert_int_equal(options_parse_size("3G", &v), 0);
+	assert_int_equal(v, 3ull << 30);
+	assert_int_equal(options_parse_size("1T", &v), 0);
+	assert_int_equal(v, 1ull << 40);
+	assert_int_equal(options_parse_size("0k", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(options_parse_size("0T", &v), 0);
+	assert_int_equal(v, 0);
+}
+
+static void size_overflow_boundaries(void **state)
+{
+	(void)state;
+	uint64_t v = 77;
+
+	/* The largest plain value, and one past it. */
+	assert_int_equal(options_parse_size("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	v = 77;
+	assert_int_equal(options_parse_size("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(options_parse_size("99999999999999999999999", &v), -ERANGE);
+	assert_int_equal(options_parse_size("99999999999999999999999k", &v), -ERANGE);
+	/* Each suffix at its largest value and one past it. */
+	assert_int_equal(options_parse_size("18014398509481983k", &v), 0);
+	assert_true(v == (UINT64_MAX >> 10) << 10);
+	v = 77;
+	assert_int_equal(options_parse_size("18014398509481984k", &v), -ERANGE);
+	assert_int_equal(options_parse_size("17592186044415M", &v), 0);
+	assert_true(v == (UINT64_MAX >> 20) << 20);
+	v = 77;
+	assert_int_equal(options_parse_size("17592186044416M", &v), -ERANGE);
+	assert_int_equal(options_parse_size("17179869183G", &v), 0);
+	assert_true(v == (UINT64_MAX >> 30) << 30);
+	v = 77;
+	assert_int_equal(options_parse_size("17179869184G", &v), -ERANGE);
+	assert_int_equal(options_parse_size("16777215T", &v), 0);
+	assert_true(v == (UINT64_MAX >> 40) << 40);
+	v = 77;
+	assert_int_equal(options_parse_size("16777216T", &v), -ERANGE);
+	assert_int_equal(options_parse_size("18446744073709551615T", &v), -ERANGE);
+	assert_int_equal(v, 77); /* untouched on error */
+}
+
+static void size_junk_refused(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"", "12X", "1P", "1E", "k", "M", "1kk", "1 k", "1k ", "1.5M", "1,5", "0x10", "ten",
+		"1-", "1+", "12\n", "1KiB",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t v = 77;
+		int r = options_parse_size(bad[i], &v);
+
+		if (r != -EINVAL)
+			fail_msg("size \"%s\": got %d, want -EINVAL", bad[i], r);
+		assert_int_equal(v, 77);
+	}
+	assert_int_equal(options_parse_size(NULL, &(uint64_t){0}), -EINVAL);
+}
+
+static void size_signs_refused(void **state)
+{
+	(void)state;
+	/* strtoull would happily wrap "-1" to 2^64-1: a negative quota must never become "huge". */
+	static const char *const bad[] = {"-1", "-0", "+1", "-1k", " -1", "\t-1", " +1", "\n-5M"};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t v = 77;
+		int r = options_parse_size(bad[i], &v);
+
+		if (r != -EINVAL)
+			fail_msg("size \"%s\": got %d (value %llu), want -EINVAL", bad[i], r,
+				 (unsigned long long)v);
+		assert_int_equal(v, 77);
+	}
+}
+
+static void size_blanks_refused(void **state)
+{
+	(void)state;
+	uint64_t v = 77;
+
+	assert_int_equal(options_parse_size(" 1", &v), -EINVAL);
+	assert_int_equal(options_parse_size("\t1k", &v), -EINVAL);
+	assert_int_equal(v, 77);
+}
+
+static void max_size_options(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "max_size=1G"), 1);
+	assert_int_equal(o.max_size, 1ull << 30);
+	assert_int_equal(o.max_user_size, 0);
+	assert_int_equal(apply(&o, "max_user_size=64M"), 1);
+	assert_int_equal(o.max_user_size, 64ull << 20);
+	assert_int_equal(o.max_size, 1ull << 30);
+	assert_int_equal(apply(&o, "max_size=0"), 1);
+	assert_int_equal(o.max_size, 0);
+	assert_int_equal(apply(&o, "max_size=2T"), 1);
+	assert_int_equal(o.max_size, 2ull << 40);
+	assert_int_equal(apply(&o, "max_user_size=5k"), 1);
+	assert_int_equal(o.max_user_size, 5120);
+}
+
+static void max_size_bad_values(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+	const char *why = NULL;
+
+	assert_int_equal(apply(&o, "max_size=1k"), 1);
+	assert_int_equal(apply(&o, "max_user_size=2k"), 1);
+
+	assert_int_equal(options_apply(&o, "max_size=12X", &why), -EINVAL);
+	assert_non_null(strstr(why, "max_size"));
+	why = NULL;
+	assert_int_equal(options_apply(&o, "max_size=-1", &why), -EINVAL);
+	assert_non_null(strstr(why, "max_size"));
+	assert_int_equal(apply(&o, "max_size="), -EINVAL);
+	assert_int_equal(apply(&o, "max_size=18446744073709551616"), -ERANGE);
+	assert_int_equal(apply(&o, "max_size=16777216T"), -ERANGE);
+	assert_int_equal(o.max_size, 1024);
+
+	why = NULL;
+	assert_int_equal(options_apply(&o, "max_user_size=12X", &why), -EINVAL);
+	assert_non_null(strstr(why, "max_user_size"));
+	assert_int_equal(apply(&o, "max_user_size=-1"), -EINVAL);
+	assert_int_equal(apply(&o, "max_user_size="), -EINVAL);
+	assert_int_equal(apply(&o, "max_user_size=99999999999999999999"), -ERANGE);
+	assert_int_equal(apply(&o, "max_user_size=17179869184G"), -ERANGE);
+	assert_int_equal(o.max_user_size, 2048);
+	assert_int_equal(o.max_size, 1024);
+}
+
+/* ---- flags and what goes on to FUSE --------------------------------------------------------- */
+
+static void root_exempt_flag(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "root_exempt"), 1);
+	assert_true(o.root_exempt);
+	assert_int_equal(apply(&o, "root_exempt"), 1); /* twice is fine */
+	assert_true(o.root_exempt);
+}
+
+static void allow_other_noted_and_passed_on(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh(), before;
+
+	assert_int_equal(apply(&o, "allow_other"), 0);
+	assert_true(o.allow_other);
+	/* Nothing else changed. */
+	before = fresh();
+	before.allow_other = true;
+	assert_same_options(&o, &before);
+}
+
+static void unknown_options_passed_on(void **state)
+{
+	(void)state;
+	static const char *const theirs[] = {
+		"auto_unmount", "fsname=pool", "default_permissions", "ro", "rw", "max_read=4096",
+		"", "=", "allow_root", "subtype=poolfs",
+		/* Our keys only as a whole word followed by '=': */
+		"backingx=/a", "backing_dir=/a", "datapath_x=auto", "lingerx=1", "max_sizes=1",
+		"max_size_x=1", "max_user=1", "root_exempt=1", "root_exemptx", "xroot_exempt",
+		"allow_other=1", "Backing=/a", "LINGER=1",
+	};
+	struct pool_options o = fresh(), before = fresh();
+
+	for (size_t i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++) {
+		if (apply(&o, theirs[i]) != 0)
+			fail_msg("\"%s\" was taken as ours", theirs[i]);
+	}
+	assert_same_options(&o, &before);
+}
+
+static void why_may_be_null(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(options_apply(&o, "backing=rel", NULL), -EINVAL);
+	assert_int_equal(options_apply(&o, "datapath=bad", NULL), -EINVAL);
+	assert_int_equal(options_apply(&o, "autohold=bad", NULL), -EINVAL);
+	assert_int_equal(options_apply(&o, "linger=bad", NULL), -EINVAL);
+	assert_int_equal(options_apply(&o, "max_size=bad", NULL), -EINVAL);
+	assert_int_equal(options_apply(&o, "max_user_size=bad", NULL), -EINVAL);
+	assert_int_equal(options_apply(&o, "linger=1", NULL), 1);
+	assert_int_equal(options_apply(&o, "fsname=x", NULL), 0);
+}
+
+static void every_error_names_its_option(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *item, *key;
+	} cases[] = {
+		{"backing=rel", "backing"},          {"datapath=x", "datapath"},
+		{"autohold=x", "autohold"},          {"linger=x", "linger"},
+		{"max_size=x", "max_size"},          {"max_user_size=x", "max_user_size"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pool_options o = fresh();
+		const char *why = NULL;
+
+		assert_true(options_apply(&o, cases[i].item, &why) < 0);
+		assert_non_null(why);
+		if (!strstr(why, cases[i].key))
+			fail_msg("\"%s\": reason \"%s\" does not name %s", cases[i].item, why,
+				 cases[i].key);
+	}
+}
+
+static void full_command_line(void **state)
+{
+	(void)state;
+	static const char *const items[] = {
+		"backing=/run/pool", "datapath=pagecache", "autohold=none", "linger=0.5",
+		"max_size=1G", "max_user_size=256M", "root_exempt", "allow_other", "auto_unmount",
+	};
+	static const int want[] = {1, 1, 1, 1, 1, 1, 1, 0, 0};
+	struct pool_options o = fresh();
+
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+		assert_int_equal(apply(&o, items[i]), want[i]);
+	assert_string_equal(o.backing, "/run/pool");
+	assert_int_equal(o.datapath, DATAPATH_PAGECACHE);
+	assert_int_equal(o.autohold, AUTOHOLD_NONE);
+	assert_int_equal(o.linger_ms, 500);
+	assert_int_equal(o.max_size, 1ull << 30);
+	assert_int_equal(o.max_user_size, 256ull << 20);
+	assert_true(o.root_exempt);
+	assert_true(o.allow_other);
+	/* A later item overrides an earlier one. */
+	assert_int_equal(apply(&o, "datapath=auto"), 1);
+	assert_int_equal(o.datapath, DATAPATH_AUTO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(names),
+		cmocka_unit_test(backing_absolute),
+		cmocka_unit_test(backing_relative_refused),
+		cmocka_unit_test(backing_length_boundary),
+		cmocka_unit_test(datapath_values),
+		cmocka_unit_test(datapath_bad_names),
+		cmocka_unit_test(autohold_values),
+		cmocka_unit_test(autohold_bad_names),
+		cmocka_unit_test(linger_values),
+		cmocka_unit_test(linger_rounds_to_ms),
+		cmocka_unit_test(linger_upper_bound),
+		cmocka_unit_test(linger_tiny_rounds_to_zero),
+		cmocka_unit_test(linger_bare_point_forms),
+		cmocka_unit_test(linger_negative_refused),
+		cmocka_unit_test(linger_junk_refused),
+		cmocka_unit_test(linger_only_plain_decimals),
+		cmocka_unit_test(size_plain_and_suffixes),
+		cmocka_unit_test(size_overflow_boundaries),
+		cmocka_unit_test(size_junk_refused),
+		cmocka_unit_test(size_signs_refused),
+		cmocka_unit_test(size_blanks_refused),
+		cmocka_unit_test(max_size_options),
+		cmocka_unit_test(max_size_bad_values),
+		cmocka_unit_test(root_exempt_flag),
+		cmocka_unit_test(allow_other_noted_and_passed_on),
+		cmocka_unit_test(unknown_options_passed_on),
+		cmocka_unit_test(why_may_be_null),
+		cmocka_unit_test(every_error_names_its_option),
+		cmocka_unit_test(full_command_line),
+	};
+
+	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
+}
