@@ -39,6 +39,7 @@ struct hold_source {
 	bool ended;                 /* the process exited / the cgroup emptied */
 	struct hold *holds;         /* holds this source ends */
 	struct hold_source *next;   /* in the pool's source list */
+	void *pool;                 /* the pool, for the watch callback */
 };
 
 struct hold {

@@ -1,7 +1,6 @@
 /* log: stderr messages (see log.h). */
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "log.h"
 
@@ -35,25 +34,5 @@ void log_info(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	vlog("", fmt, ap);
-	va_end(ap);
-}
-
-void log_denied(const char *fmt, ...)
-{
-	/* At most 20 lines a second: a denial is worth one line, not a flood. The counter is a
-	 * logging detail, not pool state, so it lives here (atomics keep it race-free). */
-	static _Atomic long window;
-	static _Atomic int count;
-	long now = (long)time(NULL);
-	va_list ap;
-
-	if (window != now) {
-		window = now;
-		count = 0;
-	}
-	if (++count > 20)
-		return;
-	va_start(ap, fmt);
-	vlog("denied: ", fmt, ap);
 	va_end(ap);
 }

@@ -6,7 +6,5 @@
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A request refused for security reasons: one line, rate-limited so a hostile loop cannot flood. */
-void log_denied(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

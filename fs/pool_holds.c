@@ -83,11 +83,6 @@ static int cgroup_populated(const struct pool *p, const char *cg)
 
 static void source_fired(void *ctx, int fd);
 
-struct source_ctx {
-	struct pool *pool;
-	struct hold_source *src;
-};
-
 static void source_free(struct pool *p, struct hold_source *s)
 {
 	for (struct hold_source **pp = &p->sources; *pp; pp = &(*pp)->next) {
@@ -107,7 +102,6 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 		      struct hold_source **out)
 {
 	struct hold_source *s;
-	struct source_ctx *ctx;
 	int r;
 
 	for (s = p->sources; s; s = s->next) {
@@ -119,12 +113,8 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 		}
 	}
 	s = calloc(1, sizeof(*s));
-	ctx = calloc(1, sizeof(*ctx));
-	if (!s || !ctx) {
-		free(s);
-		free(ctx);
+	if (!s)
 		return -ENOMEM;
-	}
 	s->kind = kind;
 	s->pid = pid;
 	s->fd = -1;
@@ -148,9 +138,8 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 			goto fail;
 		}
 	}
-	ctx->pool = p;
-	ctx->src = s;
-	r = watch_add(p->watch, s->fd, source_fired, ctx);
+	s->pool = p;
+	r = watch_add(p->watch, s->fd, source_fired, s);
 	if (r < 0)
 		goto fail;
 	s->next = p->sources;
@@ -162,7 +151,6 @@ fail:
 		close(s->fd);
 	free(s->cgroup);
 	free(s);
-	free(ctx);
 	return r;
 }
 
@@ -182,9 +170,8 @@ void pool_source_ended(struct pool *p, struct hold_source *src)
 
 static void source_fired(void *arg, int fd)
 {
-	struct source_ctx *ctx = arg;
-	struct pool *p = ctx->pool;
-	struct hold_source *s = ctx->src;
+	struct hold_source *s = arg;
+	struct pool *p = s->pool;
 	bool ended = true;
 
 	pool_lock(p);
@@ -199,7 +186,6 @@ static void source_fired(void *arg, int fd)
 		pool_source_ended(p, s);
 		watch_del(p->watch, fd);
 		source_free(p, s);
-		free(ctx);
 	}
 	pool_unlock(p);
 }
