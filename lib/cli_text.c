@@ -62,6 +62,11 @@ const char *poolctl_explain(const char *cmd, int err)
 		if (holds)
 			return "no such process to hold for";
 		break;
+	case ENOPROTOOPT:
+		if (holds)
+			return "this pool cannot watch that hold scope here (cgroup: no cgroup v2 group "
+			       "of yours to watch)";
+		break;
 	case EPROTO:
 		if (reads)
 			return "unexpected answer from the pool daemon (version mismatch?)";

@@ -56,7 +56,9 @@ int poolfs_hold(const char *path, enum poolfs_scope scope, pid_t pid)
 	if ((r = probe_pool(path)) < 0)
 		return r;
 	if (setxattr(path, XATTR_HOLD, value, (size_t)n, 0) < 0)
-		return -errno;
+		/* The probe says this is a pool, so its EOPNOTSUPP is about the scope, not the
+		 * filesystem: give it its own code, so -ENOTSUP keeps meaning "not a pool". */
+		return errno == ENOTSUP ? -ENOPROTOOPT : -errno;
 	return 0;
 }
 

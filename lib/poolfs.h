@@ -55,6 +55,9 @@ enum poolfs_scope {
  *             scope it does not accept);
  *   -ESRCH    POOLFS_SCOPE_PID and process `pid` does not exist;
  *   -EACCES   the entry belongs to another user;
+ *   -ENOPROTOOPT  the pool cannot watch this scope here (it answered EOPNOTSUPP): cgroup without
+ *             a cgroup v2 hierarchy or from the root cgroup, or any scope but pin when the daemon
+ *             runs without its watchers; POOLFS_SCOPE_PIN always works;
  *   -ENOTSUP  `path` is not on a poolfs pool (checked first, so nothing is written to other
  *             filesystems, which would otherwise store user.poolfs.hold as a plain attribute). */
 POOLFS_API int poolfs_hold(const char *path, enum poolfs_scope scope, pid_t pid);
@@ -155,7 +158,7 @@ POOLFS_API int poolfs_mkunique(const char *dir, const char *prefix, const char *
  * is written to out_path (NUL-terminated). If the hold cannot be taken the folder is removed again
  * and the hold's error is returned.
  * Returns 0, or -ERANGE (out_path too small; nothing is created), the errno of mkdir(2), or an error
- * of poolfs_hold() (-EINVAL, -ESRCH, -ENOTSUP...). */
+ * of poolfs_hold() (-EINVAL, -ESRCH, -ENOPROTOOPT, -ENOTSUP...). */
 POOLFS_API int poolfs_mkjob(const char *pool, enum poolfs_scope scope, pid_t pid, char *out_path,
                             size_t len);
 

@@ -35,7 +35,7 @@ static inline void npy_rt_c_to_numpy(const char *dir)
 	assert_non_null(keep);
 	for (int d = 0; d < POOLFS_DTYPE_COUNT; d++)
 		for (size_t s = 0; s < sizeof npy_rt_shapes / sizeof npy_rt_shapes[0]; s++, k++) {
-			snprintf(path, sizeof path, "%s/c-%s-%s-%s.npy", dir,
+			libtest_fmt(path, sizeof path, "%s/c-%s-%s-%s.npy", dir,
 			         poolfs_dtype_descr((enum poolfs_dtype)d) + 1, npy_rt_shapes[s].order,
 			         npy_rt_shapes[s].shape_name);
 			int r = poolfs_array_create(path, (enum poolfs_dtype)d, npy_rt_shapes[s].ndim,
@@ -87,7 +87,7 @@ static inline void npy_rt_numpy_to_c(const char *dir)
 		assert_true(s < sizeof npy_rt_shapes / sizeof npy_rt_shapes[0]);
 
 		struct poolfs_array a;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		libtest_fmt(path, sizeof path, "%s/%s", dir, e->d_name);
 		int r = poolfs_array_open(path, O_RDONLY, &a);
 		if (r < 0)
 			fail_msg("poolfs_array_open(%s): %s", path, strerror(-r));

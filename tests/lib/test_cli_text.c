@@ -60,6 +60,9 @@ static void test_explain(void **state)
 	check_explain("hold", EINVAL, "bad hold scope");
 	check_explain("mkjob", EINVAL, "bad hold scope");
 	check_explain("hold", ESRCH, "no such process to hold for");
+	check_explain("mkjob", ENOPROTOOPT,
+	              "this pool cannot watch that hold scope here (cgroup: no cgroup v2 group of yours to watch)");
+	check_explain("refs", ENOPROTOOPT, NULL);
 	check_explain("release", ENODATA, "no hold of yours on this entry");
 	check_explain("refs", ENODATA, "not on a poolfs pool");
 	check_explain("stat", ENODATA, "not on a poolfs pool");
