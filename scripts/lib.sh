@@ -200,7 +200,7 @@ EOF
 build_libfuse() {
     local have
     have=$(pc_version "$FUSE_PREFIX/lib/pkgconfig/fuse3.pc")
-    if [[ -n $have ]] && version_ge "$have" "$FUSE_MIN"; then
+    if [[ -n $have ]] && version_ge "$have" "$FUSE_MIN" && [[ -x $FUSE_PREFIX/bin/fusermount3 ]]; then
         return 0
     fi
     mkdir -p "$DEPS_DIR"
@@ -209,7 +209,7 @@ build_libfuse() {
     exec {lockfd}>"$DEPS_DIR/.fuse3.lock"
     flock "$lockfd"
     have=$(pc_version "$FUSE_PREFIX/lib/pkgconfig/fuse3.pc")
-    if [[ -n $have ]] && version_ge "$have" "$FUSE_MIN"; then
+    if [[ -n $have ]] && version_ge "$have" "$FUSE_MIN" && [[ -x $FUSE_PREFIX/bin/fusermount3 ]]; then
         exec {lockfd}>&-
         return 0
     fi
@@ -261,7 +261,8 @@ build_libfuse() {
     STEP="configuring libfuse (meson setup)"
     say "building libfuse (meson + ninja, $n Debian patches applied)"
     run_logged fuse3-meson meson setup "$work/build" "$work/src" --prefix="$FUSE_PREFIX" --libdir=lib \
-        -Dexamples=false -Dutils=false -Dtests=false -Dudevrulesdir="$FUSE_PREFIX/udev" -Duseroot=false
+        -Dexamples=false -Dutils=true -Dtests=false -Dudevrulesdir="$FUSE_PREFIX/udev" \
+        -Dinitscriptdir= -Duseroot=false
     STEP="compiling libfuse (ninja)"
     run_logged fuse3-ninja ninja -C "$work/build"
     # Stage the install and move it into place, so a half-installed prefix never looks complete.
@@ -269,6 +270,13 @@ build_libfuse() {
     run_logged fuse3-install env DESTDIR="$work/stage" ninja -C "$work/build" install
     rm -rf "$FUSE_PREFIX"
     mv "$work/stage$FUSE_PREFIX" "$FUSE_PREFIX"
+    # libfuse 3.17 runs the fusermount3 of its own prefix for auto_unmount, and bookworm's 3.14
+    # fusermount3 does not know 3.17's --auto-unmount flag: so we build the matching one. Like
+    # Debian's fuse3 package we make it setuid root, so users other than root can mount too.
+    if [[ $EUID -eq 0 ]]; then
+        chown root:root "$FUSE_PREFIX/bin/fusermount3"
+        chmod 4755 "$FUSE_PREFIX/bin/fusermount3"
+    fi
 
     have=$(pc_version "$FUSE_PREFIX/lib/pkgconfig/fuse3.pc")
     if [[ -z $have ]] || ! version_ge "$have" "$FUSE_MIN"; then
