@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -248,6 +249,17 @@ void pool_dump_log(const struct pool_fixture *p)
 		fprintf(stderr, "# | %s\n", line);
 	fprintf(stderr, "# ---- end of daemon log ----\n");
 	fflush(stderr);
+	free(log);
+}
+
+static void dump_first_line(const struct pool_fixture *p)
+{
+	char *log = read_log(p);
+
+	if (!log)
+		return;
+	log[strcspn(log, "\n")] = '\0';
+	diag("daemon: %s", log);
 	free(log);
 }
 
@@ -553,7 +565,12 @@ int pool_mount(struct pool_fixture *p, const char *extra_opts)
 				ret = WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -EINVAL : -EIO;
 				diag("daemon exited before mounting (status %d)",
 				     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-				pool_dump_log(p);
+				/* a refused option is often what the test wanted: its message is
+				 * enough; anything else gets the whole log */
+				if (ret == -EINVAL)
+					dump_first_line(p);
+				else
+					pool_dump_log(p);
 			}
 			goto fail;
 		}
@@ -714,6 +731,80 @@ int pool_daemon_alive(struct pool_fixture *p)
 	if (p->daemon_pid <= 0)
 		return 0;
 	return waitpid(p->daemon_pid, &status, WNOHANG) == 0;
+}
+
+/* ---- leftovers of a failed test ---- */
+
+static int under_mount(const struct pool_fixture *p, const char *path)
+{
+	size_t n = strlen(p->mnt);
+
+	return n && strncmp(path, p->mnt, n) == 0 && (path[n] == '/' || path[n] == '\0' ||
+						      path[n] == ' ');
+}
+
+int pool_release_all(const struct pool_fixture *p)
+{
+	DIR *d;
+	struct dirent *e;
+	FILE *maps;
+	char line[PATH_MAX + 256];
+	int released = 0;
+
+	if (!p->mnt[0])
+		return 0;
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char link[64], target[PATH_MAX];
+		int fd = atoi(e->d_name);
+		ssize_t n;
+
+		if (e->d_name[0] == '.' || fd == dirfd(d))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (under_mount(p, target)) {
+			close(fd);
+			released++;
+		}
+	}
+	closedir(d);
+
+	/* Collect first, unmap after: unmapping while reading maps would shift the listing. */
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return -errno;
+	{
+		unsigned long starts[256], ends[256];
+		int n = 0;
+
+		while (n < 256 && fgets(line, sizeof(line), maps)) {
+			unsigned long lo, hi;
+			int off = 0;
+			char *path;
+
+			if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2 || !off)
+				continue;
+			path = line + off;
+			path[strcspn(path, "\n")] = '\0';
+			if (under_mount(p, path)) {
+				starts[n] = lo;
+				ends[n] = hi;
+				n++;
+			}
+		}
+		fclose(maps);
+		for (int i = 0; i < n; i++) {
+			munmap((void *)starts[i], ends[i] - starts[i]);
+			released++;
+		}
+	}
+	return released;
 }
 
 /* ---- another user ---- */

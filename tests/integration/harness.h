@@ -68,6 +68,11 @@ int pool_wait_backing_files(const struct pool_fixture *p, int want, int timeout_
 /* Whether the daemon is still running (not reaped, not a zombie we could reap now). */
 int pool_daemon_alive(struct pool_fixture *p);
 
+/* Close this process's descriptors of pool files and unmap its mappings of them (from
+ * /proc/self/fd and /proc/self/maps), so a test that failed half-way cannot keep the pool busy.
+ * Returns how many it released, or -errno. */
+int pool_release_all(const struct pool_fixture *p);
+
 /* Copy the daemon's stderr to ours, each line prefixed with "# ". */
 void pool_dump_log(const struct pool_fixture *p);
 
