@@ -131,6 +131,19 @@ static struct user_usage *user_usage(struct pool *p, uid_t uid, bool create)
 	return u;
 }
 
+/* Count `n` as `new_size` bytes, no questions asked. */
+static int account(struct pool *p, struct node *n, uint64_t new_size)
+{
+	struct user_usage *u = user_usage(p, n->uid, true);
+
+	if (!u)
+		return -ENOMEM;
+	p->bytes = p->bytes - n->reserved + new_size;
+	u->bytes = u->bytes - n->reserved + new_size;
+	n->reserved = new_size;
+	return 0;
+}
+
 int pool_reserve(struct pool *p, struct node *n, uint64_t new_size)
 {
 	struct user_usage *u = user_usage(p, n->uid, true);
@@ -143,15 +156,24 @@ int pool_reserve(struct pool *p, struct node *n, uint64_t new_size)
 			return -ENOSPC;
 		if (p->opts.max_user_size && u->bytes + grow > p->opts.max_user_size)
 			return -EDQUOT;
-		p->bytes += grow;
-		u->bytes += grow;
-	} else {
-		uint64_t shrink = n->reserved - new_size;
-		p->bytes -= shrink;
-		u->bytes -= shrink;
 	}
-	n->reserved = new_size;
-	return 0;
+	return account(p, n, new_size);
+}
+
+void pool_refresh_usage(struct pool *p)
+{
+	/* Passthrough writes grow files without the daemon seeing them: before reporting usage,
+	 * read the real sizes. Only files can hold bytes; removed ones hold none. */
+	for (size_t b = 0; b < p->ino_buckets; b++) {
+		for (struct node *n = p->ino_table[b]; n; n = n->ino_next) {
+			struct stat st;
+			if (n->is_dir || n->life.removed)
+				continue;
+			if (backing_stat(&p->backing, n->ino, &st) == 0 &&
+			    (uint64_t)st.st_size != n->reserved)
+				account(p, n, (uint64_t)st.st_size);
+		}
+	}
 }
 
 /* ---- tree ----------------------------------------------------------------------------------- */
@@ -481,7 +503,7 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st)
 			return r == -ENOENT ? -ESTALE : r;
 		/* On passthrough, writes past the end bypass us: catch up the accounting here. */
 		if ((uint64_t)st->st_size > n->reserved)
-			pool_reserve(p, n, (uint64_t)st->st_size);
+			account(p, n, (uint64_t)st->st_size);
 		st->st_mode = S_IFREG | n->perm;
 		st->st_nlink = n->life.linked ? 1 : 0;
 	} else {

@@ -148,6 +148,9 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st);
 /* Quotas: account for `n` growing (or shrinking) to `new_size` bytes. -ENOSPC / -EDQUOT. */
 int pool_reserve(struct pool *p, struct node *n, uint64_t new_size);
 
+/* Re-read every file's size from the backing store into the usage counters. */
+void pool_refresh_usage(struct pool *p);
+
 /* Holds. `caller_pid` is the thread id the kernel reported. */
 int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_pid,
 	      const struct hold_request *req);

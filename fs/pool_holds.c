@@ -315,6 +315,7 @@ int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len)
 	size_t used = 0;
 	int w;
 
+	pool_refresh_usage(p);
 	EMIT("entries %" PRIu64 "\n", p->entries);
 	EMIT("bytes %" PRIu64 "\n", p->bytes);
 	EMIT("max_size %" PRIu64 "\n", p->opts.max_size);
