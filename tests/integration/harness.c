@@ -263,7 +263,7 @@ static void dump_first_line(const struct pool_fixture *p)
 	free(log);
 }
 
-/* The daemon's "poolfs: mounted MNT datapath=X" line: copy X, or leave out[0] = 0. */
+/* The daemon's "poolfs: mounted MNT datapath=X" line: copy X, or leave active_datapath empty. */
 static void parse_mounted_line(struct pool_fixture *p)
 {
 	char *log = read_log(p);
@@ -272,7 +272,10 @@ static void parse_mounted_line(struct pool_fixture *p)
 
 	if (!log)
 		return;
-	at = strstr(log, "poolfs: mounted ");
+	/* the last one: a remounted fixture's log holds every daemon's lines */
+	at = NULL;
+	for (char *s = strstr(log, "poolfs: mounted "); s; s = strstr(s + 1, "poolfs: mounted "))
+		at = s;
 	if (at) {
 		char *eol = strchr(at, '\n');
 
@@ -467,7 +470,7 @@ static void exec_daemon(const struct pool_fixture *p, const char *bin, const cha
 		if (fd != 0)
 			close(fd);
 	}
-	fd = open(p->log, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
+	fd = open(p->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (fd >= 0) {
 		dup2(fd, 1);
 		dup2(fd, 2);
@@ -493,10 +496,10 @@ static void exec_daemon(const struct pool_fixture *p, const char *bin, const cha
 	_exit(127);
 }
 
-int pool_mount(struct pool_fixture *p, const char *extra_opts)
+/* Start the daemon on the fixture's dirs and wait until the mount is live. On failure the
+ * daemon is reaped and the fixture's dirs are left for the caller to clean. */
+static int start_daemon(struct pool_fixture *p, const char *extra_opts)
 {
-	const char *base = getenv("POOLFS_TEST_TMP");
-	const char *dp = getenv("POOLFS_DATAPATH");
 	char bin[PATH_MAX];
 	char opts[3 * PATH_MAX];
 	long long deadline;
@@ -504,19 +507,95 @@ int pool_mount(struct pool_fixture *p, const char *extra_opts)
 	int status = 0;
 	int ret;
 
+	ret = find_daemon(bin, sizeof(bin));
+	if (ret < 0) {
+		diag("no daemon: set POOLFS_BIN (%s)", strerror(-ret));
+		return ret;
+	}
+	if ((size_t)snprintf(opts, sizeof(opts), "backing=%s,datapath=%s,allow_other%s%s",
+			     p->backing, p->datapath, extra_opts && extra_opts[0] ? "," : "",
+			     extra_opts ? extra_opts : "") >= sizeof(opts))
+		return -ENAMETOOLONG;
+
+	p->active_datapath[0] = '\0';
+	p->exit_status = -1;
+	fflush(NULL); /* nothing buffered may be written twice by the child */
+	p->daemon_pid = fork();
+	if (p->daemon_pid == -1) {
+		p->daemon_pid = 0;
+		return -errno;
+	}
+	if (p->daemon_pid == 0)
+		exec_daemon(p, bin, opts, parent);
+
+	deadline = pool_now_ms() + (p->valgrind ? MOUNT_TIMEOUT_VALGRIND_MS : MOUNT_TIMEOUT_MS);
+	for (;;) {
+		pid_t r = waitpid(p->daemon_pid, &status, WNOHANG);
+
+		if (r == p->daemon_pid) {
+			/* The daemon gave up before the mount went live. */
+			p->daemon_pid = 0;
+			p->exit_status = status;
+			if (log_says_unsupported(p))
+				return -EOPNOTSUPP;
+			ret = WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -EINVAL : -EIO;
+			diag("daemon exited before mounting (status %d)",
+			     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			/* a refused option is often what the test wanted: its message is enough;
+			 * anything else gets the whole log */
+			if (ret == -EINVAL)
+				dump_first_line(p);
+			else
+				pool_dump_log(p);
+			return ret;
+		}
+		if (is_fuse_live(p->mnt))
+			break;
+		if (pool_now_ms() >= deadline) {
+			diag("mount of %s not live after %d ms", p->mnt,
+			     p->valgrind ? MOUNT_TIMEOUT_VALGRIND_MS : MOUNT_TIMEOUT_MS);
+			pool_dump_log(p);
+			return -ETIMEDOUT;
+		}
+		pool_sleep_ms(10);
+	}
+	p->mounted = 1;
+
+	/* The contract's "poolfs: mounted MNT datapath=X" line may trail the mount by a little. */
+	deadline = pool_now_ms() + MOUNTED_LINE_GRACE_MS;
+	while (!p->active_datapath[0] && pool_now_ms() < deadline) {
+		parse_mounted_line(p);
+		if (!p->active_datapath[0])
+			pool_sleep_ms(10);
+	}
+	if (!p->active_datapath[0]) {
+		diag("daemon printed no \"poolfs: mounted %s datapath=...\" line", p->mnt);
+	} else if (strcmp(p->datapath, "auto") != 0 &&
+		   strcmp(p->datapath, p->active_datapath) != 0) {
+		/* Asked for one path and silently got the other: every result would be about the
+		 * wrong code. */
+		diag("asked for datapath=%s, daemon reports datapath=%s", p->datapath,
+		     p->active_datapath);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int pool_mount(struct pool_fixture *p, const char *extra_opts)
+{
+	const char *base = getenv("POOLFS_TEST_TMP");
+	const char *dp = getenv("POOLFS_DATAPATH");
+	int ret;
+
 	memset(p, 0, sizeof(*p));
-	p->owner = parent;
+	p->owner = getpid();
+	p->exit_status = -1;
 	p->valgrind = env_flag("POOLFS_VALGRIND");
 	if (!base || !base[0])
 		base = "/dev/shm";
 	if (!dp || !dp[0])
 		dp = "pagecache";
 	snprintf(p->datapath, sizeof(p->datapath), "%s", dp);
-	ret = find_daemon(bin, sizeof(bin));
-	if (ret < 0) {
-		diag("no daemon: set POOLFS_BIN (%s)", strerror(-ret));
-		return ret;
-	}
 	install_handlers();
 
 	/* Not "poolfs-*": a daemon with backing=/dev/shm sweeps such names. */
@@ -539,70 +618,9 @@ int pool_mount(struct pool_fixture *p, const char *extra_opts)
 	}
 	if (mkdir(p->mnt, 0755) == -1 || mkdir(p->backing, 0755) == -1)
 		goto fail_errno;
-
-	snprintf(opts, sizeof(opts), "backing=%s,datapath=%s,allow_other%s%s", p->backing, dp,
-		 extra_opts && extra_opts[0] ? "," : "", extra_opts ? extra_opts : "");
-
-	fflush(NULL); /* nothing buffered may be written twice by the child */
-	p->daemon_pid = fork();
-	if (p->daemon_pid == -1) {
-		p->daemon_pid = 0;
-		goto fail_errno;
-	}
-	if (p->daemon_pid == 0)
-		exec_daemon(p, bin, opts, parent);
-
-	deadline = pool_now_ms() + (p->valgrind ? MOUNT_TIMEOUT_VALGRIND_MS : MOUNT_TIMEOUT_MS);
-	for (;;) {
-		pid_t r = waitpid(p->daemon_pid, &status, WNOHANG);
-
-		if (r == p->daemon_pid) {
-			/* The daemon gave up before the mount went live. */
-			p->daemon_pid = 0;
-			if (log_says_unsupported(p)) {
-				ret = -EOPNOTSUPP;
-			} else {
-				ret = WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -EINVAL : -EIO;
-				diag("daemon exited before mounting (status %d)",
-				     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-				/* a refused option is often what the test wanted: its message is
-				 * enough; anything else gets the whole log */
-				if (ret == -EINVAL)
-					dump_first_line(p);
-				else
-					pool_dump_log(p);
-			}
-			goto fail;
-		}
-		if (is_fuse_live(p->mnt))
-			break;
-		if (pool_now_ms() >= deadline) {
-			diag("mount of %s not live after %d ms", p->mnt,
-			     p->valgrind ? MOUNT_TIMEOUT_VALGRIND_MS : MOUNT_TIMEOUT_MS);
-			pool_dump_log(p);
-			ret = -ETIMEDOUT;
-			goto fail;
-		}
-		pool_sleep_ms(10);
-	}
-	p->mounted = 1;
-
-	/* The contract's "poolfs: mounted MNT datapath=X" line may trail the mount by a little. */
-	deadline = pool_now_ms() + MOUNTED_LINE_GRACE_MS;
-	while (!p->active_datapath[0] && pool_now_ms() < deadline) {
-		parse_mounted_line(p);
-		if (!p->active_datapath[0])
-			pool_sleep_ms(10);
-	}
-	if (!p->active_datapath[0]) {
-		diag("daemon printed no \"poolfs: mounted %s datapath=...\" line", p->mnt);
-	} else if (strcmp(dp, "auto") != 0 && strcmp(dp, p->active_datapath) != 0) {
-		/* Asked for one path and silently got the other: every result would be about the
-		 * wrong code. */
-		diag("asked for datapath=%s, daemon reports datapath=%s", dp, p->active_datapath);
-		ret = -EPROTO;
+	ret = start_daemon(p, extra_opts);
+	if (ret < 0)
 		goto fail;
-	}
 	return 0;
 
 fail_errno:
@@ -611,6 +629,56 @@ fail:
 	pool_unmount(p);
 	memset(p, 0, sizeof(*p));
 	return ret;
+}
+
+int pool_remount(struct pool_fixture *p, const char *extra_opts)
+{
+	if (!p->root[0] || p->owner != getpid())
+		return -EINVAL;
+	if (p->daemon_pid > 0 || is_mountpoint(p->mnt))
+		return -EBUSY;
+	return start_daemon(p, extra_opts);
+}
+
+int pool_kill_daemon(struct pool_fixture *p, int sig)
+{
+	long long deadline;
+	int status = 0;
+	int r;
+
+	if (p->daemon_pid <= 0)
+		return -ESRCH;
+	if (kill(p->daemon_pid, sig) == -1)
+		return -errno;
+	r = wait_bounded(p->daemon_pid, &status,
+			 p->valgrind ? EXIT_TIMEOUT_VALGRIND_MS : EXIT_TIMEOUT_MS);
+	if (r != 1) {
+		diag("daemon %ld did not die from signal %d: SIGKILL", (long)p->daemon_pid, sig);
+		kill(p->daemon_pid, SIGKILL);
+		wait_bounded(p->daemon_pid, &status, KILL_TIMEOUT_MS);
+		p->daemon_pid = 0;
+		return -ETIMEDOUT;
+	}
+	p->daemon_pid = 0;
+	p->exit_status = status;
+	/* auto_unmount's helper takes the mount away once the daemon is gone */
+	deadline = pool_now_ms() + MOUNT_TIMEOUT_MS;
+	while (is_mountpoint(p->mnt)) {
+		if (pool_now_ms() >= deadline) {
+			diag("%s still mounted after its daemon died", p->mnt);
+			umount2(p->mnt, MNT_DETACH);
+			p->mounted = 0;
+			return -EBUSY;
+		}
+		pool_sleep_ms(10);
+	}
+	p->mounted = 0;
+	return 0;
+}
+
+int pool_is_mounted(const struct pool_fixture *p)
+{
+	return p->mnt[0] && is_mountpoint(p->mnt);
 }
 
 /* ---- unmount ---- */
@@ -683,6 +751,7 @@ int pool_unmount(struct pool_fixture *p)
 			r = wait_bounded(p->daemon_pid, &status, KILL_TIMEOUT_MS);
 		}
 		if (r == 1) {
+			p->exit_status = status;
 			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 				if (WIFEXITED(status))
 					diag("daemon exited with status %d", WEXITSTATUS(status));

@@ -35,6 +35,7 @@ struct pool_fixture {
 	char log[PATH_MAX];	/* the daemon's stderr */
 	int mounted;		/* the mount went live */
 	int valgrind;		/* the daemon runs under valgrind */
+	int exit_status;	/* the last daemon's wait status, -1 while unknown */
 	pid_t owner;		/* the process that mounted: only it may tear down */
 };
 
@@ -49,6 +50,19 @@ int pool_mount(struct pool_fixture *p, const char *extra_opts);
  * detached), -ETIMEDOUT (the daemon had to be killed), -ECHILD (the daemon did not exit 0),
  * -ENOTEMPTY (the backing dir was not empty). */
 int pool_unmount(struct pool_fixture *p);
+
+/* Send sig to the daemon, reap it (bounded; SIGKILL if it will not die) and wait for its mount to
+ * go away (auto_unmount). p->exit_status gets its wait status. 0, -ETIMEDOUT (had to be killed),
+ * -EBUSY (the mount stayed: detached), -ESRCH (no daemon). The fixture stays for pool_remount or
+ * pool_unmount. */
+int pool_kill_daemon(struct pool_fixture *p, int sig);
+
+/* Start a new daemon on the same mountpoint and backing dir after the last one is gone (for
+ * crash-and-restart tests). Same results as pool_mount; on failure pool_unmount still cleans. */
+int pool_remount(struct pool_fixture *p, const char *extra_opts);
+
+/* Whether the fixture's mountpoint is mounted (from /proc/self/mountinfo). */
+int pool_is_mounted(const struct pool_fixture *p);
 
 /* Poll until lstat(path) gives ENOENT: 0, -ETIMEDOUT, or -errno of an unexpected lstat error. */
 int pool_wait_gone(const char *path, int timeout_ms);

@@ -235,6 +235,9 @@ static int other_refused(void *v)
 		USER_EXPECT(29, open(inside, O_RDWR | O_CREAT, 0600), EACCES);
 		USER_EXPECT(30, mkdir(inside, 0700), EACCES);
 	}
+	USER_EXPECT(31, access(n->rootf, F_OK), EACCES);
+	USER_EXPECT(32, access(n->rootf, R_OK), EACCES);
+	USER_EXPECT(33, access(n->rootd, X_OK), EACCES);
 	close(fd);
 	return 0;
 }
@@ -460,6 +463,59 @@ static void test_root_exempt_allowed(void **state)
 	chan_close_parent(&n.c);
 }
 
+/* ---- user.poolfs.stat: one line per user, only one's own unless root ---- */
+
+static int has_line_prefix(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *s = text; s && *s;) {
+		const char *nl = strchr(s, '\n');
+
+		if (strncmp(s, prefix, n) == 0)
+			return 1;
+		s = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+static int other_reads_stat(void *v)
+{
+	struct names *n = v;
+	char text[4096];
+	ssize_t len;
+
+	USER_OK(1, mkdir(n->ud, 0700));
+	len = getxattr(n->mnt, "user.poolfs.stat", text, sizeof(text) - 1);
+	USER_OK(2, len);
+	text[len] = '\0';
+	USER_TRUE(3, has_line_prefix(text, "user 65534 entries 1 "));
+	USER_TRUE(4, !has_line_prefix(text, "user 0 "));
+	USER_TRUE(5, has_line_prefix(text, "entries "));
+	return 0;
+}
+
+static void test_stat_xattr_per_user(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	struct names n;
+	char text[4096];
+	ssize_t len;
+	int fds[2];
+
+	names_init(p, &n);
+	make_root_entries(&n, fds);
+	AS_OTHER_OK(other_reads_stat, &n);
+	len = getxattr(p->mnt, "user.poolfs.stat", text, sizeof(text) - 1);
+	CHECK(len);
+	text[len] = '\0';
+	if (!has_line_prefix(text, "user 0 ") || !has_line_prefix(text, "user 65534 "))
+		fail_msg("root should see every user's line:\n%s", text);
+	CHECK(close(fds[0]));
+	CHECK(close(fds[1]));
+	CHECK(rmdir(n.rootd));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, itest_teardown)
 #define TX(fn) cmocka_unit_test_setup_teardown(fn, setup_exempt, itest_teardown)
 
@@ -471,6 +527,7 @@ int main(void)
 		T(test_listing_hides_other_users),
 		T(test_other_user_creates_in_root),
 		T(test_chown_refused),
+		T(test_stat_xattr_per_user),
 		T(test_root_refused_without_exempt),
 		TX(test_root_exempt_allowed),
 	};

@@ -931,6 +931,105 @@ static void test_clean_unmount_default_autohold(void **state)
 	clean_unmount(state);
 }
 
+/* SIGTERM is a clean unmount too: exit 0, mount gone, backing dir empty. */
+static void test_sigterm_unmounts_cleanly(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(e, p, "e");
+	PATH(f, p, "f");
+	int fd;
+
+	CHECK(mkdir(e, 0700));
+	fd = create_open(f);
+	CHECK(write(fd, "x", 1));
+	CHECK(close(fd));
+	CHECK_0(pool_kill_daemon(p, SIGTERM));
+	if (!WIFEXITED(p->exit_status) || WEXITSTATUS(p->exit_status) != 0)
+		fail_msg("daemon wait status %#x after SIGTERM, want exit 0", p->exit_status);
+	assert_false(pool_is_mounted(p));
+	assert_int_equal(pool_backing_files(p), 0);
+	{
+		DIR *d = opendir(p->backing);
+		struct dirent *ent;
+		int n = 0;
+
+		assert_non_null(d);
+		while ((ent = readdir(d)))
+			n += strcmp(ent->d_name, ".") && strcmp(ent->d_name, "..");
+		closedir(d);
+		assert_int_equal(n, 0);
+	}
+}
+
+/* fusermount3 -u, as a user would unmount. */
+static void test_fusermount_unmount(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	pid_t pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", "-u", p->mnt, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* pool_unmount finds it unmounted, reaps the daemon and checks exit 0 and the backing */
+	CHECK_0(pool_unmount(p));
+}
+
+static int count_dir(const char *dir, char *first, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *ent;
+	int n = 0;
+
+	if (!d)
+		fail_msg("opendir %s: %s", dir, errname(errno));
+	while ((ent = readdir(d))) {
+		if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
+			continue;
+		if (!n && first)
+			snprintf(first, len, "%s", ent->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* A killed daemon leaves its subfolder; the next daemon on that backing dir sweeps it, and the
+ * new pool starts empty. */
+static void test_killed_daemon_swept_by_next(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(e, p, "e");
+	PATH(f, p, "f");
+	char old[256], now[256];
+	int fd;
+
+	CHECK(mkdir(e, 0700));
+	fd = create_open(f);
+	CHECK(write(fd, "x", 1));
+	CHECK(setxattr(f, "user.poolfs.hold", "pin", 3, 0));
+	CHECK(close(fd));
+	CHECK_0(pool_kill_daemon(p, SIGKILL));
+	assert_false(pool_is_mounted(p));
+	assert_int_equal(count_dir(p->backing, old, sizeof(old)), 1);
+	assert_true(pool_backing_files(p) >= 1);
+
+	CHECK_0(pool_remount(p, "autohold=none"));
+	assert_int_equal(count_dir(p->backing, now, sizeof(now)), 1);
+	if (strcmp(old, now) == 0)
+		fail_msg("the dead daemon's %s was not swept", old);
+	assert_int_equal(count_dir(p->mnt, NULL, 0), 0);
+	fd = create_open(f);
+	CHECK(close(fd));
+	ASSERT_GONE(f);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, itest_teardown)
 #define TD(fn) cmocka_unit_test_setup_teardown(fn, setup_default, itest_teardown)
 
@@ -953,6 +1052,9 @@ int main(void)
 		T(test_readdir_many),
 		cmocka_unit_test(test_bad_options_refused),
 		T(test_clean_unmount),
+		T(test_sigterm_unmounts_cleanly),
+		T(test_fusermount_unmount),
+		T(test_killed_daemon_swept_by_next),
 		TD(test_clean_unmount_default_autohold),
 	};
 	const char *s = getenv("POOLFS_SEED");

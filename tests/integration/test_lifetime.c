@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
 
 static long pg;
 
@@ -506,6 +508,207 @@ static void test_create_loop_with_wait(void **state)
 	itest_backing_back_to_base(state);
 }
 
+static void test_readonly_mapping_outlives_close(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	size_t len = 3 * pg;
+	int wfd = make_file(f, len, 33);
+	int fd = open(f, O_RDONLY);
+	unsigned char *m;
+
+	CHECK(fd);
+	CHECK(close(wfd));
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	CHECK(close(fd));
+	/* gone at the first close? a read-only mapping counts as much as a writable one */
+	expect_stays(f);
+	assert_int_equal(pat_check(m, len, 33, 0), -1);
+	CHECK(munmap(m, len));
+	ASSERT_GONE(f);
+	itest_backing_back_to_base(state);
+}
+
+static void test_private_mapping_outlives_close(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	size_t len = 3 * pg;
+	int fd = make_file(f, len, 34);
+	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+
+	assert_true(m != MAP_FAILED);
+	CHECK(close(fd));
+	expect_stays(f);
+	/* a private copy: writes stay in this process */
+	m[0] ^= 0xFF;
+	expect_path_pattern(f, len, 34);
+	assert_int_equal(pat_check(m + 1, len - 1, 34, 1), -1);
+	CHECK(munmap(m, len));
+	ASSERT_GONE(f);
+	itest_backing_back_to_base(state);
+}
+
+/* Many handles and mappings dropped in a random order: the file goes with the last of them. */
+static void test_many_users_any_order(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	enum { FDS = 48, MAPS = 16 };
+	int fds[FDS];
+	void *maps[MAPS];
+	int order[FDS + MAPS];
+	uint32_t rng = (uint32_t)time(NULL);
+	int fd = make_file(f, pg, 35);
+
+	fprintf(stderr, "# test_many_users_any_order order seed %u\n", rng);
+	for (int i = 0; i < FDS; i++) {
+		fds[i] = open(f, i % 2 ? O_RDONLY : O_RDWR);
+		CHECK(fds[i]);
+	}
+	for (int i = 0; i < MAPS; i++) {
+		maps[i] = mmap(NULL, pg, PROT_READ, MAP_SHARED, fds[i], 0);
+		assert_true(maps[i] != MAP_FAILED);
+	}
+	CHECK(close(fd));
+	for (int i = 0; i < FDS + MAPS; i++)
+		order[i] = i;
+	for (int i = FDS + MAPS - 1; i > 0; i--) {
+		int j, t;
+
+		rng = rng * 1103515245u + 12345u;
+		j = (int)((rng >> 8) % (uint32_t)(i + 1));
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (int i = 0; i < FDS + MAPS; i++) {
+		int k = order[i];
+
+		if (k < FDS)
+			CHECK(close(fds[k]));
+		else
+			CHECK(munmap(maps[k - FDS], pg));
+		if (i < FDS + MAPS - 1) {
+			struct stat st;
+
+			if (lstat(f, &st) == -1)
+				fail_msg("removed with %d users left: %s", FDS + MAPS - 1 - i,
+					 errname(errno));
+		}
+	}
+	ASSERT_GONE(f);
+	itest_backing_back_to_base(state);
+}
+
+/* A descriptor passed to another process (SCM_RIGHTS) keeps the file after the sender closes. */
+struct pass_arg {
+	int sock;
+	struct chan c;
+	uint32_t seed;
+	size_t len;
+};
+
+static int child_receives_fd(void *v)
+{
+	struct pass_arg *a = v;
+	char byte;
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			      .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	unsigned char *buf;
+	int fd;
+
+	chan_child(&a->c);
+	CHILD_CHECK(recvmsg(a->sock, &msg, 0) == 1, 1);
+	cm = CMSG_FIRSTHDR(&msg);
+	CHILD_CHECK(cm && cm->cmsg_type == SCM_RIGHTS, 2);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
+	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
+	buf = malloc(a->len);
+	CHILD_CHECK(buf && pread(fd, buf, a->len, 0) == (ssize_t)a->len, 5);
+	CHILD_CHECK(pat_check(buf, a->len, a->seed, 0) == -1, 6);
+	return 0;
+}
+
+static void test_fd_passed_over_socket(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	struct pass_arg a = { .seed = 36, .len = 5000 };
+	int sv[2];
+	char byte = 'x';
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			      .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	pid_t pid;
+	int fd;
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	a.sock = sv[1];
+	chan_open(&a.c);
+	/* forked before the file exists: the child inherits no handle of it */
+	pid = itest_spawn(child_receives_fd, &a);
+	chan_parent(&a.c);
+	CHECK(close(sv[1]));
+	fd = make_file(f, a.len, a.seed);
+	memset(ctl, 0, sizeof(ctl));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	assert_int_equal(sendmsg(sv[0], &msg, 0), 1);
+	PARENT_WAIT_READY(&a.c);
+	CHECK(close(fd));
+	/* only the passed descriptor keeps it */
+	expect_stays(f);
+	PARENT_GO(&a.c);
+	REAP_OK(pid);
+	chan_close_parent(&a.c);
+	CHECK(close(sv[0]));
+	ASSERT_GONE(f);
+	itest_backing_back_to_base(state);
+}
+
+static int child_exec_sleep(void *v)
+{
+	(void)v;
+	execlp("sleep", "sleep", "600", (char *)NULL);
+	return 127;
+}
+
+/* A handle inherited across exec keeps the file for the new program; an O_CLOEXEC one does
+ * not. */
+static void test_exec_inherits_fd_unless_cloexec(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	PATH(g, p, "g");
+	int ff = make_file(f, 100, 37);
+	int gf = open(g, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	pid_t pid;
+
+	CHECK(gf);
+	pid = itest_spawn(child_exec_sleep, NULL);
+	/* let the exec happen (it closes g's copy) before dropping ours */
+	pool_sleep_ms(300);
+	CHECK(close(ff));
+	CHECK(close(gf));
+	ASSERT_GONE(g);
+	expect_stays(f);
+	CHECK(kill(pid, SIGKILL));
+	assert_int_equal(itest_reap(pid, CHILD_MS), 128 + SIGKILL);
+	ASSERT_GONE(f);
+	itest_backing_back_to_base(state);
+}
+
 /* ---- folders ---- */
 
 static void test_folders_removed_up_to_root(void **state)
@@ -768,6 +971,22 @@ static void test_linger_reopen_keeps(void **state)
 	itest_backing_back_to_base(state);
 }
 
+static void test_linger_after_munmap(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	int fd = make_file(f, pg, 38);
+	void *m = map_fd(fd, pg);
+
+	CHECK(close(fd));
+	CHECK(munmap(m, pg));
+	/* the last mapping is gone, the linger delay starts */
+	ASSERT_EXISTS(f);
+	if (pool_wait_gone(f, 10000) != 0)
+		fail_msg("%s not removed within 10 s with linger=1", f);
+	itest_backing_back_to_base(state);
+}
+
 /* ---- removed inodes ---- */
 
 /* An O_PATH descriptor sends no OPEN, so it does not keep the file; reopening the removed inode
@@ -839,6 +1058,11 @@ int main(void)
 		T(test_partial_munmap),
 		T(test_sigkill_while_mapped),
 		T(test_unlink_while_mapped),
+		T(test_readonly_mapping_outlives_close),
+		T(test_private_mapping_outlives_close),
+		T(test_many_users_any_order),
+		T(test_fd_passed_over_socket),
+		T(test_exec_inherits_fd_unless_cloexec),
 		T(test_recreate_while_old_mapping_alive),
 		T(test_create_loop_no_wait),
 		T(test_create_loop_with_wait),
@@ -855,6 +1079,7 @@ int main(void)
 		T(test_rename_into_folder),
 		TL(test_linger_keeps_then_removes),
 		TL(test_linger_reopen_keeps),
+		TL(test_linger_after_munmap),
 		T(test_estale_on_removed_inode),
 		T(test_create_in_removed_folder),
 	};
