@@ -11,6 +11,7 @@ FUSE_MIN=3.17                                   # first libfuse with fuse_passth
 FUSE_SUITE=${POOLFS_FUSE_SUITE:-trixie}         # Debian suite whose fuse3 source package we build
 DEPS_DIR=$POOLFS_ROOT/.deps                     # gitignored
 FUSE_PREFIX=$DEPS_DIR/fuse3                     # libfuse >= 3.17 is installed here
+FUSE_RECIPE=2                                   # bump when build_libfuse changes: prefixes rebuild
 LOG_DIR=$DEPS_DIR/logs
 
 # Debian packages needed to build, run and test poolfs (and to build libfuse from source).
@@ -195,12 +196,19 @@ with open(out, 'w') as f:
 EOF
 }
 
+# fuse_prefix_ok: FUSE_PREFIX holds a libfuse >= FUSE_MIN with its fusermount3, built by this recipe.
+fuse_prefix_ok() {
+    local have
+    have=$(pc_version "$FUSE_PREFIX/lib/pkgconfig/fuse3.pc")
+    [[ -n $have ]] && version_ge "$have" "$FUSE_MIN" && [[ -x $FUSE_PREFIX/bin/fusermount3 ]] &&
+        [[ $(cat "$FUSE_PREFIX/.poolfs-recipe" 2>/dev/null) == "$FUSE_RECIPE" ]]
+}
+
 # build_libfuse: libfuse >= FUSE_MIN in FUSE_PREFIX, built from Debian's source package (see
 # /work/shared/LIBFUSE.md). A no-op when the prefix already has it.
 build_libfuse() {
     local have
-    have=$(pc_version "$FUSE_PREFIX/lib/pkgconfig/fuse3.pc")
-    if [[ -n $have ]] && version_ge "$have" "$FUSE_MIN" && [[ -x $FUSE_PREFIX/bin/fusermount3 ]]; then
+    if fuse_prefix_ok; then
         return 0
     fi
     mkdir -p "$DEPS_DIR"
@@ -208,8 +216,7 @@ build_libfuse() {
     local lockfd
     exec {lockfd}>"$DEPS_DIR/.fuse3.lock"
     flock "$lockfd"
-    have=$(pc_version "$FUSE_PREFIX/lib/pkgconfig/fuse3.pc")
-    if [[ -n $have ]] && version_ge "$have" "$FUSE_MIN" && [[ -x $FUSE_PREFIX/bin/fusermount3 ]]; then
+    if fuse_prefix_ok; then
         exec {lockfd}>&-
         return 0
     fi
@@ -262,26 +269,32 @@ build_libfuse() {
     say "building libfuse (meson + ninja, $n Debian patches applied)"
     run_logged fuse3-meson meson setup "$work/build" "$work/src" --prefix="$FUSE_PREFIX" --libdir=lib \
         -Dexamples=false -Dutils=true -Dtests=false -Dudevrulesdir="$FUSE_PREFIX/udev" \
-        -Dinitscriptdir= -Duseroot=false
+        -Dinitscriptdir= -Duseroot=false --sysconfdir=/etc
     STEP="compiling libfuse (ninja)"
     run_logged fuse3-ninja ninja -C "$work/build"
     # Stage the install and move it into place, so a half-installed prefix never looks complete.
     STEP="installing libfuse into ${FUSE_PREFIX}"
     run_logged fuse3-install env DESTDIR="$work/stage" ninja -C "$work/build" install
-    rm -rf "$FUSE_PREFIX"
-    mv "$work/stage$FUSE_PREFIX" "$FUSE_PREFIX"
+    local stage=$work/stage$FUSE_PREFIX
     # libfuse 3.17 runs the fusermount3 of its own prefix for auto_unmount, and bookworm's 3.14
     # fusermount3 does not know 3.17's --auto-unmount flag: so we build the matching one. Like
-    # Debian's fuse3 package we make it setuid root, so users other than root can mount too.
+    # Debian's fuse3 package we make it setuid root, so users other than root can mount too, and
+    # (--sysconfdir=/etc) it reads the system's /etc/fuse.conf (user_allow_other, mount_max).
     if [[ $EUID -eq 0 ]]; then
-        chown root:root "$FUSE_PREFIX/bin/fusermount3"
-        chmod 4755 "$FUSE_PREFIX/bin/fusermount3"
+        chown root:root "$stage/bin/fusermount3"
+        chmod 4755 "$stage/bin/fusermount3"
     fi
-
-    have=$(pc_version "$FUSE_PREFIX/lib/pkgconfig/fuse3.pc")
+    have=$(pc_version "$stage/lib/pkgconfig/fuse3.pc")
     if [[ -z $have ]] || ! version_ge "$have" "$FUSE_MIN"; then
         die "the built libfuse reports version '${have}', expected >= $FUSE_MIN"
     fi
+    printf '%s\n' "$FUSE_RECIPE" >"$stage/.poolfs-recipe"
+    # Two renames: a daemon started meanwhile finds the old or the new library, hardly ever none.
+    STEP="moving the new libfuse into $FUSE_PREFIX"
+    if [[ -e $FUSE_PREFIX ]]; then
+        mv "$FUSE_PREFIX" "$work/old-prefix"
+    fi
+    mv "$stage" "$FUSE_PREFIX"
     rm -rf "$work"
     exec {lockfd}>&-
     STEP=""
@@ -352,7 +365,14 @@ try:
     intro = subprocess.run(['meson', 'introspect', builddir, '--tests'], capture_output=True,
                            text=True, check=True).stdout
     for t in json.loads(intro):
-        protocols.setdefault(t['name'], set()).add(t.get('protocol', 'exitcode'))
+        proto = t.get('protocol', 'exitcode')
+        # testlog.json names a test "PROJECT:SUITE1+SUITE2 / NAME"; keep the bare NAME as a fallback.
+        suites = t.get('suite') or []
+        if suites:
+            project = suites[0].split(':', 1)[0]
+            key = '%s:%s / %s' % (project, '+'.join(s.split(':', 1)[-1] for s in suites), t['name'])
+            protocols.setdefault(key, set()).add(proto)
+        protocols.setdefault(t['name'], set()).add(proto)
 except Exception:
     pass
 
@@ -372,7 +392,7 @@ for line in lines:
     r = json.loads(line)
     name, result = r.get('name', '?'), r.get('result', 'ERROR')
     out = r.get('stdout') or ''
-    proto = protocols.get(name, set())
+    proto = protocols.get(name) or protocols.get(name.rsplit(' / ', 1)[-1], set())
     is_tap = 'tap' in proto if len(proto) == 1 else \
         any(PLAN.match(l) or TEST.match(l) for l in out.splitlines())
     if not is_tap:
