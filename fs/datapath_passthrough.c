@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "datapath.h"
@@ -24,7 +25,27 @@
 
 struct passthrough_state {
 	int fan_fd;
+	int backstop_fd;      /* timerfd: re-probes maybe-mapped nodes while any exist */
+	bool backstop_armed;
+	bool backstop_noted;  /* logged once that the backstop, not fanotify, found an end */
 };
+
+#define BACKSTOP_MS 1000
+
+/* fanotify is the trigger; this timer is the backstop should a trigger ever be missed (a
+ * close event we filtered as our own, a race we did not foresee): a maybe-mapped node is
+ * probed again every second until it is proven free. Lock held. */
+static void backstop_arm(struct pool *p)
+{
+	struct passthrough_state *st = p->dp_state;
+	struct itimerspec its = {.it_value = {.tv_sec = BACKSTOP_MS / 1000,
+					      .tv_nsec = (BACKSTOP_MS % 1000) * 1000000L}};
+
+	if (!st || st->backstop_armed)
+		return;
+	if (timerfd_settime(st->backstop_fd, 0, &its, NULL) == 0)
+		st->backstop_armed = true;
+}
 
 static int passthrough_available(const struct pool *p, const char **why)
 {
@@ -69,25 +90,52 @@ static bool probe_in_use(struct pool *p, struct node *n)
 	return busy;
 }
 
-static void recheck_mapped(struct pool *p, struct node *n)
+/* Returns true if the node was maybe-mapped and is now proven free. */
+static bool recheck_mapped(struct pool *p, struct node *n)
 {
 	if (!n || n->life.removed || !n->life.maybe_mapped || n->life.opens > 0)
-		return;
-	if (probe_in_use(p, n))
-		return;
+		return false;
+	if (probe_in_use(p, n)) {
+		backstop_arm(p);
+		return false;
+	}
 	n->life.maybe_mapped = false;
 	pool_recheck(p, n);
+	return true;
 }
 
-static void recheck_all(struct pool *p)
+/* Probe every maybe-mapped node; returns how many were found free. */
+static size_t recheck_all(struct pool *p)
 {
+	size_t freed = 0;
+
 	for (size_t b = 0; b < p->ino_buckets; b++) {
 		struct node *n = p->ino_table[b], *next;
 		for (; n; n = next) {
 			next = n->ino_next;
-			recheck_mapped(p, n);
+			freed += recheck_mapped(p, n);
 		}
 	}
+	return freed;
+}
+
+static void backstop_fired(void *ctx, int fd)
+{
+	struct pool *p = ctx;
+	struct passthrough_state *st;
+	uint64_t ticks;
+
+	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		log_warn("passthrough backstop timer: %m");
+	pool_lock(p);
+	st = p->dp_state;
+	st->backstop_armed = false;
+	if (recheck_all(p) && !st->backstop_noted) {
+		st->backstop_noted = true;
+		log_info("passthrough: the periodic re-check found a mapping gone that no close "
+			 "event reported (logged once)");
+	}
+	pool_unlock(p);
 }
 
 static void fanotify_fired(void *ctx, int fan_fd)
@@ -145,6 +193,12 @@ static int passthrough_start(struct pool *p)
 
 	if (!st)
 		return -ENOMEM;
+	st->backstop_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (st->backstop_fd < 0) {
+		r = -errno;
+		st->fan_fd = -1;
+		goto fail;
+	}
 	st->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
 				   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (st->fan_fd < 0) {
@@ -162,11 +216,16 @@ static int passthrough_start(struct pool *p)
 	r = watch_add(p->watch, st->fan_fd, fanotify_fired, p);
 	if (r < 0)
 		goto fail;
+	r = watch_add(p->watch, st->backstop_fd, backstop_fired, p);
+	if (r < 0)
+		goto fail; /* watch_stop() at unmount drops the fanotify registration */
 	p->dp_state = st;
 	return 0;
 fail:
 	if (st->fan_fd >= 0)
 		close(st->fan_fd);
+	if (st->backstop_fd >= 0)
+		close(st->backstop_fd);
 	free(st);
 	return r;
 }
@@ -179,6 +238,7 @@ static void passthrough_stop(struct pool *p)
 	if (!st)
 		return;
 	close(st->fan_fd);
+	close(st->backstop_fd);
 	free(st);
 	p->dp_state = NULL;
 }
@@ -213,6 +273,8 @@ static void passthrough_last_release(struct pool *p, struct node *n, fuse_req_t 
 	n->life.maybe_mapped = true;
 	if (!probe_in_use(p, n))
 		n->life.maybe_mapped = false;
+	else
+		backstop_arm(p);
 }
 
 const struct datapath datapath_passthrough = {

@@ -164,6 +164,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (r < 0)
 		goto out;
 	n->nlookup++;
+	pool_note_lookup(p, n, fuse_req_ctx(req)->pid);
 	fill_entry(p, n, &st, &e);
 out:
 	pool_unlock(p);
@@ -633,6 +634,7 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd,
 
 	fi->fh = (uint64_t)fd;
 	n->life.opens++;
+	pool_note_open(p, n, fuse_req_ctx(req)->pid);
 	r = p->dp->open(p, n, req, fd, fi);
 	if (r < 0) {
 		n->life.opens--;

@@ -366,16 +366,29 @@ static struct node *apply(struct pool *p, struct node *n)
 		}
 		return NULL;
 	}
-	if (v == LIFETIME_REMOVE && p->opts.linger_ms) {
+	if (v == LIFETIME_REMOVE) {
 		uint64_t now = pool_now_ms();
-		if (!n->linger_due_ms) {
-			n->linger_due_ms = now + p->opts.linger_ms;
-			p->lingering++;
-			linger_arm(p, n->linger_due_ms);
+		uint64_t due = n->linger_due_ms;
+
+		if (!due && p->opts.linger_ms)
+			due = now + p->opts.linger_ms;
+		/* Someone looked the name up while it was in use and has not opened it yet: give
+		 * that OPEN a moment, or their open(O_CREAT) would fail with ESTALE twice over
+		 * under churn (the kernel retries only once). */
+		for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++) {
+			uint64_t until = n->pending_open[i].ms + POOL_OPEN_GRACE_MS;
+			if (n->pending_open[i].tid && until > now && until > due)
+				due = until;
+		}
+		if (due > now) {
+			if (!n->linger_due_ms)
+				p->lingering++;
+			if (due != n->linger_due_ms) {
+				n->linger_due_ms = due;
+				linger_arm(p, due);
+			}
 			return NULL;
 		}
-		if (now < n->linger_due_ms)
-			return NULL;
 	}
 	parent = n->parent;
 	if (v == LIFETIME_REMOVE) {
@@ -435,6 +448,35 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count)
 		n->zombie_next = p->zombies;
 		p->zombies = n;
 	}
+}
+
+void pool_note_lookup(struct pool *p, struct node *n, pid_t tid)
+{
+	size_t slots = sizeof(n->pending_open) / sizeof(n->pending_open[0]), pick = 0;
+
+	/* Only lookups of an entry in use can race its last close. Lookups of an unused,
+	 * lingering entry are not noted, so polling for a name to vanish cannot keep it. */
+	if (n->is_dir || !lifetime_in_use(&n->life, pool_held_above(n)))
+		return;
+	for (size_t i = 0; i < slots; i++) {
+		if (n->pending_open[i].tid == tid) {
+			pick = i;
+			break;
+		}
+		if (n->pending_open[i].ms < n->pending_open[pick].ms)
+			pick = i;
+	}
+	n->pending_open[pick].tid = tid;
+	n->pending_open[pick].ms = pool_now_ms();
+	(void)p;
+}
+
+void pool_note_open(struct pool *p, struct node *n, pid_t tid)
+{
+	(void)p;
+	for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++)
+		if (n->pending_open[i].tid == tid)
+			n->pending_open[i].tid = 0;
 }
 
 static struct node *node_new(struct pool *p, bool is_dir, uid_t uid, gid_t gid, mode_t perm)

@@ -23,6 +23,7 @@
 #define POOL_ROOT_INO 1
 #define POOL_NAME_MAX 255
 #define POOL_XATTR_BYTES_MAX (64 * 1024)
+#define POOL_OPEN_GRACE_MS 500
 
 struct xattr {
 	struct xattr *next;
@@ -51,6 +52,13 @@ struct node {
 	struct hold *holds;
 	uint64_t reserved;            /* bytes counted against the quotas (files) */
 	uint64_t linger_due_ms;       /* monotonic ms when a lingering removal is due, 0 if none */
+	/* LOOKUPs answered while the entry was in use whose OPEN has not come yet: the kernel looks
+	 * a name up and then opens the inode, and the last user may close in between. Removal
+	 * waits for such an OPEN for up to POOL_OPEN_GRACE_MS (see pool_note_lookup). */
+	struct {
+		pid_t tid;
+		uint64_t ms;
+	} pending_open[4];
 	int backing_id;               /* passthrough registration, 0 if none */
 	struct node *zombie_next;     /* on the free-after-unlock list */
 };
@@ -140,6 +148,10 @@ void pool_recheck_subtree(struct pool *p, struct node *n);
 void pool_linger_expire(struct pool *p);
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count);
+
+/* A LOOKUP by thread `tid` is answered with `n`; an OPEN (or CREATE) of `n` by `tid` arrived. */
+void pool_note_lookup(struct pool *p, struct node *n, pid_t tid);
+void pool_note_open(struct pool *p, struct node *n, pid_t tid);
 
 bool pool_held_above(const struct node *n);
 /* Fill a stat for `n` (files: from the backing file). */
