@@ -334,8 +334,13 @@ ninja_build() {
     STEP="ninja -C $dir"
     ninja -C "$dir" >"$log" 2>&1 || rc=$?
     if [[ $rc -ne 0 ]]; then
-        # Compiler errors are what the reader needs: show them all (minus ninja's progress lines).
-        grep -v '^\[[0-9]*/[0-9]*\] ' "$log" | tail -n 200 | sed 's/^/    /' >&2
+        # What the reader needs: meson's ERROR lines (a failed regeneration) and everything from
+        # ninja's first FAILED: on (the compiler's messages), without ninja's progress lines.
+        local errors
+        errors=$(awk '/^\[[0-9]+\/[0-9]+\] / { next } /^FAILED: / { f = 1 } f || /ERROR:/' "$log" |
+            head -n 200)
+        [[ -n $errors ]] || errors=$(tail -n 40 "$log")
+        printf '%s\n' "$errors" | sed 's/^/    /' >&2
         printf '%s: FAILED (exit %d) while: ninja -C %s (full log: %s)\n' "$PROG" "$rc" "$dir" "$log" >&2
         REPORTED=1
         exit "$rc"
