@@ -536,7 +536,8 @@ static int start_daemon(struct pool_fixture *p, const char *extra_opts)
 			/* The daemon gave up before the mount went live. */
 			p->daemon_pid = 0;
 			p->exit_status = status;
-			if (log_says_unsupported(p))
+			/* the contract's exit 3; older daemons only said so */
+			if ((WIFEXITED(status) && WEXITSTATUS(status) == 3) || log_says_unsupported(p))
 				return -EOPNOTSUPP;
 			ret = WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -EINVAL : -EIO;
 			diag("daemon exited before mounting (status %d)",

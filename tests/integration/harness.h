@@ -39,8 +39,9 @@ struct pool_fixture {
 	pid_t owner;		/* the process that mounted: only it may tear down */
 };
 
-/* Mount a pool: returns 0, -EOPNOTSUPP if the daemon refused the datapath as unsupported (the
- * caller should skip()), or another -errno. On failure the fixture is already cleaned up and
+/* Mount a pool: returns 0, -EOPNOTSUPP if the daemon refused the datapath as unsupported (exit 3,
+ * or a message saying so: the caller should skip), -EINVAL if it refused its options (exit 2),
+ * -EPROTO if it mounted another datapath than the one asked for, or another -errno. On failure the fixture is already cleaned up and
  * pool_unmount() on it is a harmless no-op. extra_opts may be NULL or "". */
 int pool_mount(struct pool_fixture *p, const char *extra_opts);
 

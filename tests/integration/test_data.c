@@ -630,9 +630,12 @@ static void xattr_roundtrip_on(const char *path, int fd)
 	n = listxattr(path, list, sizeof(list));
 	assert_false(list_has(list, n, "user.a"));
 
-	/* other namespaces are not stored */
+	/* other namespaces are not stored; security.* reads as absent (the kernel asks for
+	 * security.capability on writes) */
 	CHECK_ERR(setxattr(path, "trusted.x", "1", 1, 0), EOPNOTSUPP);
 	CHECK_ERR(setxattr(path, "security.x", "1", 1, 0), EOPNOTSUPP);
+	CHECK_ERR(getxattr(path, "trusted.x", back, sizeof(back)), EOPNOTSUPP);
+	CHECK_ERR(getxattr(path, "security.capability", back, sizeof(back)), ENODATA);
 
 	/* at most 64 KiB per entry */
 	memset(big, 'x', sizeof(big));
@@ -717,6 +720,12 @@ static void test_poolfs_xattrs(void **state)
 	expect_line(text, want);
 	if (!strstr(text, "entries ") || !strstr(text, "bytes ") || !strstr(text, "user 0 "))
 		fail_msg("user.poolfs.stat lacks entries/bytes/user lines:\n%s", text);
+
+	/* every entry answers user.poolfs.stat: how a client recognises a pool */
+	read_text_xattr(f, "user.poolfs.stat", text, sizeof(text));
+	expect_line(text, want);
+	read_text_xattr(d, "user.poolfs.stat", text, sizeof(text));
+	expect_line(text, want);
 
 	CHECK_ERR(getxattr(f, "user.poolfs.nothing", text, sizeof(text)), ENODATA);
 	CHECK_ERR(setxattr(f, "user.poolfs.nothing", "1", 1, 0), EINVAL);

@@ -103,12 +103,15 @@ static void test_unmount_of_empty_fixture(void **state)
 	assert_int_equal(pool_unmount(&p), 0);
 }
 
-static size_t count_tempdirs(void)
+/* Entries in dir (the harness's private temp base for these checks). */
+static size_t count_entries(const char *dir)
 {
+	char pattern[PATH_MAX];
 	glob_t g;
 	size_t n;
 
-	if (glob("/dev/shm/pooltest-??????", 0, NULL, &g) != 0)
+	snprintf(pattern, sizeof(pattern), "%s/*", dir);
+	if (glob(pattern, 0, NULL, &g) != 0)
 		return 0;
 	n = g.gl_pathc;
 	globfree(&g);
@@ -132,13 +135,17 @@ static void expect_mount_result(const char *msg, int code, int want)
 {
 	char fake[PATH_MAX];
 	char *saved = getenv("POOLFS_BIN") ? strdup(getenv("POOLFS_BIN")) : NULL;
+	char base[] = "/dev/shm/pooltest-base-XXXXXX";
 	struct pool_fixture p;
-	size_t before = count_tempdirs();
 	int r;
 
+	/* a base of our own: other tests may create and remove temp dirs meanwhile */
+	assert_non_null(mkdtemp(base));
+	setenv("POOLFS_TEST_TMP", base, 1);
 	fake_daemon(fake, sizeof(fake), msg, code);
 	setenv("POOLFS_BIN", fake, 1);
 	r = pool_mount(&p, NULL);
+	unsetenv("POOLFS_TEST_TMP");
 	if (saved) {
 		setenv("POOLFS_BIN", saved, 1);
 		free(saved);
@@ -148,7 +155,8 @@ static void expect_mount_result(const char *msg, int code, int want)
 	unlink(fake);
 	assert_int_equal(r, want);
 	/* a failed mount cleans up after itself */
-	assert_int_equal(count_tempdirs(), before);
+	assert_int_equal(count_entries(base), 0);
+	assert_int_equal(rmdir(base), 0);
 	assert_int_equal(pool_unmount(&p), 0);
 }
 
@@ -157,6 +165,12 @@ static void test_mount_unsupported_datapath(void **state)
 	(void)state;
 	expect_mount_result("poolfs: datapath=passthrough is not supported by this build", 1,
 			    -EOPNOTSUPP);
+}
+
+static void test_mount_exit_3_is_unsupported(void **state)
+{
+	(void)state;
+	expect_mount_result("poolfs: cannot have that", 3, -EOPNOTSUPP);
 }
 
 static void test_mount_bad_option(void **state)
@@ -180,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_wait_gone),
 		cmocka_unit_test(test_unmount_of_empty_fixture),
 		cmocka_unit_test(test_mount_unsupported_datapath),
+		cmocka_unit_test(test_mount_exit_3_is_unsupported),
 		cmocka_unit_test(test_mount_bad_option),
 		cmocka_unit_test(test_mount_daemon_fails),
 	};

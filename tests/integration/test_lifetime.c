@@ -697,8 +697,25 @@ static void test_exec_inherits_fd_unless_cloexec(void **state)
 
 	CHECK(gf);
 	pid = itest_spawn(child_exec_sleep, NULL);
-	/* let the exec happen (it closes g's copy) before dropping ours */
-	pool_sleep_ms(300);
+	/* the exec must have happened (closing g's copy) before we drop ours */
+	{
+		char comm_path[64], comm[32] = "";
+		long long deadline = pool_now_ms() + CHILD_MS;
+
+		snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)pid);
+		while (strncmp(comm, "sleep", 5) != 0) {
+			FILE *c = fopen(comm_path, "re");
+
+			if (c) {
+				if (!fgets(comm, sizeof(comm), c))
+					comm[0] = '\0';
+				fclose(c);
+			}
+			if (pool_now_ms() > deadline)
+				fail_msg("child %d did not exec sleep", (int)pid);
+			pool_sleep_ms(5);
+		}
+	}
 	CHECK(close(ff));
 	CHECK(close(gf));
 	ASSERT_GONE(g);
