@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 static long pg;
@@ -848,6 +849,100 @@ static void test_unlink_of_last_child_removes_parent(void **state)
 	itest_backing_back_to_base(state);
 }
 
+/* One process keeps re-creating a file in d and closing it (so d keeps being emptied and
+ * removed) while another creates its own file in d: whenever that create succeeds, the file and d
+ * must stay while it is open, never be removed under it. */
+struct race_arg {
+	char d[PATH_MAX];
+	char f[PATH_MAX];
+	int rounds;
+	int check_held;
+};
+
+static int child_race(void *v)
+{
+	struct race_arg *a = v;
+	int made = 0;
+
+	for (int i = 0; i < a->rounds; i++) {
+		struct stat st;
+		int fd;
+
+		if (mkdir(a->d, 0700) == -1 && errno != EEXIST)
+			CHILD_CHECK(0 && "mkdir", 1);
+		fd = open(a->f, O_RDWR | O_CREAT, 0600);
+		if (fd < 0) {
+			/* d went away between our mkdir and open: allowed, try again */
+			CHILD_CHECK(errno == ENOENT, 2);
+			continue;
+		}
+		made++;
+		CHILD_CHECK(write(fd, "x", 1) == 1, 3);
+		if (a->check_held) {
+			CHILD_CHECK(stat(a->f, &st) == 0, 4);
+			CHILD_CHECK(stat(a->d, &st) == 0 && S_ISDIR(st.st_mode), 5);
+		}
+		CHILD_CHECK(close(fd) == 0, 6);
+	}
+	CHILD_CHECK(made > 0, 7);
+	return 0;
+}
+
+static void test_folder_removal_races_create(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	struct race_arg a[2];
+	pid_t pid[2];
+
+	for (int i = 0; i < 2; i++) {
+		memset(&a[i], 0, sizeof(a[i]));
+		assert_int_equal(pool_path(p, "d", a[i].d, sizeof(a[i].d)), 0);
+		assert_int_equal(pool_path(p, i ? "d/b" : "d/a", a[i].f, sizeof(a[i].f)), 0);
+		a[i].rounds = 1000;
+		a[i].check_held = 1;
+	}
+	for (int i = 0; i < 2; i++)
+		pid[i] = itest_spawn(child_race, &a[i]);
+	for (int i = 0; i < 2; i++)
+		REAP_OK(pid[i]);
+	ASSERT_GONE(a[0].d);
+	itest_backing_back_to_base(state);
+}
+
+/* Several processes re-creating one name at once: every O_CREAT open must succeed (a removal
+ * racing an open of the same name must not turn into ENOENT). */
+static int child_same_name(void *v)
+{
+	const char *f = v;
+
+	for (uint32_t i = 0; i < 500; i++) {
+		int fd = open(f, O_RDWR | O_CREAT, 0600);
+
+		if (fd < 0) {
+			fprintf(stderr, "# child %d round %u: open(O_CREAT): %s\n", (int)getpid(), i,
+				errname(errno));
+			return 1;
+		}
+		CHILD_CHECK(pwrite(fd, &i, sizeof(i), 0) == sizeof(i), 2);
+		CHILD_CHECK(close(fd) == 0, 3);
+	}
+	return 0;
+}
+
+static void test_same_name_created_concurrently(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	pid_t pid[4];
+
+	for (int i = 0; i < 4; i++)
+		pid[i] = itest_spawn(child_same_name, f);
+	for (int i = 0; i < 4; i++)
+		REAP_OK(pid[i]);
+	ASSERT_GONE(f);
+	itest_backing_back_to_base(state);
+}
+
 /* ---- rename ---- */
 
 static void test_rename_open_file_keeps_data(void **state)
@@ -948,6 +1043,57 @@ static void test_rename_into_folder(void **state)
 	CHECK(close(fd));
 	ASSERT_GONE(ef);
 	ASSERT_GONE(e);
+	itest_backing_back_to_base(state);
+}
+
+/* Moving the last child out of an armed folder removes the folder. */
+static void test_rename_out_empties_folder(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(a, p, "a");
+	PATH(b, p, "b");
+	PATH(af, p, "a/f");
+	PATH(bf, p, "b/f");
+	int fd, keep;
+
+	CHECK(mkdir(a, 0700));
+	CHECK(mkdir(b, 0700));
+	fd = make_file(af, 100, 39);
+	/* b is armed too, by a child that stays while we look */
+	{
+		PATH(bk, p, "b/keep");
+
+		keep = make_file(bk, 1, 40);
+	}
+	CHECK(rename(af, bf));
+	ASSERT_GONE(a);
+	expect_path_pattern(bf, 100, 39);
+	CHECK(close(fd));
+	ASSERT_GONE(bf);
+	expect_stays(b);
+	CHECK(close(keep));
+	ASSERT_GONE(b);
+	itest_backing_back_to_base(state);
+}
+
+/* While a mapping is the only user, user.poolfs.refs must show the file in use. */
+static void test_refs_show_live_mapping(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	int fd = make_file(f, pg, 41);
+	void *m = map_fd(fd, pg);
+	char text[1024];
+	ssize_t n;
+
+	CHECK(close(fd));
+	n = getxattr(f, "user.poolfs.refs", text, sizeof(text) - 1);
+	CHECK(n);
+	text[n] = '\0';
+	if (strstr(text, "opens 0\n") && strstr(text, "mapped no\n"))
+		fail_msg("refs of a mapped file say it is unused:\n%s", text);
+	CHECK(munmap(m, pg));
+	ASSERT_GONE(f);
 	itest_backing_back_to_base(state);
 }
 
@@ -1083,6 +1229,8 @@ int main(void)
 		T(test_recreate_while_old_mapping_alive),
 		T(test_create_loop_no_wait),
 		T(test_create_loop_with_wait),
+		T(test_same_name_created_concurrently),
+		T(test_folder_removal_races_create),
 		T(test_folders_removed_up_to_root),
 		T(test_empty_folder_stays),
 		T(test_folder_handle_keeps_folder),
@@ -1094,6 +1242,8 @@ int main(void)
 		T(test_rename_exchange),
 		T(test_rename_over_open_file),
 		T(test_rename_into_folder),
+		T(test_rename_out_empties_folder),
+		T(test_refs_show_live_mapping),
 		TL(test_linger_keeps_then_removes),
 		TL(test_linger_reopen_keeps),
 		TL(test_linger_after_munmap),
