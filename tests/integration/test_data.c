@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -970,6 +971,34 @@ static void test_sigterm_unmounts_cleanly(void **state)
 	}
 }
 
+/* umount -l while a file is open and mapped: the pool keeps serving it, and once both are gone
+ * the daemon exits 0 and leaves the backing dir empty. */
+static void test_lazy_unmount_with_open_file(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	PATH(f, p, "f");
+	unsigned char buf[8192];
+	int fd = create_open(f);
+	unsigned char *m;
+
+	pat_fill(buf, sizeof(buf), 70, 0);
+	assert_int_equal(pwrite_all(fd, buf, sizeof(buf), 0), sizeof(buf));
+	m = mmap(NULL, sizeof(buf), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	CHECK(umount2(p->mnt, MNT_DETACH));
+	assert_false(pool_is_mounted(p));
+	/* still served */
+	assert_true(pool_daemon_alive(p));
+	assert_int_equal(pread_all(fd, buf, sizeof(buf), 0), sizeof(buf));
+	assert_int_equal(pat_check(buf, sizeof(buf), 70, 0), -1);
+	pat_fill(m, sizeof(buf), 71, 0);
+	CHECK(close(fd));
+	assert_int_equal(pat_check(m, sizeof(buf), 71, 0), -1);
+	CHECK(munmap(m, sizeof(buf)));
+	/* pool_unmount finds it detached, waits for the daemon, checks exit 0 and the backing */
+	CHECK_0(pool_unmount(p));
+}
+
 /* fusermount3 -u, as a user would unmount. */
 static void test_fusermount_unmount(void **state)
 {
@@ -1063,6 +1092,7 @@ int main(void)
 		T(test_clean_unmount),
 		T(test_sigterm_unmounts_cleanly),
 		T(test_fusermount_unmount),
+		T(test_lazy_unmount_with_open_file),
 		T(test_killed_daemon_swept_by_next),
 		TD(test_clean_unmount_default_autohold),
 	};
