@@ -23,7 +23,7 @@
 static int failed(const struct bench_target *t, const char *test, const char *what, int err)
 {
 	fprintf(stderr, "poolfs-bench: %s on %s: %s: %s\n", test, t->name, what,
-		err == -EILSEQ ? "wrong data read back" : strerror(-err));
+		err == -EILSEQ ? "wrong data read back" : err == -ETIMEDOUT ? "timed out" : strerror(-err));
 	return err;
 }
 
@@ -240,7 +240,7 @@ static int t_map8(const struct bench_cfg *c, struct bench_target *t, unsigned re
 	close(gate[1]);
 	gate[1] = -1;
 	for (unsigned i = 0; i < started; i++) {
-		int status;
+		int status = 0;
 
 		while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
 			;
