@@ -346,8 +346,12 @@ ninja_build() {
         exit "$rc"
     fi
     if ! grep -q '^ninja: no work to do' "$log"; then
-        # Warnings are errors here (werror), so a successful build has nothing else worth showing.
         say "built $name ($(grep -c '^\[[0-9]*/[0-9]*\] ' "$log" || true) steps)"
+        # Only builds without werror (--sanitize) can succeed with warnings: show them.
+        if grep -q 'warning:' "$log"; then
+            say "$name: compiler warnings (full log: $log):"
+            grep 'warning:' "$log" | sort -u | head -n 50 | sed 's/^/    /' >&2
+        fi
     fi
     STEP=""
 }
