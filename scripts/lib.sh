@@ -41,13 +41,13 @@ trap '_poolfs_on_exit $?' EXIT
 # run_logged NAME CMD...: run CMD with its output in $LOG_DIR/NAME.log; on failure show the end of
 # the log, name the step and exit.
 run_logged() {
-    local log=$LOG_DIR/$1.log rc=0
+    local name=$1 log=$LOG_DIR/$1.log rc=0
     shift
     mkdir -p "$LOG_DIR"
     "$@" >"$log" 2>&1 || rc=$?
     if [[ $rc -ne 0 ]]; then
         printf '%s: FAILED (exit %d) while: %s\n  command: %s\n  last lines of %s:\n' \
-            "$PROG" "$rc" "${STEP:-$1}" "$*" "$log" >&2
+            "$PROG" "$rc" "${STEP:-$name}" "$*" "$log" >&2
         tail -n 40 "$log" | sed 's/^/    /' >&2
         REPORTED=1
         exit "$rc"
