@@ -65,6 +65,8 @@ static void gen_write_range(struct fsx *f, size_t *off, size_t *len)
 	if (rnd_below(f, 4) == 0) {
 		*off = page_down(f, *off);
 		*len = page_up(f, *len);
+		if (*len > f->maxop)	/* wbuf holds maxop bytes, which need not be whole pages */
+			*len = f->maxop;
 	}
 	if (*off >= f->maxlen)
 		*off = page_down(f, f->maxlen - 1);
