@@ -365,9 +365,9 @@ static void print_table(const struct bench *b)
 	       "fresh process mapping the file just written; pread follows pwrite in the same process with\n"
 	       "nothing dropped (warm where the data path keeps the written pages); create on raw tmpfs ends\n"
 	       "with unlink, on a pool with the pool's own removal after close (autohold=none); memory is\n"
-	       "the /proc/meminfo change while the file is held mapped, per byte of file (MemAvailable is an\n"
-	       "estimate, and noisy below 1 GiB or on a busy machine); removal latency is over %u samples\n"
-	       "per pool (munmap to the name vanishing, polled).\n",
+	       "the /proc/meminfo change while the file is held mapped, per byte of file (MemAvailable counts\n"
+	       "the per-CPU free lists of /proc/zoneinfo back in; it is an estimate, and noisy on a busy\n"
+	       "machine); removal latency is over %u samples per pool (munmap to the name vanishing, polled).\n",
 	       (b->cfg.nlat + b->cfg.reps - 1) / b->cfg.reps * b->cfg.reps);
 	for (unsigned k = 0; k < b->ntargets; k++)
 		if (b->targets[k].res.failures)

@@ -67,7 +67,8 @@ double now_s(void);
 void sleep_s(double s);
 
 struct meminfo {
-	long long avail_kb, shmem_kb, cached_kb;
+	long long avail_kb;	/* MemAvailable plus the free pages on per-CPU lists */
+	long long shmem_kb, cached_kb;
 };
 int meminfo_read(struct meminfo *mi);
 

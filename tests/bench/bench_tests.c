@@ -274,9 +274,8 @@ static int t_mem(const struct bench_cfg *c, struct bench_target *t, unsigned rep
 	double size = (double)c->size;
 
 	bench_path(path, t, "mem", rep, 0);
-	/* let the frees of the previous test settle: pages parked on per-CPU lists are not counted
-	 * as free, and a fresh allocation served from them would hide part of this file */
-	sleep_s(1.0);
+	/* let the frees of the previous test (an unlink, a daemon's removal) settle first */
+	sleep_s(0.5);
 	ret = meminfo_read(&before);
 	if (ret)
 		return failed(t, "mem", "/proc/meminfo", ret);
