@@ -1,0 +1,938 @@
+/* Holds through xattrs (DESIGN.md section 1, docs/interface.md "Extended attributes") on a real
+ * pool mounted autohold=none, so every entry lives only by its handles, mappings and the holds
+ * the tests take: pid:N, process, session (with a setsid'd child and its worker), cgroup (a test
+ * cgroup under the cgroup2 mount), pin on folders, the error cases and the refs text. */
+#include "holdtest.h"
+
+#include <sys/mman.h>
+
+#define OTHER_UID 65534
+#define OTHER_GID 65534
+
+static int setup_none(void **state)
+{
+	return htest_setup(state, "autohold=none");
+}
+
+/* A file created, held with scope, then closed: only the hold keeps it. */
+static void make_held_file(const char *path, const char *scope)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd);
+	CHECK(write(fd, "held\n", 5));
+	CHECK(hold(path, scope));
+	CHECK(close(fd));
+}
+
+static void hold_line(char *buf, size_t len, const char *scope)
+{
+	snprintf(buf, len, "hold %s uid=%u", scope, (unsigned)getuid());
+}
+
+/* ---- a process that sleeps on a pipe until told to exit ---- */
+
+static int sleeper_fn(void *arg)
+{
+	struct link *l = arg;
+
+	link_far_end(l);
+	if (link_send(l, (int)getpid()) != 0)
+		return 1;
+	return link_wait_go(l) == 0 ? 0 : 2;
+}
+
+static pid_t start_sleeper(struct link *l)
+{
+	pid_t pid;
+	int v = 0;
+
+	link_open(l);
+	pid = ht_spawn(sleeper_fn, l);
+	link_near_end(l);
+	LINK_RECV(l, v);
+	assert_int_equal(v, pid);
+	return pid;
+}
+
+static void stop_sleeper(struct link *l, pid_t pid)
+{
+	LINK_GO(l);
+	REAP_OK(pid);
+	link_close_near(l);
+}
+
+/* ---- pid:N ---- */
+
+static void test_pid_hold_until_exit(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	PATH(control, p, "control");
+	char scope[32], line[64];
+	struct link l;
+	pid_t s = start_sleeper(&l);
+
+	/* The strict rule is really on: a closed file without a hold goes at once. */
+	CHECK_0(make_closed_file(control));
+	ASSERT_GONE(control);
+
+	snprintf(scope, sizeof(scope), "pid:%d", (int)s);
+	make_held_file(f, scope);
+	ASSERT_STAYS(f);
+	hold_line(line, sizeof(line), scope);
+	ASSERT_REFS_LINE(f, line);
+	ASSERT_REFS_LINE(f, "holds 1");
+	ASSERT_REFS_LINE(f, "opens 0");
+
+	stop_sleeper(&l, s);
+	ASSERT_GONE(f);
+	htest_backing_back_to_base(state);
+}
+
+static int exit_at_once(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+static void test_pid_hold_of_dead_process_esrch(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	char scope[32], rb[4096];
+	pid_t dead = ht_spawn(exit_at_once, NULL);
+	int fd;
+
+	REAP_OK(dead);
+	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(fd);
+	snprintf(scope, sizeof(scope), "pid:%d", (int)dead);
+	CHECK_ERR(hold(f, scope), ESRCH);
+	CHECK(refs(f, rb, sizeof(rb)));
+	if (!has_line(rb, "holds 0"))
+		fail_msg("a refused hold was recorded:\n%s", rb);
+	CHECK(close(fd));
+	ASSERT_GONE(f);
+	htest_backing_back_to_base(state);
+}
+
+static void test_pid_holds_of_two_processes(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	char scope[32];
+	struct link la, lb;
+	pid_t a = start_sleeper(&la);
+	pid_t b = start_sleeper(&lb);
+	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd);
+	snprintf(scope, sizeof(scope), "pid:%d", (int)a);
+	CHECK(hold(f, scope));
+	snprintf(scope, sizeof(scope), "pid:%d", (int)b);
+	CHECK(hold(f, scope));
+	CHECK(close(fd));
+	ASSERT_REFS_LINE(f, "holds 2");
+
+	stop_sleeper(&la, a);
+	ASSERT_STAYS(f);
+	ASSERT_REFS_LINE(f, "holds 1");
+	stop_sleeper(&lb, b);
+	ASSERT_GONE(f);
+	htest_backing_back_to_base(state);
+}
+
+/* ---- process ---- */
+
+struct path_link {
+	const char *path;
+	const char *path2;
+	const char *cgroup;	/* cgroup dir to enter first, or NULL */
+	const char *scope;
+	struct link l;
+	struct link l2;		/* a grandchild's link */
+};
+
+/* Creates pl->path, takes a pl->scope hold on it, closes it, says ready, waits, exits. */
+static int holder_fn(void *arg)
+{
+	struct path_link *pl = arg;
+	int fd;
+
+	link_far_end(&pl->l);
+	if (pl->cgroup)
+		CHILD_CHECK(cg2_move(pl->cgroup, 0) == 0, 10);
+	fd = open(pl->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHILD_CHECK(fd >= 0, 11);
+	CHILD_CHECK(write(fd, "held\n", 5) == 5, 12);
+	CHILD_CHECK(hold(pl->path, pl->scope) == 0, 13);
+	CHILD_CHECK(close(fd) == 0, 14);
+	CHILD_CHECK(link_send(&pl->l, (int)getpid()) == 0, 15);
+	CHILD_CHECK(link_wait_go(&pl->l) == 0, 16);
+	return 0;
+}
+
+static void test_process_hold_by_child(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	struct path_link pl = { .path = f, .scope = "process" };
+	char scope[32], line[64];
+	pid_t c;
+	int v;
+
+	link_open(&pl.l);
+	c = ht_spawn(holder_fn, &pl);
+	link_near_end(&pl.l);
+	LINK_RECV(&pl.l, v);
+
+	ASSERT_STAYS(f);
+	snprintf(scope, sizeof(scope), "pid:%d", (int)c);
+	hold_line(line, sizeof(line), scope);
+	ASSERT_REFS_LINE(f, line);
+	ASSERT_REFS_LINE(f, "holds 1");
+
+	LINK_GO(&pl.l);
+	REAP_OK(c);
+	ASSERT_GONE(f);
+	link_close_near(&pl.l);
+	htest_backing_back_to_base(state);
+}
+
+/* ---- session ---- */
+
+/* A worker (grandchild) in the leader's session: sends its pid; with wait_first, waits for a go
+ * (so the test can let its leader go first); creates pl->path2 with a session hold, says so,
+ * waits for go, exits. */
+static int worker_fn(struct path_link *pl, int wait_first)
+{
+	int fd;
+
+	link_far_end(&pl->l2);
+	CHILD_CHECK(link_send(&pl->l2, (int)getpid()) == 0, 30);
+	if (wait_first)
+		CHILD_CHECK(link_wait_go(&pl->l2) == 0, 31);
+	fd = open(pl->path2, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHILD_CHECK(fd >= 0, 32);
+	CHILD_CHECK(write(fd, "worker\n", 7) == 7, 33);
+	CHILD_CHECK(hold(pl->path2, "session") == 0, 34);
+	CHILD_CHECK(close(fd) == 0, 35);
+	CHILD_CHECK(link_send(&pl->l2, 1) == 0, 36);
+	CHILD_CHECK(link_wait_go(&pl->l2) == 0, 37);
+	return 0;
+}
+
+/* Fork the worker from the leader; the leader keeps only its own link. */
+static pid_t fork_worker(struct path_link *pl, int wait_first)
+{
+	pid_t w;
+
+	fflush(NULL);
+	w = fork();
+	if (w == 0) {
+		link_drop(&pl->l);
+		_exit(worker_fn(pl, wait_first));
+	}
+	link_drop(&pl->l2);
+	return w;
+}
+
+/* Leader A: setsid, a session hold on pl->path, a worker holding pl->path2 for the session;
+ * A waits for the worker to exit and reaps it, says so, waits for go, exits. */
+static int leader_reaps_worker_fn(void *arg)
+{
+	struct path_link *pl = arg;
+	int fd, status;
+	pid_t w;
+
+	link_far_end(&pl->l);
+	CHILD_CHECK(setsid() == getpid(), 20);
+	fd = open(pl->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHILD_CHECK(fd >= 0, 21);
+	CHILD_CHECK(hold(pl->path, "session") == 0, 22);
+	CHILD_CHECK(close(fd) == 0, 23);
+	w = fork_worker(pl, 0);
+	CHILD_CHECK(w > 0, 24);
+	CHILD_CHECK(link_send(&pl->l, 1) == 0, 25);
+	CHILD_CHECK(waitpid(w, &status, 0) == w, 26);
+	CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, 27);
+	CHILD_CHECK(link_send(&pl->l, 2) == 0, 28);
+	CHILD_CHECK(link_wait_go(&pl->l) == 0, 29);
+	return 0;
+}
+
+static void test_session_hold_lasts_while_leader_lives(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	PATH(g, p, "g");
+	struct path_link pl = { .path = f, .path2 = g };
+	char scope[32], line[64];
+	pid_t a;
+	int w = 0, v = 0;
+
+	link_open(&pl.l);
+	link_open(&pl.l2);
+	a = ht_spawn(leader_reaps_worker_fn, &pl);
+	link_near_end(&pl.l);
+	link_near_end(&pl.l2);
+	LINK_RECV(&pl.l2, w);
+	ht_track(w);
+	LINK_RECV(&pl.l2, v);	/* the worker holds g */
+	LINK_RECV(&pl.l, v);	/* the leader holds f */
+
+	snprintf(scope, sizeof(scope), "session:%d", (int)a);
+	hold_line(line, sizeof(line), scope);
+	ASSERT_STAYS(f);
+	ASSERT_STAYS(g);
+	ASSERT_REFS_LINE(f, line);
+	ASSERT_REFS_LINE(g, line);
+
+	/* The worker that took g's hold exits: the session (its leader) still runs. */
+	LINK_GO(&pl.l2);
+	LINK_RECV(&pl.l, v);
+	assert_int_equal(v, 2);
+	ht_untrack(w);
+	ASSERT_STAYS(f);
+	ASSERT_STAYS(g);
+
+	LINK_GO(&pl.l);
+	REAP_OK(a);
+	ASSERT_GONE(f);
+	ASSERT_GONE(g);
+	link_close_near(&pl.l);
+	link_close_near(&pl.l2);
+	htest_backing_back_to_base(state);
+}
+
+/* Leader: setsid, fork a worker that takes a session hold, say ready, wait for go, exit while the
+ * worker still runs. */
+static int leader_leaves_worker_fn(void *arg)
+{
+	struct path_link *pl = arg;
+	pid_t w;
+
+	link_far_end(&pl->l);
+	CHILD_CHECK(setsid() == getpid(), 40);
+	w = fork_worker(pl, 0);
+	CHILD_CHECK(w > 0, 41);
+	CHILD_CHECK(link_send(&pl->l, 1) == 0, 42);
+	CHILD_CHECK(link_wait_go(&pl->l) == 0, 43);
+	return 0;
+}
+
+static void test_session_hold_ends_with_leader_not_worker(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(g, p, "g");
+	struct path_link pl = { .path2 = g };
+	char scope[32], line[64];
+	pid_t a;
+	int w = 0, v = 0;
+
+	link_open(&pl.l);
+	link_open(&pl.l2);
+	a = ht_spawn(leader_leaves_worker_fn, &pl);
+	link_near_end(&pl.l);
+	link_near_end(&pl.l2);
+	LINK_RECV(&pl.l2, w);
+	ht_track(w);
+	LINK_RECV(&pl.l2, v);
+	LINK_RECV(&pl.l, v);
+
+	snprintf(scope, sizeof(scope), "session:%d", (int)a);
+	hold_line(line, sizeof(line), scope);
+	ASSERT_STAYS(g);
+	ASSERT_REFS_LINE(g, line);
+
+	LINK_GO(&pl.l);
+	REAP_OK(a);
+	ASSERT_GONE(g);
+	if (!ht_running(w))
+		fail_msg("the worker %d should still run: the leader's exit ended the hold", w);
+
+	LINK_GO(&pl.l2);
+	REAP_OK(w);	/* an orphan reparented to us (child subreaper) */
+	link_close_near(&pl.l);
+	link_close_near(&pl.l2);
+	htest_backing_back_to_base(state);
+}
+
+/* Leader: setsid, fork a worker that waits for go before holding, exit at once. */
+static int leader_exits_fn(void *arg)
+{
+	struct path_link *pl = arg;
+	pid_t w;
+
+	link_far_end(&pl->l);
+	CHILD_CHECK(setsid() == getpid(), 50);
+	w = fork_worker(pl, 1);
+	CHILD_CHECK(w > 0, 51);
+	return 0;
+}
+
+static void test_session_without_leader_falls_back_to_process(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(h, p, "h");
+	struct path_link pl = { .path2 = h };
+	char scope[32], line[64];
+	pid_t a;
+	int w = 0, v = 0;
+
+	link_open(&pl.l);
+	link_open(&pl.l2);
+	a = ht_spawn(leader_exits_fn, &pl);
+	link_near_end(&pl.l);
+	link_near_end(&pl.l2);
+	LINK_RECV(&pl.l2, w);
+	ht_track(w);
+	REAP_OK(a);	/* the leader is gone and reaped: its session has no leader */
+	if (getsid(w) != a)
+		fail_msg("worker %d is in session %d, want %d", w, (int)getsid(w), (int)a);
+
+	LINK_GO(&pl.l2);
+	LINK_RECV(&pl.l2, v);	/* the worker took a session hold on h */
+	snprintf(scope, sizeof(scope), "pid:%d", w);
+	hold_line(line, sizeof(line), scope);
+	ASSERT_REFS_LINE(h, line);
+	ASSERT_STAYS(h);
+
+	LINK_GO(&pl.l2);
+	REAP_OK(w);
+	ASSERT_GONE(h);
+	link_close_near(&pl.l);
+	link_close_near(&pl.l2);
+	htest_backing_back_to_base(state);
+}
+
+/* ---- cgroup ---- */
+
+/* Enters pl->cgroup, says ready, waits, exits. */
+static int cg_member_fn(void *arg)
+{
+	struct path_link *pl = arg;
+
+	link_far_end(&pl->l2);
+	CHILD_CHECK(cg2_move(pl->cgroup, 0) == 0, 60);
+	CHILD_CHECK(link_send(&pl->l2, (int)getpid()) == 0, 61);
+	CHILD_CHECK(link_wait_go(&pl->l2) == 0, 62);
+	return 0;
+}
+
+/* The test cgroup with a member B that stays and a holder A that takes a cgroup hold on f and
+ * exits: f must stay while B is in the group. Leaves B running, returns its pid. */
+static pid_t cgroup_scenario(struct path_link *pl, char *cg)
+{
+	char want[PATH_MAX + 64], cgpath[PATH_MAX], scope[PATH_MAX + 16];
+	pid_t a, b;
+	int v;
+
+	pl->cgroup = cg;
+	pl->scope = "cgroup";
+	link_open(&pl->l2);
+	b = ht_spawn(cg_member_fn, pl);
+	link_near_end(&pl->l2);
+	LINK_RECV(&pl->l2, v);
+
+	link_open(&pl->l);
+	a = ht_spawn(holder_fn, pl);
+	link_near_end(&pl->l);
+	LINK_RECV(&pl->l, v);
+	CHECK_0(cg2_of(a, cgpath, sizeof(cgpath)));
+	if (strcmp(cgpath, "/") == 0)
+		fail_msg("the holder did not leave the root cgroup");
+	snprintf(scope, sizeof(scope), "cgroup:%s", cgpath);
+	hold_line(want, sizeof(want), scope);
+	ASSERT_REFS_LINE(pl->path, want);
+
+	LINK_GO(&pl->l);
+	REAP_OK(a);
+	link_close_near(&pl->l);
+	if (cg2_populated(cg) != 1)
+		fail_msg("test cgroup %s should still hold process %d", cg, (int)b);
+	ASSERT_STAYS(pl->path);
+	ASSERT_REFS_LINE(pl->path, want);
+	return b;
+}
+
+static void test_cgroup_hold_until_last_member_exits(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	struct path_link pl = { .path = f };
+	char cg[PATH_MAX];
+	pid_t b;
+
+	CGROUP_OR_SKIP((struct htest *)*state, cg);
+	b = cgroup_scenario(&pl, cg);
+	LINK_GO(&pl.l2);
+	REAP_OK(b);
+	ASSERT_GONE(f);
+	link_close_near(&pl.l2);
+	htest_backing_back_to_base(state);
+}
+
+static void test_cgroup_hold_until_last_member_moves_out(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	struct path_link pl = { .path = f };
+	char cg[PATH_MAX], root[PATH_MAX], mine[PATH_MAX], home[2 * PATH_MAX + 2];
+	pid_t b;
+
+	CGROUP_OR_SKIP((struct htest *)*state, cg);
+	b = cgroup_scenario(&pl, cg);
+	/* Move B back to our own group: the test group empties while B runs. */
+	CHECK_0(cg2_mount(root, sizeof(root)));
+	CHECK_0(cg2_of(getpid(), mine, sizeof(mine)));
+	snprintf(home, sizeof(home), "%s%s", root, strcmp(mine, "/") == 0 ? "" : mine);
+	CHECK_0(cg2_move(home, b));
+	ASSERT_GONE(f);
+	if (!ht_running(b))
+		fail_msg("process %d should still run", (int)b);
+	LINK_GO(&pl.l2);
+	REAP_OK(b);
+	link_close_near(&pl.l2);
+	htest_backing_back_to_base(state);
+}
+
+/* ---- pin on folders ---- */
+
+static void test_pin_on_folder_keeps_closed_files(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(d, p, "d");
+	PATH(a, p, "d/a");
+	PATH(b, p, "d/b");
+	PATH(s, p, "d/s");
+	PATH(c, p, "d/s/c");
+
+	CHECK(mkdir(d, 0700));
+	CHECK(hold(d, "pin"));
+	CHECK_0(make_closed_file(a));
+	CHECK_0(make_closed_file(b));
+	CHECK(mkdir(s, 0700));
+	CHECK_0(make_closed_file(c));
+	ASSERT_STAYS(a);
+	ASSERT_EXISTS(b);
+	ASSERT_EXISTS(c);
+	ASSERT_REFS_LINE(d, "children 3");
+	ASSERT_REFS_LINE(d, "holds 1");
+	ASSERT_REFS_LINE(a, "holds 0");
+
+	CHECK(removexattr(d, HOLD_XATTR));
+	ASSERT_GONE(a);
+	ASSERT_GONE(b);
+	ASSERT_GONE(c);
+	ASSERT_GONE(s);
+	ASSERT_GONE(d);
+	htest_backing_back_to_base(state);
+}
+
+static void test_pin_release_keeps_what_is_used(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(d, p, "d");
+	PATH(a, p, "d/a");
+	PATH(b, p, "d/b");
+	int fd;
+
+	CHECK(mkdir(d, 0700));
+	CHECK(hold(d, "pin"));
+	CHECK_0(make_closed_file(a));
+	fd = open(b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(fd);
+	CHECK(removexattr(d, HOLD_XATTR));
+	ASSERT_GONE(a);
+	ASSERT_STAYS(b);
+	ASSERT_EXISTS(d);
+	CHECK(close(fd));
+	ASSERT_GONE(b);
+	ASSERT_GONE(d);
+	htest_backing_back_to_base(state);
+}
+
+static void test_folder_hold_keeps_file_in_subfolder(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(d, p, "d");
+	PATH(s, p, "d/s");
+	PATH(t, p, "d/s/t");
+	PATH(f, p, "d/s/f");
+	PATH(u, p, "d/s/t/u");
+	char scope[32];
+	struct link l;
+	pid_t k = start_sleeper(&l);
+
+	CHECK(mkdir(d, 0700));
+	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
+	CHECK(hold(d, scope));
+	CHECK(mkdir(s, 0700));
+	CHECK(mkdir(t, 0700));
+	CHECK_0(make_closed_file(f));
+	CHECK_0(make_closed_file(u));
+	ASSERT_STAYS(f);
+	ASSERT_EXISTS(u);
+	ASSERT_REFS_LINE(f, "holds 0");
+	ASSERT_REFS_LINE(s, "holds 0");
+
+	stop_sleeper(&l, k);
+	ASSERT_GONE(f);
+	ASSERT_GONE(u);
+	ASSERT_GONE(t);
+	ASSERT_GONE(s);
+	ASSERT_GONE(d);
+	htest_backing_back_to_base(state);
+}
+
+/* ---- release and errors ---- */
+
+static void test_removexattr_without_hold_enodata(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	PATH(d, p, "d");
+	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd);
+	CHECK_ERR(removexattr(f, HOLD_XATTR), ENODATA);
+	CHECK(mkdir(d, 0700));
+	CHECK_ERR(removexattr(d, HOLD_XATTR), ENODATA);
+	/* Released once: there is nothing left to release. */
+	CHECK(hold(f, "pin"));
+	CHECK(removexattr(f, HOLD_XATTR));
+	CHECK_ERR(removexattr(f, HOLD_XATTR), ENODATA);
+	ASSERT_EXISTS(f);
+	CHECK(close(fd));
+	ASSERT_GONE(f);
+	CHECK(rmdir(d));
+	htest_backing_back_to_base(state);
+}
+
+static void test_removexattr_drops_all_of_callers_holds(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	char scope[32];
+	struct link l;
+	pid_t k = start_sleeper(&l);
+	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd);
+	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
+	CHECK(hold(f, "pin"));
+	CHECK(hold(f, scope));
+	CHECK(hold(f, "process"));
+	CHECK(hold(f, "session"));
+	CHECK(close(fd));
+	ASSERT_REFS_LINE(f, "holds 4");
+	CHECK(removexattr(f, HOLD_XATTR));
+	/* Every hold went, though process k, this process and its session all still run. */
+	ASSERT_GONE(f);
+	stop_sleeper(&l, k);
+	htest_backing_back_to_base(state);
+}
+
+static void test_bogus_scope_einval(void **state)
+{
+	static const struct {
+		const char *v;
+		size_t len;
+	} bad[] = {
+		{ "bogus", 5 },	     { "", 0 },		  { "pid:", 4 },     { "pid:0", 5 },
+		{ "pid:-3", 6 },     { "pid:12ab", 8 },	  { "pid: 5", 6 },   { "PIN", 3 },
+		{ "pin pin", 7 },    { "pins", 4 },	  { "session:1", 9 }, { "cgroup:/x", 9 },
+		{ "process\n\n", 9 }, { "pin\0x", 5 },	  { " pin", 4 },     { "pid:1:2", 7 },
+	};
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	char rb[4096];
+	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		if (setxattr(f, HOLD_XATTR, bad[i].v, bad[i].len, 0) != -1 || errno != EINVAL)
+			fail_msg("scope #%zu \"%.*s\" (%zu bytes): errno %s, want EINVAL", i,
+				 (int)bad[i].len, bad[i].v, bad[i].len, errname(errno));
+	}
+	CHECK(refs(f, rb, sizeof(rb)));
+	if (!has_line(rb, "holds 0"))
+		fail_msg("a malformed scope was recorded:\n%s", rb);
+	/* The documented variants: one trailing newline or NUL. */
+	CHECK(setxattr(f, HOLD_XATTR, "pin\n", 4, 0));
+	CHECK(setxattr(f, HOLD_XATTR, "pin", 4, 0));
+	ASSERT_REFS_LINE(f, "holds 2");
+	CHECK(close(fd));
+	ASSERT_STAYS(f);
+	CHECK(removexattr(f, HOLD_XATTR));
+	ASSERT_GONE(f);
+	htest_backing_back_to_base(state);
+}
+
+struct other {
+	char f[PATH_MAX];	/* root's open file */
+	char d[PATH_MAX];	/* root's folder */
+	char mine[PATH_MAX];	/* the other user's own file */
+};
+
+#define EXPECT_FAIL(step, expr, err)                                                          \
+	do {                                                                                  \
+		long r_;                                                                      \
+		errno = 0;                                                                    \
+		r_ = (long)(expr);                                                            \
+		if (r_ != -1 || errno != (err)) {                                             \
+			fprintf(stderr, "# uid %d: step %d: %s gave %ld errno %s, want %s\n",     \
+				(int)getuid(), (step), #expr, r_, errname(errno), errname(err));  \
+			return (step);                                                        \
+		}                                                                             \
+	} while (0)
+
+static int other_user_fn(void *arg)
+{
+	struct other *o = arg;
+	char buf[256];
+	int fd;
+
+	EXPECT_FAIL(1, hold(o->f, "pin"), EACCES);
+	EXPECT_FAIL(2, hold(o->f, "process"), EACCES);
+	EXPECT_FAIL(3, removexattr(o->f, HOLD_XATTR), EACCES);
+	EXPECT_FAIL(4, getxattr(o->f, REFS_XATTR, buf, sizeof(buf)), EACCES);
+	EXPECT_FAIL(5, hold(o->d, "pin"), EACCES);
+	EXPECT_FAIL(6, removexattr(o->d, HOLD_XATTR), EACCES);
+	/* Its own entry: the same calls work (the refusal is about ownership). */
+	fd = open(o->mine, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHILD_CHECK(fd >= 0, 7);
+	CHILD_CHECK(hold(o->mine, "pin") == 0, 8);
+	CHILD_CHECK(getxattr(o->mine, REFS_XATTR, buf, sizeof(buf)) > 0, 9);
+	CHILD_CHECK(strstr(buf, "hold pin uid=65534\n") != NULL, 10);
+	CHILD_CHECK(removexattr(o->mine, HOLD_XATTR) == 0, 11);
+	CHILD_CHECK(close(fd) == 0, 12);
+	/* Only its owner can see it go (root is not exempt: lstat gives root EACCES). */
+	CHILD_CHECK(pool_wait_gone(o->mine, GONE_MS) == 0, 13);
+	return 0;
+}
+
+static void test_hold_on_other_users_entry_eacces(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	struct other o;
+	int fd, r;
+
+	if (getuid() != 0) {
+		fprintf(stderr, "# needs root to run as uid %d: skipping\n", OTHER_UID);
+		skip();
+	}
+	assert_int_equal(pool_path(p, "f", o.f, sizeof(o.f)), 0);
+	assert_int_equal(pool_path(p, "d", o.d, sizeof(o.d)), 0);
+	assert_int_equal(pool_path(p, "mine", o.mine, sizeof(o.mine)), 0);
+	fd = open(o.f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(fd);
+	CHECK(mkdir(o.d, 0700));
+	fflush(NULL);
+	r = run_as_user(OTHER_UID, OTHER_GID, other_user_fn, &o);
+	if (r != 0)
+		fail_msg("as uid %d: step %d failed (see above)", OTHER_UID, r);
+	ASSERT_REFS_LINE(o.f, "holds 0");
+	ASSERT_REFS_LINE(o.d, "holds 0");
+	CHECK(close(fd));
+	ASSERT_GONE(o.f);
+	CHECK(rmdir(o.d));
+	htest_backing_back_to_base(state);
+}
+
+/* ---- the refs text ---- */
+
+/* refs of path once "mapped no" shows (passthrough may say yes until it has checked). */
+static void refs_settled(const char *path, char *buf, size_t len)
+{
+	long long deadline = pool_now_ms() + GONE_MS;
+
+	for (;;) {
+		if (refs(path, buf, len) < 0)
+			fail_msg("getxattr(%s, %s): %s", path, REFS_XATTR, errname(errno));
+		if (has_line(buf, "mapped no") || pool_now_ms() >= deadline)
+			return;
+		pool_sleep_ms(10);
+	}
+}
+
+/* text must be exactly head followed by the lines of tail in any order. */
+static void assert_refs_text(const char *path, const char *text, const char *head,
+			     const char *const *tail, int ntail)
+{
+	size_t hl = strlen(head);
+	const char *rest = text + hl;
+	int lines = 0;
+
+	if (strncmp(text, head, hl) != 0)
+		fail_msg("refs of %s:\n%s\nwant it to begin with:\n%s", path, text, head);
+	for (const char *s = rest; *s; s++)
+		if (*s == '\n')
+			lines++;
+	if (text[0] && text[strlen(text) - 1] != '\n')
+		fail_msg("refs of %s do not end in a newline:\n%s", path, text);
+	if (lines != ntail)
+		fail_msg("refs of %s: %d hold lines, want %d:\n%s", path, lines, ntail, text);
+	for (int i = 0; i < ntail; i++)
+		if (!has_line(rest, tail[i]))
+			fail_msg("refs of %s lack \"%s\":\n%s", path, tail[i], text);
+}
+
+static void test_refs_format(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	PATH(d, p, "d");
+	PATH(c, p, "d/c");
+	char scope[32], pin_line[64], pid_line[64], rb[4096], head[128];
+	const char *tail[2];
+	struct link l;
+	pid_t k = start_sleeper(&l);
+	ssize_t n;
+	int fd, dfd;
+	void *m;
+
+	/* A file with two holds, closed. */
+	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(fd);
+	CHECK(ftruncate(fd, 4096));
+	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
+	CHECK(hold(f, "pin"));
+	CHECK(hold(f, scope));
+	hold_line(pin_line, sizeof(pin_line), "pin");
+	hold_line(pid_line, sizeof(pid_line), scope);
+	tail[0] = pin_line;
+	tail[1] = pid_line;
+
+	/* Open: one handle. */
+	CHECK(refs(f, rb, sizeof(rb)));
+	assert_refs_text(f, rb, "opens 1\nmapped no\nholds 2\n", tail, 2);
+	CHECK(close(fd));
+	refs_settled(f, rb, sizeof(rb));
+	assert_refs_text(f, rb, "opens 0\nmapped no\nholds 2\n", tail, 2);
+	/* The size query agrees with the text. */
+	n = getxattr(f, REFS_XATTR, NULL, 0);
+	CHECK(n);
+	assert_true((size_t)n >= strlen(rb));
+	CHECK_ERR(getxattr(f, REFS_XATTR, rb, 3), ERANGE);
+
+	/* Mapped after close: the refs must show that something uses it (a handle the page-cache
+	 * path keeps until munmap, or "mapped yes"), and go back to unused after munmap. */
+	fd = open(f, O_RDWR | O_CLOEXEC);
+	CHECK(fd);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		fail_msg("mmap: %s", errname(errno));
+	CHECK(close(fd));
+	CHECK(refs(f, rb, sizeof(rb)));
+	if (!has_line(rb, "mapped yes") && has_line(rb, "opens 0"))
+		fail_msg("refs of a mapped file show no use:\n%s", rb);
+	CHECK(munmap(m, 4096));
+	{
+		long long deadline = pool_now_ms() + GONE_MS;
+
+		do {
+			CHECK(refs(f, rb, sizeof(rb)));
+			if (has_line(rb, "opens 0") && has_line(rb, "mapped no"))
+				break;
+			pool_sleep_ms(10);
+		} while (pool_now_ms() < deadline);
+	}
+	assert_refs_text(f, rb, "opens 0\nmapped no\nholds 2\n", tail, 2);
+
+	/* A folder: children, and a folder handle counts as an open. */
+	CHECK(mkdir(d, 0700));
+	CHECK(hold(d, "pin"));
+	CHECK_0(make_closed_file(c));
+	CHECK(refs(d, rb, sizeof(rb)));
+	assert_refs_text(d, rb, "opens 0\nmapped no\nchildren 1\nholds 1\n", tail, 1);
+	dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(dfd);
+	CHECK(refs(d, rb, sizeof(rb)));
+	assert_refs_text(d, rb, "opens 1\nmapped no\nchildren 1\nholds 1\n", tail, 1);
+	CHECK(close(dfd));
+	/* A file under it: no holds of its own. */
+	refs_settled(c, rb, sizeof(rb));
+	snprintf(head, sizeof(head), "opens 0\nmapped no\nholds 0\n");
+	assert_refs_text(c, rb, head, NULL, 0);
+
+	CHECK(removexattr(d, HOLD_XATTR));
+	ASSERT_GONE(c);
+	ASSERT_GONE(d);
+	CHECK(removexattr(f, HOLD_XATTR));
+	ASSERT_GONE(f);
+	stop_sleeper(&l, k);
+	htest_backing_back_to_base(state);
+}
+
+/* ---- unlink ---- */
+
+static void test_unlink_drops_holds(void **state)
+{
+	struct pool_fixture *p = htest_pool(state);
+	PATH(f, p, "f");
+	PATH(g, p, "g");
+	char scope[32], buf[8];
+	struct link l;
+	pid_t k = start_sleeper(&l);
+	int fd;
+
+	/* Held and still open: the name goes at unlink, the data stays readable until close,
+	 * then goes although process k still runs and the pin was never released. */
+	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(fd);
+	CHECK(write(fd, "payload", 7));
+	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
+	CHECK(hold(f, "pin"));
+	CHECK(hold(f, scope));
+	CHECK(unlink(f));
+	CHECK_ERR(access(f, F_OK), ENOENT);
+	assert_int_equal(pread(fd, buf, 7, 0), 7);
+	assert_memory_equal(buf, "payload", 7);
+	CHECK(close(fd));
+	htest_backing_back_to_base(state);
+
+	/* Held and closed: unlink alone frees it. */
+	make_held_file(g, "pin");
+	ASSERT_STAYS(g);
+	CHECK(unlink(g));
+	htest_backing_back_to_base(state);
+
+	/* The name is free and the holds did not stay with it: a new f without a hold goes. */
+	CHECK_0(make_closed_file(f));
+	ASSERT_GONE(f);
+	htest_backing_back_to_base(state);
+	stop_sleeper(&l, k);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, htest_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_pid_hold_until_exit),
+		T(test_pid_hold_of_dead_process_esrch),
+		T(test_pid_holds_of_two_processes),
+		T(test_process_hold_by_child),
+		T(test_session_hold_lasts_while_leader_lives),
+		T(test_session_hold_ends_with_leader_not_worker),
+		T(test_session_without_leader_falls_back_to_process),
+		T(test_cgroup_hold_until_last_member_exits),
+		T(test_cgroup_hold_until_last_member_moves_out),
+		T(test_pin_on_folder_keeps_closed_files),
+		T(test_pin_release_keeps_what_is_used),
+		T(test_folder_hold_keeps_file_in_subfolder),
+		T(test_removexattr_without_hold_enodata),
+		T(test_removexattr_drops_all_of_callers_holds),
+		T(test_bogus_scope_einval),
+		T(test_hold_on_other_users_entry_eacces),
+		T(test_refs_format),
+		T(test_unlink_drops_holds),
+	};
+
+	htest_init();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
