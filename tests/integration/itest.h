@@ -95,6 +95,15 @@ static inline const char *errname(int e)
 				 (path), GONE_MS, errname(-r_));                              \
 	} while (0)
 
+/* Loop counts for stress-like tests: a tenth under valgrind, where each request is ~50x slower,
+ * so the run stays within its timeout. */
+static inline int itest_rounds(int n)
+{
+	const char *v = getenv("POOLFS_VALGRIND");
+
+	return v && v[0] && strcmp(v, "0") != 0 ? (n + 9) / 10 : n;
+}
+
 /* ---- one pool per test ---- */
 
 struct itest {
@@ -280,9 +289,10 @@ static inline int itest_reap(pid_t pid, int timeout_ms)
 	return WEXITSTATUS(status);
 }
 
-#define REAP_OK(pid)                                                                          \
+#define REAP_OK(pid) REAP_OK_WITHIN((pid), CHILD_MS)
+#define REAP_OK_WITHIN(pid, ms)                                                               \
 	do {                                                                                  \
-		int c_ = itest_reap((pid), CHILD_MS);                                         \
+		int c_ = itest_reap((pid), (ms));                                             \
 		if (c_ != 0)                                                                  \
 			fail_msg("%s:%d: child %d ended with %d", __FILE__, __LINE__, (int)(pid), \
 				 c_);                                                         \

@@ -470,7 +470,9 @@ static void test_create_loop_no_wait(void **state)
 	struct pool_fixture *p = itest_pool(state);
 	PATH(f, p, "f");
 
-	for (uint32_t i = 0; i < 2000; i++) {
+	uint32_t rounds = (uint32_t)itest_rounds(2000);
+
+	for (uint32_t i = 0; i < rounds; i++) {
 		uint32_t back = ~i;
 		int fd = open(f, O_RDWR | O_CREAT, 0600);
 
@@ -487,13 +489,15 @@ static void test_create_loop_no_wait(void **state)
 	itest_backing_back_to_base(state);
 }
 
-/* Same, waiting for each removal: once the name is gone, O_EXCL must succeed. */
+/* Same, waiting for each removal: once the name is gone, O_EXCL must succeed. Every removal
+ * must happen: a lost "unused" event leaves the file for good. */
 static void test_create_loop_with_wait(void **state)
 {
 	struct pool_fixture *p = itest_pool(state);
 	PATH(f, p, "f");
+	uint32_t rounds = (uint32_t)itest_rounds(2000);
 
-	for (uint32_t i = 0; i < 500; i++) {
+	for (uint32_t i = 0; i < rounds; i++) {
 		int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
 		int r;
 
@@ -727,6 +731,52 @@ static void test_exec_inherits_fd_unless_cloexec(void **state)
 	itest_backing_back_to_base(state);
 }
 
+/* Thousands of files created, written and closed back to back, then every one of them must go:
+ * a removal lost among many "unused" events leaves a file for good. */
+static void test_every_closed_file_goes(void **state)
+{
+	struct pool_fixture *p = itest_pool(state);
+	int n = itest_rounds(5000);
+	int stuck = 0, first = -1;
+
+	for (int i = 0; i < n; i++) {
+		char rel[32], path[PATH_MAX];
+		int fd;
+
+		snprintf(rel, sizeof(rel), "f%d", i);
+		assert_int_equal(pool_path(p, rel, path, sizeof(path)), 0);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd < 0)
+			fail_msg("create %s: %s", rel, errname(errno));
+		if (write(fd, "x", 1) != 1)
+			fail_msg("write %s: %s", rel, errname(errno));
+		CHECK(close(fd));
+	}
+	for (int i = 0; i < n; i++) {
+		char rel[32], path[PATH_MAX];
+
+		snprintf(rel, sizeof(rel), "f%d", i);
+		assert_int_equal(pool_path(p, rel, path, sizeof(path)), 0);
+		/* the bound is for all of them together: most are long gone */
+		if (pool_wait_gone(path, stuck ? 0 : GONE_MS) != 0) {
+			if (first < 0)
+				first = i;
+			stuck++;
+		}
+	}
+	if (stuck) {
+		char rel[32], path[PATH_MAX], refs[256] = "";
+		ssize_t len;
+
+		snprintf(rel, sizeof(rel), "f%d", first);
+		assert_int_equal(pool_path(p, rel, path, sizeof(path)), 0);
+		len = getxattr(path, "user.poolfs.refs", refs, sizeof(refs) - 1);
+		refs[len > 0 ? len : 0] = '\0';
+		fail_msg("%d of %d closed files never removed; %s has refs:\n%s", stuck, n, rel, refs);
+	}
+	itest_backing_back_to_base(state);
+}
+
 /* ---- folders ---- */
 
 static void test_folders_removed_up_to_root(void **state)
@@ -897,13 +947,13 @@ static void test_folder_removal_races_create(void **state)
 		memset(&a[i], 0, sizeof(a[i]));
 		assert_int_equal(pool_path(p, "d", a[i].d, sizeof(a[i].d)), 0);
 		assert_int_equal(pool_path(p, i ? "d/b" : "d/a", a[i].f, sizeof(a[i].f)), 0);
-		a[i].rounds = 1000;
+		a[i].rounds = itest_rounds(1000);
 		a[i].check_held = 1;
 	}
 	for (int i = 0; i < 2; i++)
 		pid[i] = itest_spawn(child_race, &a[i]);
 	for (int i = 0; i < 2; i++)
-		REAP_OK(pid[i]);
+		REAP_OK_WITHIN(pid[i], 10 * CHILD_MS);
 	ASSERT_GONE(a[0].d);
 	itest_backing_back_to_base(state);
 }
@@ -914,7 +964,9 @@ static int child_same_name(void *v)
 {
 	const char *f = v;
 
-	for (uint32_t i = 0; i < 500; i++) {
+	uint32_t rounds = (uint32_t)itest_rounds(500);
+
+	for (uint32_t i = 0; i < rounds; i++) {
 		int fd = open(f, O_RDWR | O_CREAT, 0600);
 
 		if (fd < 0) {
@@ -937,7 +989,7 @@ static void test_same_name_created_concurrently(void **state)
 	for (int i = 0; i < 4; i++)
 		pid[i] = itest_spawn(child_same_name, f);
 	for (int i = 0; i < 4; i++)
-		REAP_OK(pid[i]);
+		REAP_OK_WITHIN(pid[i], 10 * CHILD_MS);
 	ASSERT_GONE(f);
 	itest_backing_back_to_base(state);
 }
@@ -1228,6 +1280,7 @@ int main(void)
 		T(test_recreate_while_old_mapping_alive),
 		T(test_create_loop_no_wait),
 		T(test_create_loop_with_wait),
+		T(test_every_closed_file_goes),
 		T(test_same_name_created_concurrently),
 		T(test_folder_removal_races_create),
 		T(test_folders_removed_up_to_root),
