@@ -63,6 +63,7 @@ static void usage(const char *prog)
 	fuse_lowlevel_help();
 }
 
+#ifdef POOLFS_HAVE_PASSTHROUGH
 /* Passthrough needs CAP_SYS_ADMIN to register backing files (FUSE_DEV_IOC_BACKING_OPEN). */
 static bool have_cap_sys_admin(void)
 {
@@ -78,6 +79,7 @@ static bool have_cap_sys_admin(void)
 	fclose(f);
 	return eff & (1ull << 21);
 }
+#endif
 
 static void linger_fired(void *ctx, int fd)
 {

@@ -46,7 +46,7 @@ static int table_grow(struct node ***table, size_t *buckets, bool by_name, size_
 
 	if (count < *buckets)
 		return 0;
-	nt = calloc(nb, sizeof(*nt));
+	nt = calloc(nb, sizeof(struct node *));
 	if (!nt)
 		return -ENOMEM; /* the old table still works, only slower */
 	for (size_t i = 0; i < *buckets; i++) {
@@ -611,8 +611,8 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 		return -r;
 	p->ino_buckets = 1024;
 	p->name_buckets = 1024;
-	p->ino_table = calloc(p->ino_buckets, sizeof(*p->ino_table));
-	p->name_table = calloc(p->name_buckets, sizeof(*p->name_table));
+	p->ino_table = calloc(p->ino_buckets, sizeof(struct node *));
+	p->name_table = calloc(p->name_buckets, sizeof(struct node *));
 	p->root = calloc(1, sizeof(*p->root));
 	if (!p->ino_table || !p->name_table || !p->root)
 		return -ENOMEM;

@@ -22,7 +22,7 @@
 
 #define POOL_ROOT_INO 1
 #define POOL_NAME_MAX 255
-#define POOL_XATTR_BYTES_MAX (64 * 1024)
+#define POOL_XATTR_BYTES_MAX ((size_t)64 * 1024)
 #define POOL_OPEN_GRACE_MS 500
 
 struct xattr {

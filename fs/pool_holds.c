@@ -156,10 +156,15 @@ fail:
 
 void pool_source_ended(struct pool *p, struct hold_source *src)
 {
+	struct hold *h = src->holds, *next;
+
+	/* Take the whole list off the source first: each hold then only leaves its node. */
 	src->ended = true;
-	while (src->holds) {
-		struct hold *h = src->holds;
+	src->holds = NULL;
+	for (; h; h = next) {
 		struct node *n = h->node;
+		next = h->src_next;
+		h->src = NULL;
 		hold_unlink(&n->holds, h);
 		free(h);
 		n->life.holds--;
