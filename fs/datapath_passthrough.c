@@ -26,25 +26,35 @@
 struct passthrough_state {
 	int fan_fd;
 	int backstop_fd;      /* timerfd: re-probes maybe-mapped nodes while any exist */
-	bool backstop_armed;
+	uint64_t backstop_ms; /* the interval it is armed with, 0 if disarmed */
 	bool backstop_noted;  /* logged once that the backstop, not fanotify, found an end */
 };
 
-#define BACKSTOP_MS 1000
+#define BACKSTOP_FIRST_MS 2
+#define BACKSTOP_MAX_MS 1000
 
-/* fanotify is the trigger; this timer is the backstop should a trigger ever be missed (a
- * close event we filtered as our own, a race we did not foresee): a maybe-mapped node is
- * probed again every second until it is proven free. Lock held. */
+static void backstop_set(struct passthrough_state *st, uint64_t ms)
+{
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
+					      .tv_nsec = (long)(ms % 1000) * 1000000L}};
+
+	if (timerfd_settime(st->backstop_fd, 0, &its, NULL) == 0)
+		st->backstop_ms = ms;
+}
+
+/* fanotify is the trigger; this timer is the backstop. A probe that fails right after the last
+ * release often fails only because the kernel has not yet dropped the closing process's own
+ * backing file (it does so a moment after queueing RELEASE), and that close's event can reach
+ * us before the node is marked maybe-mapped. So a failed probe is retried soon (2 ms), then
+ * at growing intervals up to a second, as long as some node stays maybe-mapped. Lock held. */
 static void backstop_arm(struct pool *p)
 {
 	struct passthrough_state *st = p->dp_state;
-	struct itimerspec its = {.it_value = {.tv_sec = BACKSTOP_MS / 1000,
-					      .tv_nsec = (BACKSTOP_MS % 1000) * 1000000L}};
 
-	if (!st || st->backstop_armed)
+	if (!st)
 		return;
-	if (timerfd_settime(st->backstop_fd, 0, &its, NULL) == 0)
-		st->backstop_armed = true;
+	if (st->backstop_ms == 0 || st->backstop_ms > BACKSTOP_FIRST_MS)
+		backstop_set(st, BACKSTOP_FIRST_MS);
 }
 
 static int passthrough_available(const struct pool *p, const char **why)
@@ -129,11 +139,25 @@ static void backstop_fired(void *ctx, int fd)
 		log_warn("passthrough backstop timer: %m");
 	pool_lock(p);
 	st = p->dp_state;
-	st->backstop_armed = false;
-	if (recheck_all(p) && !st->backstop_noted) {
-		st->backstop_noted = true;
-		log_info("passthrough: the periodic re-check found a mapping gone that no close "
-			 "event reported (logged once)");
+	{
+		uint64_t interval = st->backstop_ms ? st->backstop_ms : BACKSTOP_FIRST_MS;
+		size_t remaining = 0;
+
+		st->backstop_ms = 0;
+		/* recheck_all() re-arms at the first interval for nodes still busy; take over
+		 * and back off instead, so a long-lived mapping costs one probe a second. */
+		if (recheck_all(p) && interval >= BACKSTOP_MAX_MS && !st->backstop_noted) {
+			st->backstop_noted = true;
+			log_info("passthrough: the periodic re-check found a mapping gone that no "
+				 "close event reported (logged once)");
+		}
+		for (size_t b = 0; b < p->ino_buckets; b++)
+			for (struct node *n = p->ino_table[b]; n; n = n->ino_next)
+				remaining += n->life.maybe_mapped && !n->life.removed;
+		if (remaining)
+			backstop_set(st, interval * 4 > BACKSTOP_MAX_MS ? BACKSTOP_MAX_MS : interval * 4);
+		else if (st->backstop_ms)
+			backstop_set(st, 0);
 	}
 	pool_unlock(p);
 }
