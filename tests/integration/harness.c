@@ -101,7 +101,7 @@ int pool_wait_gone(const char *path, int timeout_ms)
 	long long deadline = pool_now_ms() + timeout_ms;
 	struct stat st;
 
-	for (;;) {
+	for (int polls = 0;; polls++) {
 		if (lstat(path, &st) == -1) {
 			if (errno == ENOENT)
 				return 0;
@@ -109,7 +109,8 @@ int pool_wait_gone(const char *path, int timeout_ms)
 		}
 		if (pool_now_ms() >= deadline)
 			return -ETIMEDOUT;
-		pool_sleep_ms(5);
+		/* a removal usually follows within a millisecond or two: poll fast at first */
+		pool_sleep_ms(polls < 50 ? 1 : 5);
 	}
 }
 

@@ -495,7 +495,7 @@ static void test_create_loop_with_wait(void **state)
 {
 	struct pool_fixture *p = itest_pool(state);
 	PATH(f, p, "f");
-	uint32_t rounds = (uint32_t)itest_rounds(2000);
+	uint32_t rounds = (uint32_t)itest_rounds(1000);
 
 	for (uint32_t i = 0; i < rounds; i++) {
 		int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
