@@ -239,7 +239,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "poolfs: %s\n", pool->init_error);
 		ret = EXIT_NO_DATAPATH;
 	} else {
-		ret = r == 0 ? 0 : 1;
+		/* libfuse's signal handlers end the loop with the signal's number: SIGTERM, SIGINT
+		 * and SIGHUP are how a supervisor asks for a clean unmount, not failures. */
+		ret = (r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP) ? 0 : 1;
 	}
 out:
 	if (mounted)
