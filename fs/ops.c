@@ -95,6 +95,27 @@ static int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node *
 	return 0;
 }
 
+/* The entry `name` in `dir`, if the caller may touch it: 0, -ENOENT or -EACCES. */
+static int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
+		     const char *what, struct node **out)
+{
+	struct node *n = pool_child(p, dir, name);
+
+	if (!n)
+		return -ENOENT;
+	if (!pool_may(p, caller_uid(req), n)) {
+		pool_log_denied(p, caller_uid(req), what, n);
+		return -EACCES;
+	}
+	*out = n;
+	return 0;
+}
+
+/* Folder handles are defined with the folder handlers below; unmount frees leftovers. */
+struct dir_handle;
+static void dir_handle_unlink(struct dir_handle *d);
+static void dir_handle_free(struct dir_handle *d);
+
 /* ---- init ---------------------------------------------------------------------------------- */
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -129,7 +150,16 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_destroy(void *userdata)
 {
-	(void)userdata;
+	struct pool *p = userdata;
+
+	/* The mount went away with folders still listed: their RELEASEDIR will never come. */
+	pool_lock(p);
+	while (p->dir_handles.next != &p->dir_handles) {
+		struct dir_handle *d = (struct dir_handle *)p->dir_handles.next;
+		dir_handle_unlink(d);
+		dir_handle_free(d);
+	}
+	pool_unlock(p);
 }
 
 /* ---- names --------------------------------------------------------------------------------- */
@@ -150,16 +180,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	r = get_dir(p, req, parent, &dir);
 	if (r < 0)
 		goto out;
-	n = pool_child(p, dir, name);
-	if (!n) {
-		r = -ENOENT;
+	r = get_child(p, req, dir, name, "look up", &n);
+	if (r < 0)
 		goto out;
-	}
-	if (!pool_may(p, caller_uid(req), n)) {
-		pool_log_denied(p, caller_uid(req), "look up", n);
-		r = -EACCES;
-		goto out;
-	}
 	r = pool_stat(p, n, &st);
 	if (r < 0)
 		goto out;
@@ -324,16 +347,9 @@ static int remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool
 	r = get_dir(p, req, parent, &dir);
 	if (r < 0)
 		goto out;
-	n = pool_child(p, dir, name);
-	if (!n) {
-		r = -ENOENT;
+	r = get_child(p, req, dir, name, want_dir ? "rmdir" : "unlink", &n);
+	if (r < 0)
 		goto out;
-	}
-	if (!pool_may(p, caller_uid(req), n)) {
-		pool_log_denied(p, caller_uid(req), want_dir ? "rmdir" : "unlink", n);
-		r = -EACCES;
-		goto out;
-	}
 	if (want_dir && !n->is_dir) {
 		r = -ENOTDIR;
 		goto out;
@@ -394,24 +410,17 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		r = get_dir(p, req, newparent, &dst_dir);
 	if (r < 0)
 		goto out;
-	src = pool_child(p, src_dir, name);
-	if (!src) {
-		r = -ENOENT;
+	r = get_child(p, req, src_dir, name, "rename", &src);
+	if (r < 0)
 		goto out;
-	}
-	if (!pool_may(p, caller_uid(req), src)) {
-		pool_log_denied(p, caller_uid(req), "rename", src);
-		r = -EACCES;
+	r = get_child(p, req, dst_dir, newname, "rename over", &dst);
+	if (r == -ENOENT)
+		dst = NULL;
+	else if (r < 0)
 		goto out;
-	}
-	dst = pool_child(p, dst_dir, newname);
+	r = 0;
 	if (dst == src)
 		goto out; /* same entry: POSIX says do nothing */
-	if (dst && !pool_may(p, caller_uid(req), dst)) {
-		pool_log_denied(p, caller_uid(req), "rename over", dst);
-		r = -EACCES;
-		goto out;
-	}
 	if (src->is_dir && is_ancestor(src, dst_dir)) {
 		r = -EINVAL;
 		goto out;
@@ -862,9 +871,25 @@ struct dir_entry {
 };
 
 struct dir_handle {
+	struct handle_link link;   /* first: the pool's list of open folder handles */
 	size_t count;
 	struct dir_entry *entries;
 };
+
+static void dir_handle_link(struct pool *p, struct dir_handle *d)
+{
+	d->link.next = p->dir_handles.next;
+	d->link.prev = &p->dir_handles;
+	p->dir_handles.next->prev = &d->link;
+	p->dir_handles.next = &d->link;
+}
+
+static void dir_handle_unlink(struct dir_handle *d)
+{
+	d->link.prev->next = d->link.next;
+	d->link.next->prev = d->link.prev;
+	d->link.prev = d->link.next = &d->link;
+}
 
 static void dir_handle_free(struct dir_handle *d)
 {
@@ -923,10 +948,12 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		goto fail;
 	fi->fh = (uint64_t)(uintptr_t)d;
 	n->life.opens++;
+	dir_handle_link(p, d);
 	pool_unlock(p);
 	if (fuse_reply_open(req, fi) < 0) {
 		pool_lock(p);
 		n->life.opens--;
+		dir_handle_unlink(d);
 		pool_recheck(p, n);
 		pool_unlock(p);
 		dir_handle_free(d);
@@ -1003,6 +1030,7 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
 	struct node *n;
 
 	pool_lock(p);
@@ -1011,8 +1039,9 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		n->life.opens--;
 		pool_recheck(p, n);
 	}
+	dir_handle_unlink(d);
 	pool_unlock(p);
-	dir_handle_free((struct dir_handle *)(uintptr_t)fi->fh);
+	dir_handle_free(d);
 	fuse_reply_err(req, 0);
 }
 

@@ -600,6 +600,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	p->backing.parent_fd = p->backing.dir_fd = p->backing.under_fd = -1;
 	p->linger_timer_fd = -1;
 	p->inval_tail = &p->inval_head;
+	p->dir_handles.prev = p->dir_handles.next = &p->dir_handles;
 	p->opts = *opts;
 	p->policy.root_exempt = opts->root_exempt;
 	p->owner_uid = geteuid();

@@ -77,6 +77,11 @@ struct pending_inval {
 	char name[];
 };
 
+/* Intrusive list link for handles the kernel may never release (the mount can go first). */
+struct handle_link {
+	struct handle_link *prev, *next;
+};
+
 struct datapath;
 struct watch;
 
@@ -100,6 +105,7 @@ struct pool {
 	uint64_t bytes;               /* sum of `reserved` */
 	struct user_usage *users;
 	struct hold_source *sources;
+	struct handle_link dir_handles;  /* open folder handles (sentinel), freed at unmount */
 	size_t lingering;             /* nodes with linger_due_ms set */
 	const struct datapath *dp;
 	void *dp_state;
