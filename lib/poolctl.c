@@ -41,7 +41,9 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 	va_list ap;
 	fprintf(stderr, "poolctl: %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
+	 * several files (llvm/llvm-project#40656), and then flags this call. */
+	vfprintf(stderr, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
 	va_end(ap);
 	fprintf(stderr, "\nTry 'poolctl help %s'.\n", cmd);
 	return EXIT_USAGE;

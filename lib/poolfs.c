@@ -77,9 +77,13 @@ int poolfs_release(const char *path)
 	return -err;
 }
 
-/* Read a user.poolfs.* text answer into a malloc'd buffer (*text, *len); the caller frees it. */
+/* Read a user.poolfs.* text answer into a malloc'd buffer (*text, *len); the caller frees it.
+ * On failure *text is NULL and *len 0: the callers test only r < 0, which needs errno != 0 after
+ * a failed getxattr; that always holds, but this way nothing is left unset even if it did not. */
 static int read_text(const char *path, const char *name, char **text, size_t *len)
 {
+	*text = NULL;
+	*len = 0;
 	char *buf = malloc(XATTR_VALUE_MAX);
 	if (!buf)
 		return -ENOMEM;
