@@ -9,7 +9,7 @@
 
 /* The arrays written by C: each dtype in C order 3x4, Fortran order 2x3x4, as a scalar and
  * empty (0x5); the name tells numpy what to expect. */
-static const struct {
+static const struct npy_rt_shape {
 	const char *order, *shape_name;
 	int ndim;
 	size_t shape[3];
@@ -80,11 +80,14 @@ static inline void npy_rt_numpy_to_c(const char *dir)
 			fail_msg("unexpected file %s", e->d_name);
 		int d = libtest_dtype_by_name(dts);
 		assert_true(d >= 0);
-		size_t s;
-		for (s = 0; s < sizeof npy_rt_shapes / sizeof npy_rt_shapes[0]; s++)
-			if (strcmp(npy_rt_shapes[s].shape_name, shp) == 0)
+		const struct npy_rt_shape *sh = NULL;
+		for (size_t s = 0; s < sizeof npy_rt_shapes / sizeof npy_rt_shapes[0]; s++)
+			if (strcmp(npy_rt_shapes[s].shape_name, shp) == 0) {
+				sh = &npy_rt_shapes[s];
 				break;
-		assert_true(s < sizeof npy_rt_shapes / sizeof npy_rt_shapes[0]);
+			}
+		if (!sh)
+			fail_msg("unexpected shape %s in %s", shp, e->d_name);
 
 		struct poolfs_array a;
 		libtest_fmt(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -92,9 +95,9 @@ static inline void npy_rt_numpy_to_c(const char *dir)
 		if (r < 0)
 			fail_msg("poolfs_array_open(%s): %s", path, strerror(-r));
 		assert_int_equal(a.dtype, d);
-		assert_int_equal(a.ndim, npy_rt_shapes[s].ndim);
+		assert_int_equal(a.ndim, sh->ndim);
 		for (int i = 0; i < a.ndim; i++)
-			assert_int_equal(a.shape[i], npy_rt_shapes[s].shape[i]);
+			assert_int_equal(a.shape[i], sh->shape[i]);
 		/* numpy marks only arrays that are Fortran and not also C contiguous */
 		assert_int_equal(a.fortran_order, order[0] == 'F');
 		size_t bad = libtest_npy_check(&a);

@@ -20,8 +20,10 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof *f);
-	if (!f || libtest_tmpdir(f->dir, sizeof f->dir) < 0)
+	if (!f || libtest_tmpdir(f->dir, sizeof f->dir) < 0) {
+		free(f);
 		return -1;
+	}
 	*state = f;
 	return 0;
 }
@@ -46,7 +48,7 @@ static int count_entries(const char *dir)
 	int n = 0;
 	assert_non_null(d);
 	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 			n++;
 	closedir(d);
 	return n;
@@ -207,10 +209,10 @@ static void test_array_roundtrip(void **state)
 
 	for (int d = 0; d < POOLFS_DTYPE_COUNT; d++) {
 		const struct {
-			int ndim;
 			const size_t *shape;
+			int ndim;
 			int fortran;
-		} shapes[] = {{2, shape_2d, 0}, {3, shape_3d, 1}, {0, NULL, 0}, {2, shape_empty, 0}};
+		} shapes[] = {{shape_2d, 2, 0}, {shape_3d, 3, 1}, {NULL, 0, 0}, {shape_empty, 2, 0}};
 		for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
 			struct poolfs_array a, b;
 			char name[64];
@@ -224,7 +226,8 @@ static void test_array_roundtrip(void **state)
 			assert_int_equal(a.itemsize, poolfs_dtype_size((enum poolfs_dtype)d));
 			assert_int_equal(a.ndim, shapes[k].ndim);
 			size_t n = 1;
-			for (int i = 0; i < a.ndim; i++) {
+			/* shapes[k].shape has shapes[k].ndim entries (and is NULL for a scalar) */
+			for (int i = 0; i < shapes[k].ndim; i++) {
 				assert_int_equal(a.shape[i], shapes[k].shape[i]);
 				n *= shapes[k].shape[i];
 			}
@@ -328,13 +331,17 @@ static void write_file(const char *path, const void *buf, size_t len)
 /* A v1.0 file: the dict padded to `align`, then `data` zero bytes. */
 static void write_npy(const char *path, const char *dict, size_t align, size_t data)
 {
+	/* magic and version 1.0: bytes, not a string */
+	static const unsigned char magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
 	size_t n = strlen(dict), total = (10 + n + 1 + align - 1) / align * align;
 	unsigned char *buf = calloc(1, total + data);
 	assert_non_null(buf);
-	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	memcpy(buf, magic, sizeof magic);
 	buf[8] = (unsigned char)((total - 10) & 0xff);
 	buf[9] = (unsigned char)((total - 10) >> 8);
-	memcpy(buf + 10, dict, n);
+	/* The dict is header bytes counted by buf[8..9], padded below and ended by '\n': no NUL
+	 * belongs after it. */
+	memcpy(buf + 10, dict, n); /* NOLINT(bugprone-not-null-terminated-result) */
 	memset(buf + 10 + n, ' ', total - 10 - n - 1);
 	buf[total - 1] = '\n';
 	write_file(path, buf, total + data);

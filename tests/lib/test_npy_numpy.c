@@ -14,8 +14,10 @@
 static int setup(void **state)
 {
 	char *dir = malloc(PATH_MAX);
-	if (!dir || libtest_tmpdir(dir, PATH_MAX) < 0)
+	if (!dir || libtest_tmpdir(dir, PATH_MAX) < 0) {
+		free(dir);
 		return -1;
+	}
 	*state = dir;
 	return 0;
 }
