@@ -211,14 +211,11 @@ static void parse_long_values(void **state)
 	/* 100 bytes of junk. */
 	memset(buf, 'a', 100);
 	expect_einval(buf, 100);
-	/* "pin" padded to 100 bytes with NULs. */
-	memset(buf, 0, 100);
-	memcpy(buf, "pin", 3);
+	/* "pin" padded to 100 bytes with NULs (what strncpy does). */
+	strncpy(buf, "pin", 100);
 	expect_einval(buf, 100);
-	/* A valid pid behind 96 leading zeros would be a very long number: refused. */
-	memcpy(buf, "pid:", 4);
-	memset(buf + 4, '0', 95);
-	buf[99] = '7';
+	/* A valid pid behind 95 leading zeros would be a very long number: refused. */
+	snprintf(buf, sizeof(buf), "pid:%096d", 7);
 	expect_einval(buf, 100);
 	/* A long run of digits. */
 	memset(buf + 4, '9', 96);
@@ -229,8 +226,9 @@ static void parse_long_values(void **state)
 		char *p = malloc(big);
 
 		assert_non_null(p);
-		memset(p, 'x', big);
-		memcpy(p, "pin", 3);
+		/* "pin", then 'x' up to the end: no NUL anywhere */
+		snprintf(p, big, "pin");
+		memset(p + 3, 'x', big - 3);
 		assert_int_equal(hold_request_parse(p, big, &(struct hold_request){0}), -EINVAL);
 		free(p);
 	}
@@ -311,13 +309,15 @@ static void init_hold(struct hold *h, void *node, uid_t uid, struct hold_source 
 static void check_node_list(const struct hold *list, void *node, struct hold *const want[],
 			    size_t n)
 {
+	const struct hold *h = list;
 	size_t i = 0;
 
-	for (const struct hold *h = list; h; h = h->node_next, i++) {
-		assert_true(i < n);
+	/* Bounded by n, so want[i] is always inside want; then: no more entries, and no fewer. */
+	for (; h && i < n; h = h->node_next, i++) {
 		assert_ptr_equal(h, want[i]);
 		assert_ptr_equal(h->node, node);
 	}
+	assert_null(h);
 	assert_int_equal(i, n);
 	assert_int_equal(hold_count(list), n);
 }
@@ -325,22 +325,24 @@ static void check_node_list(const struct hold *list, void *node, struct hold *co
 /* The source list must be exactly `want` (in order), doubly linked both ways, all ending here. */
 static void check_src_list(const struct hold_source *s, struct hold *const want[], size_t n)
 {
-	const struct hold *prev = NULL;
+	const struct hold *prev = NULL, *h;
 	size_t i = 0;
 
-	for (const struct hold *h = s->holds; h; prev = h, h = h->src_next, i++) {
-		assert_true(i < n);
+	/* Both walks are bounded by n, so want[i] is always inside want; after each: no more
+	 * entries, and no fewer. */
+	for (h = s->holds; h && i < n; prev = h, h = h->src_next, i++) {
 		assert_ptr_equal(h, want[i]);
 		assert_ptr_equal(h->src, s);
 		assert_ptr_equal(h->src_prev, prev);
 	}
+	assert_null(h);
 	assert_int_equal(i, n);
 	/* Walk back from the tail: the same list reversed. */
-	for (const struct hold *h = prev; h; h = h->src_prev) {
-		assert_true(i > 0);
+	for (h = prev; h && i > 0; h = h->src_prev) {
 		i--;
 		assert_ptr_equal(h, want[i]);
 	}
+	assert_null(h);
 	assert_int_equal(i, 0);
 }
 
