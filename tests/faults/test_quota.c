@@ -92,13 +92,11 @@ static size_t write_until_error(int fd, uint32_t seed, size_t max_bytes, int *er
 /* "entries N" of user.poolfs.stat: the pool's entries of all users. */
 static long long pool_entries(const struct pool_fixture *p)
 {
-	char buf[8192];
-	ssize_t n = getxattr(p->mnt, "user.poolfs.stat", buf, sizeof(buf) - 1);
+	char buf[8192] = ""; /* read into all but the last byte, so it stays a string */
 	long long e;
 
-	if (n < 0)
+	if (getxattr(p->mnt, "user.poolfs.stat", buf, sizeof(buf) - 1) < 0)
 		fail_msg("getxattr(user.poolfs.stat): %s", errname(errno));
-	buf[n] = '\0';
 	if (strncmp(buf, "entries ", 8) != 0 || sscanf(buf + 8, "%lld", &e) != 1)
 		fail_msg("user.poolfs.stat does not start with \"entries N\":\n%s", buf);
 	return e;
@@ -143,14 +141,12 @@ static unsigned long long statfs_free(const struct pool_fixture *p)
  * there; *entries gets N. Fails the test on a getxattr error. */
 static long long stat_user_bytes(const char *path, unsigned uid, long long *entries)
 {
-	char buf[8192], key[64];
-	ssize_t n = getxattr(path, "user.poolfs.stat", buf, sizeof(buf) - 1);
+	char buf[8192] = "", key[64]; /* read into all but buf's last byte: it stays a string */
 	const char *at;
 	long long e, b;
 
-	if (n < 0)
+	if (getxattr(path, "user.poolfs.stat", buf, sizeof(buf) - 1) < 0)
 		fail_msg("getxattr(%s, user.poolfs.stat): %s", path, errname(errno));
-	buf[n] = '\0';
 	snprintf(key, sizeof(key), "user %u entries ", uid);
 	for (at = buf; (at = strstr(at, key)); at++)
 		if (at == buf || at[-1] == '\n')
@@ -439,17 +435,15 @@ static void test_mapper_survives_full_pool(void **state)
 
 /* ---- max_user_size ---- */
 
-/* The other user: its own 16 MiB fit whatever root uses; a byte more does not. */
-static int other_fills_quota(void *v)
+/* The steps of other_fills_quota() after step 1, with buf its MiB of scratch: each failed step
+ * returns at once, so buf is freed by the caller. */
+static int other_fills_quota_steps(const struct pool_fixture *p, char *buf)
 {
-	const struct pool_fixture *p = v;
 	char path[PATH_MAX], stat_buf[8192];
-	char *buf = malloc(MiB);
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	USER_TRUE(1, buf != NULL);
 	USER_TRUE(2, pool_path(p, "other", path, sizeof(path)) == 0);
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	USER_OK(3, fd);
@@ -481,8 +475,19 @@ static int other_fills_quota(void *v)
 	USER_TRUE(14, strstr(stat_buf, "user 0 ") == NULL);
 	USER_TRUE(15, strstr(stat_buf, "max_user_size 16777216\n") != NULL);
 	USER_OK(16, close(fd));
-	free(buf);
 	return 0;
+}
+
+/* The other user: its own 16 MiB fit whatever root uses; a byte more does not. */
+static int other_fills_quota(void *v)
+{
+	char *buf = malloc(MiB);
+	int r;
+
+	USER_TRUE(1, buf != NULL);
+	r = other_fills_quota_steps(v, buf);
+	free(buf);
+	return r;
 }
 
 static void test_user_quota(void **state)
