@@ -317,7 +317,7 @@ static void assert_pool_empties(void **state, struct pool_fixture *p)
 			fail_msg("opendir %s: %s", p->mnt, errname(errno));
 		names = 0;
 		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 				names++;
 		closedir(d);
 		files = pool_backing_files(p);
