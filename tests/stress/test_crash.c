@@ -335,17 +335,12 @@ static int probe_mapping(const unsigned char *m, off_t off, size_t len, uint32_t
 	return result;
 }
 
-static int kid_main(void *arg)
+/* kid_main() once its buffer is there (buf: DATA_LEN bytes): its exit code. */
+static int kid_serve(struct kid *k, unsigned char *buf)
 {
-	struct kid *k = arg;
-	unsigned char *buf = malloc(DATA_LEN);
 	unsigned char *m = NULL;
 	int fd;
 
-	close(k->down[1]);
-	close(k->up[0]);
-	if (!buf)
-		return 10;
 	fd = open(k->path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0)
 		return 11;
@@ -401,6 +396,22 @@ static int kid_main(void *arg)
 	if (fd >= 0)
 		close(fd);
 	return 0;
+}
+
+static int kid_main(void *arg)
+{
+	struct kid *k = arg;
+	unsigned char *buf = malloc(DATA_LEN);
+	int r;
+
+	close(k->down[1]);
+	close(k->up[0]);
+	if (!buf)
+		return 10;
+	/* kid_serve() returns from many places; buf is freed here, once */
+	r = kid_serve(k, buf);
+	free(buf);
+	return r;
 }
 
 static void kid_start(struct stest *t, struct kid *k, int kind, const char *path, uint32_t seed)

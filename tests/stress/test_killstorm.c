@@ -181,12 +181,12 @@ static int storm_worker(void *arg)
 		int mode = (int)rng_below(&rs, KID_MODES);
 		unsigned char *m;
 		int say[2] = { -1, -1 };
-		pid_t kid, z;
+		pid_t kid;
 		int fd, status, r;
 		ino_t ino;
 
 		/* Children that lingered: they must have ended well. */
-		while ((z = waitpid(-1, &status, WNOHANG)) > 0)
+		while (waitpid(-1, &status, WNOHANG) > 0)
 			if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
 				sh_err(sh, "worker %d: a lingering child %s (exit %d)", w->slot,
 				       storm_child_result(WEXITSTATUS(status)), WEXITSTATUS(status));
@@ -616,10 +616,11 @@ static int mapper(void *arg)
 	sh_inc(sh, C_READY);
 	if (write(c->ready[1], "r", 1) != 1)
 		return 1;
-	if (!m)
-		for (;;)
-			pause();
-	return mapper_touch(sh, m + region, seed, region, i);
+	if (m)
+		return mapper_touch(sh, m + region, seed, region, i);
+	/* MAP_IN_CHILD: the child touches the page; this one waits to be killed */
+	for (;;)
+		pause();
 }
 
 static int mappers_runner(void *arg)
