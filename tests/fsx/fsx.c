@@ -257,7 +257,7 @@ static int parse_args(struct fsx *f, int argc, char **argv)
 			f->excluded = optarg;
 			break;
 		case 'k':
-			for (v = 0; v < 3 && strcmp(optarg, keep_names[v]); v++)
+			for (v = 0; v < 3 && strcmp(optarg, keep_names[v]) != 0; v++)
 				;
 			if (v == 3)
 				return -EINVAL;
@@ -377,8 +377,9 @@ int main(int argc, char **argv)
 	if (ret)
 		goto fail;
 	if (sigsetjmp(g_sigbus_jmp, 1)) {
-		ret = failf(f, -EFAULT, "SIGBUS: an access inside the file's size (through a mapping) faulted: "
-			    "the file lost data or size behind our back");
+		/* for fail_report()'s f->why only: fail: returns EXIT_MISMATCH, not ret */
+		failf(f, -EFAULT, "SIGBUS: an access inside the file's size (through a mapping) faulted: "
+		      "the file lost data or size behind our back");
 		goto fail;
 	}
 	for (f->opnum = 1; f->opnum <= f->nops; f->opnum++) {

@@ -328,6 +328,8 @@ static int op_fallocate(struct fsx *f)
 	for (i = 0; i < NFALLOC; i++)
 		if (!f->falloc_off[i] && k-- == 0)
 			break;
+	if (i == NFALLOC) /* cannot be: k < n, the number of modes still on */
+		return failf(f, -EIO, "fallocate: no mode left to pick (tester bug)");
 	mode = falloc_modes[i].mode;
 	gen_write_range(f, &off, &len);
 	f->cur = log_add(&f->log, f->opnum, "fallocate", falloc_modes[i].name, off, len, f->m.size);
