@@ -115,7 +115,7 @@ static int select_tests(struct bench *b, const char *list)
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
-		for (i = 0; i < bench_ntests && strcmp(tok, bench_tests[i].name); i++)
+		for (i = 0; i < bench_ntests && strcmp(tok, bench_tests[i].name) != 0; i++)
 			;
 		if (i == bench_ntests)
 			return -EINVAL;
