@@ -70,7 +70,8 @@ static int join(char *buf, size_t len, const char *dir, const char *name)
 
 	if (dl + 1 + nl + 1 > len)
 		return -ENAMETOOLONG;
-	memcpy(buf, dir, dl);
+	/* dir without its NUL, then '/', then name with its NUL */
+	memcpy(buf, dir, dl); /* NOLINT(bugprone-not-null-terminated-result): '/' and name follow */
 	buf[dl] = '/';
 	memcpy(buf + dl + 1, name, nl + 1);
 	return 0;

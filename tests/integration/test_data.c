@@ -263,12 +263,12 @@ static void test_large_file(void **state)
 
 struct writer {
 	char path[PATH_MAX];
-	int start_fd;	/* read end of the start pipe: EOF means go */
-	int start_wfd;	/* its write end, which every writer must close for EOF to come */
-	int use_mmap;
 	size_t off, len;	/* the range this writer owns (stripe: the first stripe) */
 	size_t stripe, stride;	/* stripe > 0: owns [off + k*stride, +stripe) for all k */
 	size_t total;		/* file size, for striped writers */
+	int start_fd;	/* read end of the start pipe: EOF means go */
+	int start_wfd;	/* its write end, which every writer must close for EOF to come */
+	int use_mmap;
 	uint32_t seed;
 };
 
@@ -479,7 +479,7 @@ static int count_entries(const char *dir)
 	if (!d)
 		fail_msg("opendir %s: %s", dir, errname(errno));
 	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 			n++;
 	closedir(d);
 	return n;
@@ -965,7 +965,7 @@ static void test_sigterm_unmounts_cleanly(void **state)
 
 		assert_non_null(d);
 		while ((ent = readdir(d)))
-			n += strcmp(ent->d_name, ".") && strcmp(ent->d_name, "..");
+			n += strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0;
 		closedir(d);
 		assert_int_equal(n, 0);
 	}

@@ -134,7 +134,8 @@ static void fake_daemon(char *path, size_t len, const char *msg, int code)
 static void expect_mount_result(const char *msg, int code, int want)
 {
 	char fake[PATH_MAX];
-	char *saved = getenv("POOLFS_BIN") ? strdup(getenv("POOLFS_BIN")) : NULL;
+	const char *bin = getenv("POOLFS_BIN");
+	char *saved = bin ? strdup(bin) : NULL;
 	char base[] = "/dev/shm/pooltest-base-XXXXXX";
 	struct pool_fixture p;
 	int r;
