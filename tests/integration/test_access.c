@@ -7,17 +7,14 @@
 #include <grp.h>
 #include <sys/xattr.h>
 
-#define OTHER_UID 65534
-#define OTHER_GID 65534
-
 static int setup_none(void **state)
 {
-	return itest_setup(state, "autohold=none");
+	return tu_setup(state, "autohold=none");
 }
 
 static int setup_exempt(void **state)
 {
-	return itest_setup(state, "autohold=none,root_exempt");
+	return tu_setup(state, "autohold=none,root_exempt");
 }
 
 /* Paths the scenarios use; absolute, so a child of any uid can use them. */
@@ -74,48 +71,6 @@ static int listed(const char *dir, const char *name)
 	return found;
 }
 
-/* In a child (another uid): expr must fail with err, else report the step and return it. */
-#define USER_EXPECT(step, expr, err)                                                          \
-	do {                                                                                  \
-		long r_;                                                                      \
-		int e_;                                                                       \
-		errno = 0;                                                                    \
-		r_ = (long)(expr);                                                            \
-		e_ = errno;                                                                   \
-		if (r_ != -1L || e_ != (err)) {                                               \
-			fprintf(stderr, "# uid %d step %d: %s returned %ld errno %s, want %s\n", \
-				(int)getuid(), (step), #expr, r_, r_ == -1L ? errname(e_) : "-",  \
-				errname(err));                                                \
-			return (step);                                                        \
-		}                                                                             \
-	} while (0)
-
-/* In a child: expr must not return -1. */
-#define USER_OK(step, expr)                                                                   \
-	do {                                                                                  \
-		if ((long)(expr) == -1L) {                                                    \
-			fprintf(stderr, "# uid %d step %d: %s failed: %s\n", (int)getuid(),       \
-				(step), #expr, errname(errno));                               \
-			return (step);                                                        \
-		}                                                                             \
-	} while (0)
-
-#define USER_TRUE(step, cond)                                                                 \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "# uid %d step %d: %s is false (errno %s)\n",             \
-				(int)getuid(), (step), #cond, errname(errno));                \
-			return (step);                                                        \
-		}                                                                             \
-	} while (0)
-
-#define AS_OTHER_OK(fn, arg)                                                                  \
-	do {                                                                                  \
-		int r_ = run_as_user(OTHER_UID, OTHER_GID, (fn), (arg));                      \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s as uid %d failed at step %d", #fn, OTHER_UID, r_);           \
-	} while (0)
-
 /* ---- modes ---- */
 
 static void expect_mode(const char *path, mode_t want)
@@ -129,7 +84,7 @@ static void expect_mode(const char *path, mode_t want)
 
 static void test_modes_owner_only(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f1, p, "f1");
 	PATH(f2, p, "f2");
 	PATH(f3, p, "f3");
@@ -244,7 +199,7 @@ static int other_refused(void *v)
 
 static void test_other_user_refused(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct names n;
 	int fds[2];
 	char buf[16] = { 0 };
@@ -281,7 +236,7 @@ static int other_lists(void *v)
 
 static void test_listing_hides_other_users(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct names n;
 	int fds[2];
 
@@ -338,7 +293,7 @@ static int other_creates(void *v)
 
 static void test_other_user_creates_in_root(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct names n;
 
 	names_init(p, &n);
@@ -347,7 +302,7 @@ static void test_other_user_creates_in_root(void **state)
 
 static void test_chown_refused(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
 
@@ -389,7 +344,7 @@ static pid_t start_other_holder(const struct pool_fixture *p, struct names *n)
 
 	names_init(p, n);
 	chan_open(&n->c);
-	pid = itest_spawn(other_holds_entries, n);
+	pid = tu_spawn(other_holds_entries, n);
 	chan_parent(&n->c);
 	PARENT_WAIT_READY(&n->c);
 	return pid;
@@ -403,7 +358,7 @@ static int other_waits_gone(void *v)
 
 static void test_root_refused_without_exempt(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
 	struct names n;
 	struct stat st;
@@ -438,7 +393,7 @@ static void test_root_refused_without_exempt(void **state)
 
 static void test_root_exempt_allowed(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct names n;
 	struct stat st;
 	char buf[64] = { 0 };
@@ -504,7 +459,7 @@ static int other_reads_stat(void *v)
 
 static void test_stat_xattr_per_user(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct names n;
 	char text[4096];
 	ssize_t len;
@@ -523,8 +478,8 @@ static void test_stat_xattr_per_user(void **state)
 	CHECK(rmdir(n.rootd));
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, itest_teardown)
-#define TX(fn) cmocka_unit_test_setup_teardown(fn, setup_exempt, itest_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, tu_teardown)
+#define TX(fn) cmocka_unit_test_setup_teardown(fn, setup_exempt, tu_teardown)
 
 int main(void)
 {

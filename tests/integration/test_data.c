@@ -18,12 +18,12 @@ static uint32_t seed;
 
 static int setup_none(void **state)
 {
-	return itest_setup(state, "autohold=none");
+	return tu_setup(state, "autohold=none");
 }
 
 static int setup_default(void **state)
 {
-	return itest_setup(state, "");
+	return tu_setup(state, "");
 }
 
 /* xorshift64*: the whole random test replays from its seed */
@@ -77,7 +77,7 @@ static const char *op_names[] = { "pwrite", "pread", "ftruncate", "mmap-write", 
 
 static void test_random_rw_mmap(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	unsigned char *ref = calloc(1, REF_MAX);
 	unsigned char *buf = malloc(REF_MAX + 4096);
@@ -207,7 +207,7 @@ static void test_random_rw_mmap(void **state)
 
 static void test_large_file(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "big");
 	size_t chunk = 1u << 20;
 	unsigned char *buf = malloc(chunk);
@@ -342,12 +342,12 @@ static void run_writers(struct writer *w, int n, int start[2])
 	for (int i = 0; i < n; i++) {
 		w[i].start_fd = start[0];
 		w[i].start_wfd = start[1];
-		pids[i] = itest_spawn(writer_main, &w[i]);
+		pids[i] = tu_spawn(writer_main, &w[i]);
 	}
 	close(start[0]);
 	close(start[1]);
 	for (int i = 0; i < n; i++) {
-		int r = itest_reap(pids[i], 120000);
+		int r = tu_reap(pids[i], 120000);
 
 		if (r != 0)
 			fail_msg("writer %d (%s) ended with %d", i, w[i].use_mmap ? "mmap" : "write",
@@ -390,7 +390,7 @@ static uint32_t region_seed(size_t off, void *ctx)
 
 static void test_concurrent_writers_disjoint(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct writer w[4];
 	int start[2];
 	int fd;
@@ -426,7 +426,7 @@ static uint32_t striped_seed(size_t off, void *ctx)
 
 static void test_concurrent_writers_interleaved(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	size_t region = REGION / STRIPE * STRIPE; /* whole stripes only */
 	struct writer w[6];
 	int start[2];
@@ -487,7 +487,7 @@ static int count_entries(const char *dir)
 
 static void test_file_types_refused(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(g, p, "g");
 	PATH(s, p, "s");
@@ -519,7 +519,7 @@ static void test_file_types_refused(void **state)
 
 static void test_o_direct_refused(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(g, p, "g");
 	int fd = create_open(f);
@@ -535,7 +535,7 @@ static void test_o_direct_refused(void **state)
 
 static void test_name_length(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	char name[257];
 	char path[PATH_MAX];
 	struct stat st;
@@ -650,7 +650,7 @@ static void xattr_roundtrip_on(const char *path, int fd)
 
 static void test_xattr_roundtrip(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	int fd = create_open(f);
@@ -692,7 +692,7 @@ static void expect_line(const char *text, const char *line)
 
 static void test_poolfs_xattrs(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	PATH(df, p, "d/g");
@@ -745,7 +745,7 @@ static void test_poolfs_xattrs(void **state)
 /* A pin hold keeps a closed file; dropping it lets the file go. */
 static void test_pin_hold(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	char text[4096];
 	int fd = create_open(f);
@@ -765,7 +765,7 @@ static void test_pin_hold(void **state)
 
 static void test_setattr_and_fallocate(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	struct timespec ts[2] = { { 1000000000, 5 }, { 1200000000, 7 } };
 	unsigned char buf[8192];
@@ -805,7 +805,7 @@ static void test_setattr_and_fallocate(void **state)
 
 static void test_statfs(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct statfs m, b;
 	double mt, bt;
 
@@ -826,7 +826,7 @@ static void test_statfs(void **state)
 
 static void test_readdir_many(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	enum { N = 300 };
 	int fds[N];
 	char seen[N] = { 0 };
@@ -876,7 +876,7 @@ static void test_readdir_many(void **state)
 
 static void test_mount_reports_datapath(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 
 	assert_string_equal(p->active_datapath, p->datapath);
 }
@@ -905,7 +905,7 @@ static void test_bad_options_refused(void **state)
  * there: unmount must still leave the backing dir empty and the daemon exit 0. */
 static void clean_unmount(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(e, p, "e");
 	PATH(d, p, "d");
 	char buf[1 << 16];
@@ -944,7 +944,7 @@ static void test_clean_unmount_default_autohold(void **state)
 /* SIGTERM is a clean unmount too: exit 0, mount gone, backing dir empty. */
 static void test_sigterm_unmounts_cleanly(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(e, p, "e");
 	PATH(f, p, "f");
 	int fd;
@@ -975,7 +975,7 @@ static void test_sigterm_unmounts_cleanly(void **state)
  * the daemon exits 0 and leaves the backing dir empty. */
 static void test_lazy_unmount_with_open_file(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	unsigned char buf[8192];
 	int fd = create_open(f);
@@ -1002,7 +1002,7 @@ static void test_lazy_unmount_with_open_file(void **state)
 /* fusermount3 -u, as a user would unmount. */
 static void test_fusermount_unmount(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	pid_t pid;
 	int status;
 
@@ -1042,7 +1042,7 @@ static int count_dir(const char *dir, char *first, size_t len)
  * new pool starts empty. */
 static void test_killed_daemon_swept_by_next(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(e, p, "e");
 	PATH(f, p, "f");
 	char old[256], now[256];
@@ -1068,8 +1068,8 @@ static void test_killed_daemon_swept_by_next(void **state)
 	ASSERT_GONE(f);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, itest_teardown)
-#define TD(fn) cmocka_unit_test_setup_teardown(fn, setup_default, itest_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, tu_teardown)
+#define TD(fn) cmocka_unit_test_setup_teardown(fn, setup_default, tu_teardown)
 
 int main(void)
 {

@@ -14,12 +14,12 @@ static long pg;
 
 static int setup_none(void **state)
 {
-	return itest_setup(state, "autohold=none");
+	return tu_setup(state, "autohold=none");
 }
 
 static int setup_linger(void **state)
 {
-	return itest_setup(state, "autohold=none,linger=1");
+	return tu_setup(state, "autohold=none,linger=1");
 }
 
 /* A new file holding len bytes of pattern seed; returns the open O_RDWR fd. */
@@ -103,7 +103,7 @@ static void expect_stays(const char *path)
 
 static void test_closed_file_is_removed(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = make_file(f, 100, 1);
 
@@ -111,12 +111,12 @@ static void test_closed_file_is_removed(void **state)
 	CHECK(close(fd));
 	ASSERT_GONE(f);
 	assert_false(listed(p->mnt, "f"));
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_removed_after_last_close(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd1 = make_file(f, 5000, 2);
 	int fd2 = open(f, O_RDONLY);
@@ -129,12 +129,12 @@ static void test_removed_after_last_close(void **state)
 	CHECK(close(fd2));
 	ASSERT_GONE(f);
 	assert_false(listed(p->mnt, "f"));
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_unlink_while_open(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = make_file(f, 10000, 3);
 
@@ -143,14 +143,14 @@ static void test_unlink_while_open(void **state)
 	assert_false(listed(p->mnt, "f"));
 	expect_fd_pattern(fd, 10000, 3);
 	CHECK(close(fd));
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- mappings ---- */
 
 static void test_mapping_outlives_close(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 4 * pg;
 	int fd = make_file(f, len, 4);
@@ -169,7 +169,7 @@ static void test_mapping_outlives_close(void **state)
 	expect_stays(f);
 	CHECK(munmap(m, len));
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 struct mapper_arg {
@@ -206,7 +206,7 @@ static int child_second_mapper(void *v)
 
 static void test_two_mappers_two_processes(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct mapper_arg a = { .len = 4 * pg };
 	unsigned char *m;
 	pid_t pid;
@@ -217,7 +217,7 @@ static void test_two_mappers_two_processes(void **state)
 	m = map_fd(fd, a.len);
 	CHECK(close(fd));
 	chan_open(&a.c);
-	pid = itest_spawn(child_second_mapper, &a);
+	pid = tu_spawn(child_second_mapper, &a);
 	chan_parent(&a.c);
 	PARENT_WAIT_READY(&a.c);
 	m[5] = 0xAB;
@@ -231,7 +231,7 @@ static void test_two_mappers_two_processes(void **state)
 	REAP_OK(pid);
 	chan_close_parent(&a.c);
 	ASSERT_GONE(a.path);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static int child_inherited_fd(void *v)
@@ -250,14 +250,14 @@ static int child_inherited_fd(void *v)
 
 static void test_fork_inherits_fd(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct mapper_arg a = { .len = 0 };
 	pid_t pid;
 
 	assert_int_equal(pool_path(p, "f", a.path, sizeof(a.path)), 0);
 	a.fd = make_file(a.path, 3 * pg, 7);
 	chan_open(&a.c);
-	pid = itest_spawn(child_inherited_fd, &a);
+	pid = tu_spawn(child_inherited_fd, &a);
 	chan_parent(&a.c);
 	CHECK(close(a.fd));
 	expect_stays(a.path);
@@ -278,7 +278,7 @@ static void test_fork_inherits_fd(void **state)
 	REAP_OK(pid);
 	chan_close_parent(&a.c);
 	ASSERT_GONE(a.path);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static int child_inherited_map(void *v)
@@ -294,7 +294,7 @@ static int child_inherited_map(void *v)
 
 static void test_fork_inherits_mapping(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct mapper_arg a = { .len = 2 * pg };
 	pid_t pid;
 	int fd;
@@ -304,7 +304,7 @@ static void test_fork_inherits_mapping(void **state)
 	a.map = map_fd(fd, a.len);
 	CHECK(close(fd));
 	chan_open(&a.c);
-	pid = itest_spawn(child_inherited_map, &a);
+	pid = tu_spawn(child_inherited_map, &a);
 	chan_parent(&a.c);
 	PARENT_WAIT_READY(&a.c);
 	CHECK(munmap(a.map, a.len));
@@ -323,12 +323,12 @@ static void test_fork_inherits_mapping(void **state)
 	REAP_OK(pid);
 	chan_close_parent(&a.c);
 	ASSERT_GONE(a.path);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_partial_munmap(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 4 * pg;
 	int fd = make_file(f, len, 11);
@@ -345,7 +345,7 @@ static void test_partial_munmap(void **state)
 	assert_int_equal(pat_check(m + 2 * pg, pg, 11, 2 * pg), -1);
 	CHECK(munmap(m + 2 * pg, pg));
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static int child_map_and_wait(void *v)
@@ -369,14 +369,14 @@ static int child_map_and_wait(void *v)
 
 static void test_sigkill_while_mapped(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct mapper_arg a = { .len = 64 * pg };
 	pid_t pid;
 	int fd, fd2;
 
 	assert_int_equal(pool_path(p, "f", a.path, sizeof(a.path)), 0);
 	chan_open(&a.c);
-	pid = itest_spawn(child_map_and_wait, &a);
+	pid = tu_spawn(child_map_and_wait, &a);
 	chan_parent(&a.c);
 	PARENT_WAIT_READY(&a.c);
 	/* only the child's mapping keeps it now */
@@ -389,30 +389,30 @@ static void test_sigkill_while_mapped(void **state)
 	CHECK(fd2);
 	CHECK(close(fd2));
 	CHECK(kill(pid, SIGKILL));
-	assert_int_equal(itest_reap(pid, CHILD_MS), 128 + SIGKILL);
+	assert_int_equal(tu_reap(pid, CHILD_MS), 128 + SIGKILL);
 	/* the dead child's dirty pages were not lost */
 	expect_fd_pattern(fd, a.len, 12);
 	CHECK(close(fd));
 	ASSERT_GONE(a.path);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 
 	/* and with no other holder at all: the kill alone releases it */
 	chan_close_parent(&a.c);
 	chan_open(&a.c);
-	pid = itest_spawn(child_map_and_wait, &a);
+	pid = tu_spawn(child_map_and_wait, &a);
 	chan_parent(&a.c);
 	PARENT_WAIT_READY(&a.c);
 	expect_stays(a.path);
 	CHECK(kill(pid, SIGKILL));
-	assert_int_equal(itest_reap(pid, CHILD_MS), 128 + SIGKILL);
+	assert_int_equal(tu_reap(pid, CHILD_MS), 128 + SIGKILL);
 	chan_close_parent(&a.c);
 	ASSERT_GONE(a.path);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_unlink_while_mapped(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 8 * pg;
 	int fd = make_file(f, len, 13);
@@ -426,12 +426,12 @@ static void test_unlink_while_mapped(void **state)
 	pat_fill(m, len, 14, 0);
 	assert_int_equal(pat_check(m, len, 14, 0), -1);
 	CHECK(munmap(m, len));
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_recreate_while_old_mapping_alive(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 4 * pg;
 	int fd = make_file(f, len, 15);
@@ -460,14 +460,14 @@ static void test_recreate_while_old_mapping_alive(void **state)
 	ASSERT_GONE(f);
 	assert_int_equal(pat_check(m, len, 15, 0), -1);
 	CHECK(munmap(m, len));
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* The name of a just-removed file must be reusable at once: a stale kernel dentry made O_CREAT
  * fail with ENOENT (DESIGN.md section 3). No waiting between rounds. */
 static void test_create_loop_no_wait(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 
 	uint32_t rounds = (uint32_t)itest_rounds(2000);
@@ -486,14 +486,14 @@ static void test_create_loop_no_wait(void **state)
 			fail_msg("round %u: close: %s", i, errname(errno));
 	}
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* Same, waiting for each removal: once the name is gone, O_EXCL must succeed. Every removal
  * must happen: a lost "unused" event leaves the file for good. */
 static void test_create_loop_with_wait(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	uint32_t rounds = (uint32_t)itest_rounds(1000);
 
@@ -510,12 +510,12 @@ static void test_create_loop_with_wait(void **state)
 		if (r)
 			fail_msg("round %u: not removed: %s", i, errname(-r));
 	}
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_readonly_mapping_outlives_close(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 3 * pg;
 	int wfd = make_file(f, len, 33);
@@ -532,12 +532,12 @@ static void test_readonly_mapping_outlives_close(void **state)
 	assert_int_equal(pat_check(m, len, 33, 0), -1);
 	CHECK(munmap(m, len));
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_private_mapping_outlives_close(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 3 * pg;
 	int fd = make_file(f, len, 34);
@@ -552,13 +552,13 @@ static void test_private_mapping_outlives_close(void **state)
 	assert_int_equal(pat_check(m + 1, len - 1, 34, 1), -1);
 	CHECK(munmap(m, len));
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* Many handles and mappings dropped in a random order: the file goes with the last of them. */
 static void test_many_users_any_order(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	enum { FDS = 48, MAPS = 16 };
 	int fds[FDS];
@@ -604,7 +604,7 @@ static void test_many_users_any_order(void **state)
 		}
 	}
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* A descriptor passed to another process (SCM_RIGHTS) keeps the file after the sender closes. */
@@ -642,7 +642,7 @@ static int child_receives_fd(void *v)
 
 static void test_fd_passed_over_socket(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	struct pass_arg a = { .seed = 36, .len = 5000 };
 	int sv[2];
@@ -659,7 +659,7 @@ static void test_fd_passed_over_socket(void **state)
 	a.sock = sv[1];
 	chan_open(&a.c);
 	/* forked before the file exists: the child inherits no handle of it */
-	pid = itest_spawn(child_receives_fd, &a);
+	pid = tu_spawn(child_receives_fd, &a);
 	chan_parent(&a.c);
 	CHECK(close(sv[1]));
 	fd = make_file(f, a.len, a.seed);
@@ -679,7 +679,7 @@ static void test_fd_passed_over_socket(void **state)
 	chan_close_parent(&a.c);
 	CHECK(close(sv[0]));
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static int child_exec_sleep(void *v)
@@ -693,7 +693,7 @@ static int child_exec_sleep(void *v)
  * not. */
 static void test_exec_inherits_fd_unless_cloexec(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(g, p, "g");
 	int ff = make_file(f, 100, 37);
@@ -701,7 +701,7 @@ static void test_exec_inherits_fd_unless_cloexec(void **state)
 	pid_t pid;
 
 	CHECK(gf);
-	pid = itest_spawn(child_exec_sleep, NULL);
+	pid = tu_spawn(child_exec_sleep, NULL);
 	/* the exec must have happened (closing g's copy) before we drop ours */
 	{
 		char comm_path[64], comm[32] = "";
@@ -726,16 +726,16 @@ static void test_exec_inherits_fd_unless_cloexec(void **state)
 	ASSERT_GONE(g);
 	expect_stays(f);
 	CHECK(kill(pid, SIGKILL));
-	assert_int_equal(itest_reap(pid, CHILD_MS), 128 + SIGKILL);
+	assert_int_equal(tu_reap(pid, CHILD_MS), 128 + SIGKILL);
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* Thousands of files created, written and closed back to back, then every one of them must go:
  * a removal lost among many "unused" events leaves a file for good. */
 static void test_every_closed_file_goes(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	int n = itest_rounds(5000);
 	int stuck = 0, first = -1;
 
@@ -774,14 +774,14 @@ static void test_every_closed_file_goes(void **state)
 		refs[len > 0 ? len : 0] = '\0';
 		fail_msg("%d of %d closed files never removed; %s has refs:\n%s", stuck, n, rel, refs);
 	}
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- folders ---- */
 
 static void test_folders_removed_up_to_root(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(b, p, "a/b");
 	PATH(c, p, "a/b/c");
@@ -811,12 +811,12 @@ static void test_folders_removed_up_to_root(void **state)
 		CHECK(close(fd));
 		ASSERT_GONE(g);
 	}
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_empty_folder_stays(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(e, p, "e");
 	int dfd;
 
@@ -829,12 +829,12 @@ static void test_empty_folder_stays(void **state)
 	expect_stays(e);
 	CHECK(rmdir(e));
 	ASSERT_ABSENT(e);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_folder_handle_keeps_folder(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(f, p, "d/f");
 	int fd, dfd;
@@ -848,12 +848,12 @@ static void test_folder_handle_keeps_folder(void **state)
 	expect_stays(d);
 	CHECK(close(dfd));
 	ASSERT_GONE(d);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_rmdir_not_empty(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(f, p, "d/f");
 	int fd;
@@ -864,12 +864,12 @@ static void test_rmdir_not_empty(void **state)
 	ASSERT_EXISTS(f);
 	CHECK(close(fd));
 	ASSERT_GONE(d);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_rmdir_of_last_child_removes_parent(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(b, p, "a/b");
 
@@ -879,12 +879,12 @@ static void test_rmdir_of_last_child_removes_parent(void **state)
 	expect_stays(b);
 	CHECK(rmdir(b));
 	ASSERT_GONE(a);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_unlink_of_last_child_removes_parent(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(f, p, "d/f");
 	int fd;
@@ -896,7 +896,7 @@ static void test_unlink_of_last_child_removes_parent(void **state)
 	ASSERT_GONE(d);
 	expect_fd_pattern(fd, 3000, 20);
 	CHECK(close(fd));
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* One process keeps re-creating a file in d and closing it (so d keeps being emptied and
@@ -939,7 +939,7 @@ static int child_race(void *v)
 
 static void test_folder_removal_races_create(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct race_arg a[2];
 	pid_t pid[2];
 
@@ -951,11 +951,11 @@ static void test_folder_removal_races_create(void **state)
 		a[i].check_held = 1;
 	}
 	for (int i = 0; i < 2; i++)
-		pid[i] = itest_spawn(child_race, &a[i]);
+		pid[i] = tu_spawn(child_race, &a[i]);
 	for (int i = 0; i < 2; i++)
 		REAP_OK_WITHIN(pid[i], 10 * CHILD_MS);
 	ASSERT_GONE(a[0].d);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* Several processes re-creating one name at once: every O_CREAT open must succeed (a removal
@@ -982,23 +982,23 @@ static int child_same_name(void *v)
 
 static void test_same_name_created_concurrently(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	pid_t pid[4];
 
 	for (int i = 0; i < 4; i++)
-		pid[i] = itest_spawn(child_same_name, f);
+		pid[i] = tu_spawn(child_same_name, f);
 	for (int i = 0; i < 4; i++)
 		REAP_OK_WITHIN(pid[i], 10 * CHILD_MS);
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- rename ---- */
 
 static void test_rename_open_file_keeps_data(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(b, p, "b");
 	int fd = make_file(a, 7000, 21);
@@ -1011,12 +1011,12 @@ static void test_rename_open_file_keeps_data(void **state)
 	expect_stays(b);
 	CHECK(close(fd));
 	ASSERT_GONE(b);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_rename_noreplace(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(b, p, "b");
 	int fa = make_file(a, 1000, 22);
@@ -1029,12 +1029,12 @@ static void test_rename_noreplace(void **state)
 	CHECK(close(fb));
 	ASSERT_GONE(a);
 	ASSERT_GONE(b);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_rename_exchange(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(b, p, "b");
 	int fa = make_file(a, 1000, 24);
@@ -1051,12 +1051,12 @@ static void test_rename_exchange(void **state)
 	expect_stays(a);
 	CHECK(close(fb));
 	ASSERT_GONE(a);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_rename_over_open_file(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(b, p, "b");
 	int fa = make_file(a, 1000, 26);
@@ -1071,12 +1071,12 @@ static void test_rename_over_open_file(void **state)
 	expect_stays(b);
 	CHECK(close(fa));
 	ASSERT_GONE(b);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_rename_into_folder(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(e, p, "e");
 	PATH(f, p, "f");
@@ -1094,13 +1094,13 @@ static void test_rename_into_folder(void **state)
 	CHECK(close(fd));
 	ASSERT_GONE(ef);
 	ASSERT_GONE(e);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* Moving the last child out of an armed folder removes the folder. */
 static void test_rename_out_empties_folder(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(b, p, "b");
 	PATH(af, p, "a/f");
@@ -1124,13 +1124,13 @@ static void test_rename_out_empties_folder(void **state)
 	expect_stays(b);
 	CHECK(close(keep));
 	ASSERT_GONE(b);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* While a mapping is the only user, user.poolfs.refs must show the file in use. */
 static void test_refs_show_live_mapping(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = make_file(f, pg, 41);
 	void *m = map_fd(fd, pg);
@@ -1145,14 +1145,14 @@ static void test_refs_show_live_mapping(void **state)
 		fail_msg("refs of a mapped file say it is unused:\n%s", text);
 	CHECK(munmap(m, pg));
 	ASSERT_GONE(f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- linger=1 ---- */
 
 static void test_linger_keeps_then_removes(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = make_file(f, 100, 29);
 
@@ -1162,12 +1162,12 @@ static void test_linger_keeps_then_removes(void **state)
 	expect_path_pattern(f, 100, 29);
 	if (pool_wait_gone(f, 10000) != 0)
 		fail_msg("%s not removed within 10 s with linger=1", f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_linger_reopen_keeps(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = make_file(f, 100, 30);
 
@@ -1182,12 +1182,12 @@ static void test_linger_reopen_keeps(void **state)
 	ASSERT_EXISTS(f);
 	if (pool_wait_gone(f, 10000) != 0)
 		fail_msg("%s not removed within 10 s with linger=1", f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_linger_after_munmap(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = make_file(f, pg, 38);
 	void *m = map_fd(fd, pg);
@@ -1198,7 +1198,7 @@ static void test_linger_after_munmap(void **state)
 	ASSERT_EXISTS(f);
 	if (pool_wait_gone(f, 10000) != 0)
 		fail_msg("%s not removed within 10 s with linger=1", f);
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- removed inodes ---- */
@@ -1207,7 +1207,7 @@ static void test_linger_after_munmap(void **state)
  * through /proc/self/fd reaches the daemon with its node id and must get ESTALE. */
 static void test_estale_on_removed_inode(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	char proc[64];
 	int fd = make_file(f, 100, 31);
@@ -1220,14 +1220,14 @@ static void test_estale_on_removed_inode(void **state)
 	CHECK_ERR(open(proc, O_RDONLY), ESTALE);
 	CHECK_ERR(open(proc, O_RDWR), ESTALE);
 	CHECK(close(pfd));
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* Creating inside a removed folder must fail (ESTALE from the daemon, or ENOENT if the kernel
  * already knows the folder is dead), never resurrect an orphan. */
 static void test_create_in_removed_folder(void **state)
 {
-	struct pool_fixture *p = itest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(f, p, "d/f");
 	int fd, dfd, r, e;
@@ -1253,11 +1253,11 @@ static void test_create_in_removed_folder(void **state)
 		fail_msg("mkdir in removed folder: %d errno %s, want ESTALE or ENOENT", r,
 			 errname(e));
 	CHECK(close(dfd));
-	itest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, itest_teardown)
-#define TL(fn) cmocka_unit_test_setup_teardown(fn, setup_linger, itest_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, tu_teardown)
+#define TL(fn) cmocka_unit_test_setup_teardown(fn, setup_linger, tu_teardown)
 
 int main(void)
 {
