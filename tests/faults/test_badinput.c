@@ -19,7 +19,7 @@
 
 static int group_setup(void **state)
 {
-	return ftest_setup(state, "autohold=none");
+	return tu_setup(state, "autohold=none");
 }
 
 static int group_teardown(void **state)
@@ -44,12 +44,12 @@ static int remove_cb(const char *path, const struct stat *st, int type, struct F
  * failure does not cascade into the rest of the matrix. */
 static int matrix_cleanup(void **state)
 {
-	struct ftest *t = *state;
+	struct tu_fixture *t = *state;
 	int r;
 
 	if (!t || t->unsupported)
 		return 0;
-	ftest_kill_children();
+	tu_kill_children();
 	ftest_close_all();
 	nftw(t->p.mnt, remove_cb, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	r = pool_wait_backing_files(&t->p, t->base_backing, GONE_MS);
@@ -64,10 +64,10 @@ static int matrix_cleanup(void **state)
 /* Every test ends here: nothing it made is left, and the daemon lives. */
 static void end_of_test(void **state)
 {
-	struct ftest *t = *state;
+	struct tu_fixture *t = *state;
 
 	ftest_close_all();
-	ftest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 	ASSERT_DAEMON_ALIVE(&t->p);
 }
 
@@ -110,7 +110,7 @@ static int listed(const char *dir, const char *name)
 
 static void test_name_length(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	char n255[PATH_MAX], n256[PATH_MAX], d255[PATH_MAX], d256[PATH_MAX];
 	char u255[PATH_MAX], u256[PATH_MAX], buf[4];
 	char utf[NAME_MAX + 16];
@@ -173,7 +173,7 @@ static void test_name_length(void **state)
 
 static void test_dot_and_dotdot(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(sub, p, "a/sub");
 	PATH(into_sub, p, "a/sub/a");
@@ -233,7 +233,7 @@ static void test_dot_and_dotdot(void **state)
  * the path with ENAMETOOLONG; every shorter one works. */
 static void test_deep_paths(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	char comp[201];
 	char path[2 * PATH_MAX];
 	size_t lens[64];
@@ -294,7 +294,7 @@ static void test_deep_paths(void **state)
 
 static void test_xattr_limits(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = create_file(f);
 	char name255[300], name256[300];
@@ -361,7 +361,7 @@ static void test_xattr_limits(void **state)
 
 static void test_xattr_poolfs_names(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = create_file(f);
 	static const char *const unknown[] = {
@@ -405,7 +405,7 @@ static void test_xattr_poolfs_names(void **state)
 
 static void test_xattr_other_namespaces(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = create_file(f);
 	static const char *const names[] = { "trusted.x", "security.x", "trusted.poolfs.hold" };
@@ -454,7 +454,7 @@ static void test_xattr_other_namespaces(void **state)
 
 static void test_special_files_refused(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	PATH(l, p, "link");
@@ -507,7 +507,7 @@ static void test_special_files_refused(void **state)
 
 static void test_o_direct(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(g, p, "g");
 	PATH(d, p, "d");
@@ -540,7 +540,7 @@ static void expect_mode(const char *path, mode_t want)
 
 static void test_chmod_cannot_widen(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	int fd = create_file(f);
@@ -566,7 +566,7 @@ static void test_chmod_cannot_widen(void **state)
 
 static void test_chown_cannot_give_away(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	int fd = create_file(f);
@@ -640,7 +640,7 @@ static int other_renames(void *v)
 
 static void test_rename_over_other_users_entries(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct rename_names n;
 	int fd, before, after;
 	char buf[16] = { 0 };
@@ -706,7 +706,7 @@ static int errno_is_stale_or_noent(long r, int e)
 
 static void test_removed_inodes(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(df, p, "d/f");
 	PATH(f, p, "f");
@@ -786,7 +786,7 @@ static int exit_now(void *v)
 
 static void test_bad_holds(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = create_file(f);
 	static const char *const bogus[] = {
@@ -799,8 +799,8 @@ static void test_bad_holds(void **state)
 	pid_t dead;
 
 	/* a pid that does not exist: one we forked and reaped, and one above any pid_max */
-	dead = ftest_spawn(exit_now, NULL);
-	assert_int_equal(ftest_reap(dead, CHILD_MS), 0);
+	dead = tu_spawn(exit_now, NULL);
+	assert_int_equal(tu_reap(dead, CHILD_MS), 0);
 	snprintf(scope, sizeof(scope), "pid:%d", (int)dead);
 	CHECK_ERR(setxattr(f, "user.poolfs.hold", scope, strlen(scope), 0), ESRCH);
 	CHECK_ERR(setxattr(f, "user.poolfs.hold", "pid:99999999", 12, 0), ESRCH);
@@ -844,7 +844,7 @@ static void test_bad_holds(void **state)
 
 static void test_negative_and_huge_sizes(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = create_file(f);
 	struct stat st;
@@ -889,7 +889,7 @@ static void test_negative_and_huge_sizes(void **state)
 
 static void test_after_matrix(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "after");
 	char *buf = malloc(MiB);
 	int fd, fd2, denied;

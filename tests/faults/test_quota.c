@@ -14,12 +14,12 @@
 
 static int setup_pool64(void **state)
 {
-	return ftest_setup(state, "autohold=none,max_size=64M");
+	return tu_setup(state, "autohold=none,max_size=64M");
 }
 
 static int setup_user16(void **state)
 {
-	return ftest_setup(state, "autohold=none,max_user_size=16M");
+	return tu_setup(state, "autohold=none,max_user_size=16M");
 }
 
 /* Create rel (O_EXCL), registered for teardown. */
@@ -179,7 +179,7 @@ static void wait_statfs_free(const struct pool_fixture *p, unsigned long long wa
 
 static void test_statfs_reports_pool_limit(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 
 	check_statfs_limit(p, POOL_SIZE);
 	/* an empty pool has (nearly) all of it free */
@@ -190,7 +190,7 @@ static void test_statfs_reports_pool_limit(void **state)
 
 static void test_ftruncate_over_pool_limit(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = create_file(p, "f");
 	struct stat st;
@@ -230,7 +230,7 @@ static void test_ftruncate_over_pool_limit(void **state)
 
 static void test_fallocate_over_pool_limit(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	int fa = create_file(p, "a");
 	int fb = create_file(p, "b");
 	struct stat st;
@@ -265,7 +265,7 @@ static void test_fallocate_over_pool_limit(void **state)
 
 static void test_write_past_pool_limit(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(a, p, "a");
 	PATH(b, p, "b");
 	int fa = create_file(p, "a");
@@ -318,7 +318,7 @@ static void test_write_past_pool_limit(void **state)
  * data took (write() past the end, ftruncate, fallocate). */
 static void test_stat_counts_bytes(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	int fa = create_file(p, "a");
 	int fb = create_file(p, "b");
 	int fc = create_file(p, "c");
@@ -393,7 +393,7 @@ static int mapper_child(void *v)
 
 static void test_mapper_survives_full_pool(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct mapper m = { .len = 16 * MiB };
 	int fm = create_file(p, "m");
 	int ff, err, rc;
@@ -403,10 +403,10 @@ static void test_mapper_survives_full_pool(void **state)
 	assert_int_equal(pool_path(p, "m", m.path, sizeof(m.path)), 0);
 	CHECK(ftruncate(fm, (off_t)m.len));
 	chan_open(&m.c);
-	pid = ftest_spawn(mapper_child, &m);
+	pid = tu_spawn(mapper_child, &m);
 	chan_parent(&m.c);
 	if (chan_get(m.c.up[0], CHILD_MS) != 0)
-		fail_msg("mapper not ready (exit %d)", ftest_reap(pid, CHILD_MS));
+		fail_msg("mapper not ready (exit %d)", tu_reap(pid, CHILD_MS));
 
 	/* fill the rest of the pool with another file */
 	ff = create_file(p, "fill");
@@ -420,7 +420,7 @@ static void test_mapper_survives_full_pool(void **state)
 		fail_msg("fill: %zu bytes fit next to a 16 MiB file in a 64 MiB pool", total);
 
 	CHECK_0(chan_put(m.c.down[1]));
-	rc = ftest_reap(pid, CHILD_MS);
+	rc = tu_reap(pid, CHILD_MS);
 	chan_close_parent(&m.c);
 	if (rc == 128 + SIGBUS)
 		fail_msg("the mapper was killed by SIGBUS writing a file grown by ftruncate");
@@ -492,7 +492,7 @@ static int other_fills_quota(void *v)
 
 static void test_user_quota(void **state)
 {
-	struct pool_fixture *p = ftest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	int fa = create_file(p, "a");
 	int fb = create_file(p, "b");
 	long long used, entries = -1;
