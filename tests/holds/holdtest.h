@@ -1,123 +1,27 @@
-/* Shared pieces of the hold tests (tests/holds): one pool per test through the integration
- * harness, checks that name the errno, child processes (and grandchildren, which come back to us
- * because main() makes the test a child subreaper) that never outlive the test, pipes to step
- * them through a scenario, user.poolfs.refs reading, and test cgroups under the cgroup2 mount.
- * Header-only (static inline): each test binary is one C file. */
+/* What only the hold tests (tests/holds) add to testutil.h: longer bounds, a "stays" check, test
+ * state with cgroups, whether a process still runs, pipes that carry ints (pids) from children and
+ * grandchildren (which come back to us because main() makes the test a child subreaper),
+ * user.poolfs.refs reading, and test cgroups under the cgroup2 mount. The pool fixture, checks,
+ * child tracking and reaping are testutil.h's. */
 #ifndef POOLFS_HOLDTEST_H
 #define POOLFS_HOLDTEST_H
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <sys/xattr.h>
-#include <unistd.h>
 
-#include "harness.h"
+/* Bounds, never timings: hold ends take the daemon more steps (and valgrind is slow). */
+#define GONE_MS 10000
 
-/* cmocka 1.1.5 declares _fail(), which fail() and fail_msg() call, without noreturn, though it
- * never returns (it longjmps out of the test, or exits). Saying so lets the static analyzers see
- * that nothing after a failed check runs. */
-void _fail(const char *const file, const int line) __attribute__((noreturn));
+#include "testutil.h"
 
 #define HOLD_XATTR "user.poolfs.hold"
 #define REFS_XATTR "user.poolfs.refs"
 
-/* Bounds, never timings: a loaded machine or valgrind is slow. */
-#define GONE_MS 10000
-#define CHILD_MS 30000
 /* How long a "stays" check gives the daemon to (wrongly) remove an entry after the event that
  * must not end its hold. Not a timing assertion: a correct daemon passes at any speed. It must
  * outlast what can delay a removal the daemon has decided on: the 500 ms grace an entry gets
  * after a LOOKUP made while it was in use (our own lstat/getxattr), and the passthrough path's
  * 1 s re-probe of maybe-mapped entries; shorter, a wrongly ended hold would go unnoticed. */
 #define SETTLE_MS 1500
-
-static inline const char *errname(int e)
-{
-	const char *n = e ? strerrorname_np(e) : "0";
-
-	return n ? n : "?";
-}
-
-/* expr must not return -1. */
-#define CHECK(expr)                                                                           \
-	do {                                                                                  \
-		if ((long)(expr) == -1L)                                                      \
-			fail_msg("%s:%d: %s failed: %s", __FILE__, __LINE__, #expr,           \
-				 errname(errno));                                             \
-	} while (0)
-
-/* expr must return -1 with errno err. */
-#define CHECK_ERR(expr, err)                                                                  \
-	do {                                                                                  \
-		long r_;                                                                      \
-		int e_;                                                                       \
-		errno = 0;                                                                    \
-		r_ = (long)(expr);                                                            \
-		e_ = errno;                                                                   \
-		if (r_ != -1L || e_ != (err))                                                 \
-			fail_msg("%s:%d: %s returned %ld errno %s, want -1 errno %s", __FILE__,  \
-				 __LINE__, #expr, r_, r_ == -1L ? errname(e_) : "-",          \
-				 errname(err));                                               \
-	} while (0)
-
-/* A -errno result must be 0. */
-#define CHECK_0(expr)                                                                         \
-	do {                                                                                  \
-		int r_ = (expr);                                                              \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s:%d: %s returned %d (%s)", __FILE__, __LINE__, #expr, r_,     \
-				 r_ < 0 ? errname(-r_) : "not 0");                            \
-	} while (0)
-
-#define PATH(var, p, rel)                                                                     \
-	char var[PATH_MAX];                                                                   \
-	assert_int_equal(pool_path((p), (rel), var, sizeof(var)), 0)
-
-#define ASSERT_EXISTS(path)                                                                   \
-	do {                                                                                  \
-		struct stat st_;                                                              \
-		if (lstat((path), &st_) == -1)                                                \
-			fail_msg("%s:%d: %s should exist: %s", __FILE__, __LINE__, (path),        \
-				 errname(errno));                                             \
-	} while (0)
-
-/* The pool of the running test, for the daemon log when a check fails. */
-static struct pool_fixture *ht_current;
-
-static inline void ht_dump_log(void)
-{
-	if (ht_current)
-		pool_dump_log(ht_current);
-}
-
-/* On failure the entry's refs text says what still keeps it, and the daemon log follows. */
-#define ASSERT_GONE(path)                                                                     \
-	do {                                                                                  \
-		int r_ = pool_wait_gone((path), GONE_MS);                                     \
-		if (r_ != 0) {                                                                \
-			char rb_[4096] = "";                                                  \
-			ssize_t n_ = getxattr((path), "user.poolfs.refs", rb_, sizeof(rb_) - 1); \
-			rb_[n_ > 0 ? n_ : 0] = '\0';                                          \
-			ht_dump_log();                                                        \
-			fail_msg("%s:%d: %s not removed within %d ms (%s); refs:\n%s",         \
-				 __FILE__, __LINE__, (path), GONE_MS, errname(-r_), rb_);     \
-		}                                                                             \
-	} while (0)
 
 /* The entry must still be there after the daemon had SETTLE_MS to act on what just happened. */
 #define ASSERT_STAYS(path)                                                                    \
@@ -131,152 +35,16 @@ static inline void ht_dump_log(void)
 #define MAX_CGROUPS 4
 
 struct htest {
-	struct pool_fixture p;
-	int unsupported;		/* the daemon refused this datapath: the tests skip */
-	int base_backing;		/* backing files right after mount */
+	struct tu_fixture f;		/* first: tu_pool and tu_backing_back_to_base take *state */
 	char cgroups[MAX_CGROUPS][PATH_MAX]; /* test cgroups to remove at teardown */
 };
 
 static inline int htest_setup(void **state, const char *opts)
 {
-	struct htest *t = calloc(1, sizeof(*t));
-	int r;
-
-	if (!t)
-		return -1;
-	r = pool_mount(&t->p, opts);
-	if (r == -EOPNOTSUPP) {
-		fprintf(stderr, "# datapath %s not supported by this daemon: skipping\n",
-			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
-		t->unsupported = 1;
-	} else if (r < 0) {
-		fprintf(stderr, "# pool_mount(\"%s\") failed: %s\n", opts ? opts : "",
-			errname(-r));
-		free(t);
-		return -1;
-	} else {
-		t->base_backing = pool_backing_files(&t->p);
-		ht_current = &t->p;
-	}
-	*state = t;
-	return 0;
-}
-
-static inline struct pool_fixture *htest_pool(void **state)
-{
-	struct htest *t = *state;
-
-	if (t->unsupported)
-		skip();
-	return &t->p;
-}
-
-static inline void htest_backing_back_to_base(void **state)
-{
-	struct htest *t = *state;
-	int r = pool_wait_backing_files(&t->p, t->base_backing, GONE_MS);
-
-	if (r != 0)
-		fail_msg("backing dir holds %d files, want %d after %d ms",
-			 pool_backing_files(&t->p), t->base_backing, GONE_MS);
+	return tu_setup_sized(state, opts, sizeof(struct htest));
 }
 
 /* ---- processes ---- */
-
-#define MAX_PROCS 64
-static pid_t ht_procs[MAX_PROCS];
-
-static inline void ht_track(pid_t pid)
-{
-	for (int i = 0; i < MAX_PROCS; i++)
-		if (ht_procs[i] == pid)
-			return;
-	for (int i = 0; i < MAX_PROCS; i++)
-		if (ht_procs[i] <= 0) {
-			ht_procs[i] = pid;
-			return;
-		}
-}
-
-static inline void ht_untrack(pid_t pid)
-{
-	for (int i = 0; i < MAX_PROCS; i++)
-		if (ht_procs[i] == pid)
-			ht_procs[i] = 0;
-}
-
-/* SIGKILL and reap every process this test started and has not reaped. A grandchild whose parent
- * died is ours to reap (child subreaper). */
-static inline void ht_kill_all(void)
-{
-	for (int i = 0; i < MAX_PROCS; i++) {
-		int status;
-
-		if (ht_procs[i] <= 0)
-			continue;
-		kill(ht_procs[i], SIGKILL);
-		waitpid(ht_procs[i], &status, 0);
-		ht_procs[i] = 0;
-	}
-}
-
-/* Fork a child running fn(arg) and _exit(fn's result); it dies with us (PDEATHSIG). */
-static inline pid_t ht_spawn(int (*fn)(void *), void *arg)
-{
-	pid_t parent = getpid();
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == -1)
-		fail_msg("fork: %s", errname(errno));
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(120);
-		_exit(fn(arg));
-	}
-	ht_track(pid);
-	return pid;
-}
-
-/* Reap pid (a child, or an orphan reparented to us) within timeout_ms: its exit code,
- * 128+signal, or -ETIMEDOUT (then it is killed). */
-static inline int ht_reap(pid_t pid, int timeout_ms)
-{
-	long long deadline = pool_now_ms() + timeout_ms;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r == -1 && errno != EINTR) {
-			ht_untrack(pid);
-			return -errno;
-		}
-		if (pool_now_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			ht_untrack(pid);
-			return -ETIMEDOUT;
-		}
-		pool_sleep_ms(5);
-	}
-	ht_untrack(pid);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
-
-#define REAP_OK(pid)                                                                          \
-	do {                                                                                  \
-		int c_ = ht_reap((pid), CHILD_MS);                                            \
-		if (c_ != 0)                                                                  \
-			fail_msg("%s:%d: process %d ended with %d", __FILE__, __LINE__,           \
-				 (int)(pid), c_);                                             \
-	} while (0)
 
 /* Whether pid still runs (not a zombie). */
 static inline int ht_running(pid_t pid)
@@ -298,32 +66,13 @@ static inline int ht_running(pid_t pid)
 	return running;
 }
 
-/* A child reports a failed step: the step number as exit code, the reason on stderr. */
-#define CHILD_CHECK(cond, step)                                                               \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "# child %d: step %d (%s) failed: %s\n", (int)getpid(),   \
-				(step), #cond, errname(errno));                               \
-			return (step);                                                        \
-		}                                                                             \
-	} while (0)
-
 /* ---- pipes between the test and its processes ----
- * up: processes send ints (a pid, a "ready" mark) to the test; down: the test sends one byte per
- * "go". A dead peer reads as EOF, so nobody waits forever. */
-struct link {
-	int up[2];
-	int down[2];
-};
-
-static inline void link_open(struct link *l)
-{
-	if (pipe2(l->up, O_CLOEXEC) == -1 || pipe2(l->down, O_CLOEXEC) == -1)
-		fail_msg("pipe: %s", errname(errno));
-}
+ * testutil.h's struct chan (chan_open), used as a link: up: processes send ints (a pid, a
+ * "ready" mark) to the test; down: the test sends one byte per "go". A dead peer reads as EOF, so
+ * nobody waits forever. A closed end is set to -1, so link_drop works in any process. */
 
 /* In the process at the far end: keep up[1] and down[0]. */
-static inline void link_far_end(struct link *l)
+static inline void link_far_end(struct chan *l)
 {
 	close(l->up[0]);
 	close(l->down[1]);
@@ -331,7 +80,7 @@ static inline void link_far_end(struct link *l)
 }
 
 /* In a process that is not at either end (e.g. the parent of a grandchild). */
-static inline void link_drop(struct link *l)
+static inline void link_drop(struct chan *l)
 {
 	for (int i = 0; i < 2; i++) {
 		if (l->up[i] >= 0)
@@ -343,31 +92,20 @@ static inline void link_drop(struct link *l)
 }
 
 /* In the test after forking: keep up[0] and down[1]. */
-static inline void link_near_end(struct link *l)
+static inline void link_near_end(struct chan *l)
 {
 	close(l->up[1]);
 	close(l->down[0]);
 	l->up[1] = l->down[0] = -1;
 }
 
-static inline int link_send(struct link *l, int v)
+static inline int link_send(struct chan *l, int v)
 {
 	return write(l->up[1], &v, sizeof(v)) == (ssize_t)sizeof(v) ? 0 : -EPIPE;
 }
 
-static inline int fd_wait_readable(int fd, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int r;
-
-	do
-		r = poll(&pfd, 1, timeout_ms);
-	while (r == -1 && errno == EINTR);
-	return r == 0 ? -ETIMEDOUT : r < 0 ? -errno : 0;
-}
-
 /* 0 and *v, -EPIPE (all senders gone), -ETIMEDOUT */
-static inline int link_recv(struct link *l, int *v, int timeout_ms)
+static inline int link_recv(struct chan *l, int *v, int timeout_ms)
 {
 	int r = fd_wait_readable(l->up[0], timeout_ms);
 
@@ -377,14 +115,9 @@ static inline int link_recv(struct link *l, int *v, int timeout_ms)
 }
 
 /* Far end: wait for one "go" byte: 0, -EPIPE (the test is gone), -ETIMEDOUT */
-static inline int link_wait_go(struct link *l)
+static inline int link_wait_go(struct chan *l)
 {
-	char b;
-	int r = fd_wait_readable(l->down[0], 10 * CHILD_MS);
-
-	if (r < 0)
-		return r;
-	return read(l->down[0], &b, 1) == 1 ? 0 : -EPIPE;
+	return chan_get(l->down[0], 10 * CHILD_MS);
 }
 
 #define LINK_GO(l) CHECK_0(write((l)->down[1], "g", 1) == 1 ? 0 : -EPIPE)
@@ -398,7 +131,7 @@ static inline int link_wait_go(struct link *l)
 				 errname(-r_));                                               \
 	} while (0)
 
-static inline void link_close_near(struct link *l)
+static inline void link_close_near(struct chan *l)
 {
 	link_drop(l);
 }
@@ -653,23 +386,13 @@ static inline void cg2_remove_all(struct htest *t)
 static inline int htest_teardown(void **state)
 {
 	struct htest *t = *state;
-	int r;
 
 	if (!t)
 		return 0;
-	ht_current = NULL;
-	ht_kill_all();
+	/* The cgroups can only go once the processes in them are dead. */
+	tu_kill_children();
 	cg2_remove_all(t);
-	if (!t->unsupported)
-		pool_release_all(&t->p);
-	r = pool_unmount(&t->p);
-	free(t);
-	*state = NULL;
-	if (r < 0) {
-		fprintf(stderr, "# pool_unmount failed: %s\n", errname(-r));
-		return -1;
-	}
-	return 0;
+	return tu_teardown(state);
 }
 
 /* Every test binary's main() calls this first: orphaned grandchildren come back to us, so a

@@ -38,8 +38,8 @@ struct job {
 	const char *cgroup;	/* cgroup dir the creator and its helper enter, or NULL */
 	int setsid;		/* the creator's parent makes a session and forks the creator */
 	int leader_leaves;	/* ... and exits before the creator creates anything */
-	struct link l;		/* test <-> creator (or session leader) */
-	struct link l2;		/* test <-> worker (session) or cgroup member */
+	struct chan l;		/* test <-> creator (or session leader) */
+	struct chan l2;		/* test <-> worker (session) or cgroup member */
 };
 
 static void job_init(const struct pool_fixture *p, struct job *j)
@@ -106,15 +106,15 @@ static int creator_fn(void *arg)
 
 static void test_process_files_live_while_creator_lives(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct job j;
 	char scope[32];
 	pid_t c;
 	int v;
 
 	job_init(p, &j);
-	link_open(&j.l);
-	c = ht_spawn(creator_fn, &j);
+	chan_open(&j.l);
+	c = tu_spawn(creator_fn, &j);
 	link_near_end(&j.l);
 	LINK_RECV(&j.l, v);
 
@@ -126,7 +126,7 @@ static void test_process_files_live_while_creator_lives(void **state)
 	REAP_OK(c);
 	assert_all_gone(&j);
 	link_close_near(&j.l);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- session ---- */
@@ -175,22 +175,22 @@ static int leader_fn(void *arg)
 
 static void session_files_live_while_leader_lives(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct job j;
 	char scope[32];
 	pid_t a;
 	int w = 0, v = -1;
 
 	job_init(p, &j);
-	link_open(&j.l);
-	link_open(&j.l2);
-	a = ht_spawn(leader_fn, &j);
+	chan_open(&j.l);
+	chan_open(&j.l2);
+	a = tu_spawn(leader_fn, &j);
 	link_near_end(&j.l);
 	link_near_end(&j.l2);
 	LINK_RECV(&j.l2, w);
-	ht_track(w);
+	tu_track(w);
 	LINK_RECV(&j.l, v);	/* the worker created everything and was reaped */
-	ht_untrack(w);
+	tu_forget(w);
 	if (v != 0)
 		fail_msg("the worker failed at step %d (see above)", v);
 
@@ -204,7 +204,7 @@ static void session_files_live_while_leader_lives(void **state)
 	assert_all_gone(&j);
 	link_close_near(&j.l);
 	link_close_near(&j.l2);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_default_is_session(void **state)
@@ -220,7 +220,7 @@ static void test_session_files_live_while_leader_lives(void **state)
 /* A creator whose session leader is already gone: its own process is the lifetime. */
 static void test_session_without_leader_falls_back_to_process(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct job j;
 	char scope[32];
 	pid_t a;
@@ -228,13 +228,13 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 
 	job_init(p, &j);
 	j.leader_leaves = 1;
-	link_open(&j.l);
-	link_open(&j.l2);
-	a = ht_spawn(leader_fn, &j);
+	chan_open(&j.l);
+	chan_open(&j.l2);
+	a = tu_spawn(leader_fn, &j);
 	link_near_end(&j.l);
 	link_near_end(&j.l2);
 	LINK_RECV(&j.l2, w);
-	ht_track(w);
+	tu_track(w);
 	REAP_OK(a);
 	if (getsid(w) != a)
 		fail_msg("worker %d is in session %d, want %d", w, (int)getsid(w), (int)a);
@@ -250,7 +250,7 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 	assert_all_gone(&j);
 	link_close_near(&j.l);
 	link_close_near(&j.l2);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- cgroup ---- */
@@ -268,7 +268,7 @@ static int member_fn(void *arg)
 
 static void test_cgroup_files_live_while_group_lives(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct job j;
 	char cg[PATH_MAX], cgpath[PATH_MAX], scope[PATH_MAX + 16];
 	pid_t a, b;
@@ -277,13 +277,13 @@ static void test_cgroup_files_live_while_group_lives(void **state)
 	job_init(p, &j);
 	CGROUP_OR_SKIP((struct htest *)*state, cg);
 	j.cgroup = cg;
-	link_open(&j.l2);
-	b = ht_spawn(member_fn, &j);
+	chan_open(&j.l2);
+	b = tu_spawn(member_fn, &j);
 	link_near_end(&j.l2);
 	LINK_RECV(&j.l2, v);
 
-	link_open(&j.l);
-	a = ht_spawn(creator_fn, &j);
+	chan_open(&j.l);
+	a = tu_spawn(creator_fn, &j);
 	link_near_end(&j.l);
 	LINK_RECV(&j.l, v);
 	CHECK_0(cg2_of(a, cgpath, sizeof(cgpath)));
@@ -301,14 +301,14 @@ static void test_cgroup_files_live_while_group_lives(void **state)
 	assert_all_gone(&j);
 	link_close_near(&j.l);
 	link_close_near(&j.l2);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- none ---- */
 
 static void test_none_closed_file_goes_at_once(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct job j;
 	pid_t c;
 	int v;
@@ -318,8 +318,8 @@ static void test_none_closed_file_goes_at_once(void **state)
 	CHECK_0(make_closed_file(j.f));
 	ASSERT_GONE(j.f);
 	/* ... or by a child that still runs: no hold either way. */
-	link_open(&j.l);
-	c = ht_spawn(creator_fn, &j);
+	chan_open(&j.l);
+	c = tu_spawn(creator_fn, &j);
 	link_near_end(&j.l);
 	LINK_RECV(&j.l, v);
 	ASSERT_GONE(j.f);
@@ -330,7 +330,7 @@ static void test_none_closed_file_goes_at_once(void **state)
 	LINK_GO(&j.l);
 	REAP_OK(c);
 	link_close_near(&j.l);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 #define T(fn, setup) cmocka_unit_test_setup_teardown(fn, setup, htest_teardown)

@@ -34,7 +34,7 @@ static void hold_line(char *buf, size_t len, const char *scope)
 
 static int sleeper_fn(void *arg)
 {
-	struct link *l = arg;
+	struct chan *l = arg;
 
 	link_far_end(l);
 	if (link_send(l, (int)getpid()) != 0)
@@ -42,20 +42,20 @@ static int sleeper_fn(void *arg)
 	return link_wait_go(l) == 0 ? 0 : 2;
 }
 
-static pid_t start_sleeper(struct link *l)
+static pid_t start_sleeper(struct chan *l)
 {
 	pid_t pid;
 	int v = 0;
 
-	link_open(l);
-	pid = ht_spawn(sleeper_fn, l);
+	chan_open(l);
+	pid = tu_spawn(sleeper_fn, l);
 	link_near_end(l);
 	LINK_RECV(l, v);
 	assert_int_equal(v, pid);
 	return pid;
 }
 
-static void stop_sleeper(struct link *l, pid_t pid)
+static void stop_sleeper(struct chan *l, pid_t pid)
 {
 	LINK_GO(l);
 	REAP_OK(pid);
@@ -66,11 +66,11 @@ static void stop_sleeper(struct link *l, pid_t pid)
 
 static void test_pid_hold_until_exit(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(control, p, "control");
 	char scope[32], line[64];
-	struct link l;
+	struct chan l;
 	pid_t s = start_sleeper(&l);
 
 	/* The strict rule is really on: a closed file without a hold goes at once. */
@@ -87,7 +87,7 @@ static void test_pid_hold_until_exit(void **state)
 
 	stop_sleeper(&l, s);
 	ASSERT_GONE(f);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static int exit_at_once(void *arg)
@@ -98,10 +98,10 @@ static int exit_at_once(void *arg)
 
 static void test_pid_hold_of_dead_process_esrch(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	char scope[32], rb[4096];
-	pid_t dead = ht_spawn(exit_at_once, NULL);
+	pid_t dead = tu_spawn(exit_at_once, NULL);
 	int fd;
 
 	REAP_OK(dead);
@@ -114,15 +114,15 @@ static void test_pid_hold_of_dead_process_esrch(void **state)
 		fail_msg("a refused hold was recorded:\n%s", rb);
 	CHECK(close(fd));
 	ASSERT_GONE(f);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_pid_holds_of_two_processes(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	char scope[32];
-	struct link la, lb;
+	struct chan la, lb;
 	pid_t a = start_sleeper(&la);
 	pid_t b = start_sleeper(&lb);
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -140,7 +140,7 @@ static void test_pid_holds_of_two_processes(void **state)
 	ASSERT_REFS_LINE(f, "holds 1");
 	stop_sleeper(&lb, b);
 	ASSERT_GONE(f);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- process ---- */
@@ -150,8 +150,8 @@ struct path_link {
 	const char *path2;
 	const char *cgroup;	/* cgroup dir to enter first, or NULL */
 	const char *scope;
-	struct link l;
-	struct link l2;		/* a grandchild's link */
+	struct chan l;
+	struct chan l2;		/* a grandchild's link */
 };
 
 /* Creates pl->path, takes a pl->scope hold on it, closes it, says ready, waits, exits. */
@@ -175,15 +175,15 @@ static int holder_fn(void *arg)
 
 static void test_process_hold_by_child(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	struct path_link pl = { .path = f, .scope = "process" };
 	char scope[32], line[64];
 	pid_t c;
 	int v;
 
-	link_open(&pl.l);
-	c = ht_spawn(holder_fn, &pl);
+	chan_open(&pl.l);
+	c = tu_spawn(holder_fn, &pl);
 	link_near_end(&pl.l);
 	LINK_RECV(&pl.l, v);
 
@@ -197,7 +197,7 @@ static void test_process_hold_by_child(void **state)
 	REAP_OK(c);
 	ASSERT_GONE(f);
 	link_close_near(&pl.l);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- session ---- */
@@ -264,7 +264,7 @@ static int leader_reaps_worker_fn(void *arg)
 
 static void test_session_hold_lasts_while_leader_lives(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(g, p, "g");
 	struct path_link pl = { .path = f, .path2 = g };
@@ -272,13 +272,13 @@ static void test_session_hold_lasts_while_leader_lives(void **state)
 	pid_t a;
 	int w = 0, v = 0;
 
-	link_open(&pl.l);
-	link_open(&pl.l2);
-	a = ht_spawn(leader_reaps_worker_fn, &pl);
+	chan_open(&pl.l);
+	chan_open(&pl.l2);
+	a = tu_spawn(leader_reaps_worker_fn, &pl);
 	link_near_end(&pl.l);
 	link_near_end(&pl.l2);
 	LINK_RECV(&pl.l2, w);
-	ht_track(w);
+	tu_track(w);
 	LINK_RECV(&pl.l2, v);	/* the worker holds g */
 	LINK_RECV(&pl.l, v);	/* the leader holds f */
 
@@ -293,7 +293,7 @@ static void test_session_hold_lasts_while_leader_lives(void **state)
 	LINK_GO(&pl.l2);
 	LINK_RECV(&pl.l, v);
 	assert_int_equal(v, 2);
-	ht_untrack(w);
+	tu_forget(w);
 	ASSERT_STAYS(f);
 	ASSERT_STAYS(g);
 
@@ -303,7 +303,7 @@ static void test_session_hold_lasts_while_leader_lives(void **state)
 	ASSERT_GONE(g);
 	link_close_near(&pl.l);
 	link_close_near(&pl.l2);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* Leader: setsid, fork a worker that takes a session hold, say ready, wait for go, exit while the
@@ -324,20 +324,20 @@ static int leader_leaves_worker_fn(void *arg)
 
 static void test_session_hold_ends_with_leader_not_worker(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(g, p, "g");
 	struct path_link pl = { .path2 = g };
 	char scope[32], line[64];
 	pid_t a;
 	int w = 0, v = 0;
 
-	link_open(&pl.l);
-	link_open(&pl.l2);
-	a = ht_spawn(leader_leaves_worker_fn, &pl);
+	chan_open(&pl.l);
+	chan_open(&pl.l2);
+	a = tu_spawn(leader_leaves_worker_fn, &pl);
 	link_near_end(&pl.l);
 	link_near_end(&pl.l2);
 	LINK_RECV(&pl.l2, w);
-	ht_track(w);
+	tu_track(w);
 	LINK_RECV(&pl.l2, v);
 	LINK_RECV(&pl.l, v);
 
@@ -356,7 +356,7 @@ static void test_session_hold_ends_with_leader_not_worker(void **state)
 	REAP_OK(w);	/* an orphan reparented to us (child subreaper) */
 	link_close_near(&pl.l);
 	link_close_near(&pl.l2);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* Leader: setsid, fork a worker that waits for go before holding, exit at once. */
@@ -374,20 +374,20 @@ static int leader_exits_fn(void *arg)
 
 static void test_session_without_leader_falls_back_to_process(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(h, p, "h");
 	struct path_link pl = { .path2 = h };
 	char scope[32], line[64];
 	pid_t a;
 	int w = 0, v = 0;
 
-	link_open(&pl.l);
-	link_open(&pl.l2);
-	a = ht_spawn(leader_exits_fn, &pl);
+	chan_open(&pl.l);
+	chan_open(&pl.l2);
+	a = tu_spawn(leader_exits_fn, &pl);
 	link_near_end(&pl.l);
 	link_near_end(&pl.l2);
 	LINK_RECV(&pl.l2, w);
-	ht_track(w);
+	tu_track(w);
 	REAP_OK(a);	/* the leader is gone and reaped: its session has no leader */
 	if (getsid(w) != a)
 		fail_msg("worker %d is in session %d, want %d", w, (int)getsid(w), (int)a);
@@ -404,7 +404,7 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 	ASSERT_GONE(h);
 	link_close_near(&pl.l);
 	link_close_near(&pl.l2);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- cgroup ---- */
@@ -431,13 +431,13 @@ static pid_t cgroup_scenario(struct path_link *pl, char *cg)
 
 	pl->cgroup = cg;
 	pl->scope = "cgroup";
-	link_open(&pl->l2);
-	b = ht_spawn(cg_member_fn, pl);
+	chan_open(&pl->l2);
+	b = tu_spawn(cg_member_fn, pl);
 	link_near_end(&pl->l2);
 	LINK_RECV(&pl->l2, v);
 
-	link_open(&pl->l);
-	a = ht_spawn(holder_fn, pl);
+	chan_open(&pl->l);
+	a = tu_spawn(holder_fn, pl);
 	link_near_end(&pl->l);
 	LINK_RECV(&pl->l, v);
 	CHECK_0(cg2_of(a, cgpath, sizeof(cgpath)));
@@ -459,7 +459,7 @@ static pid_t cgroup_scenario(struct path_link *pl, char *cg)
 
 static void test_cgroup_hold_until_last_member_exits(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	struct path_link pl = { .path = f };
 	char cg[PATH_MAX];
@@ -471,12 +471,12 @@ static void test_cgroup_hold_until_last_member_exits(void **state)
 	REAP_OK(b);
 	ASSERT_GONE(f);
 	link_close_near(&pl.l2);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_cgroup_hold_until_last_member_moves_out(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	struct path_link pl = { .path = f };
 	char cg[PATH_MAX], root[PATH_MAX], mine[PATH_MAX], home[2 * PATH_MAX + 2];
@@ -495,14 +495,14 @@ static void test_cgroup_hold_until_last_member_moves_out(void **state)
 	LINK_GO(&pl.l2);
 	REAP_OK(b);
 	link_close_near(&pl.l2);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- pin on folders ---- */
 
 static void test_pin_on_folder_keeps_closed_files(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(a, p, "d/a");
 	PATH(b, p, "d/b");
@@ -528,12 +528,12 @@ static void test_pin_on_folder_keeps_closed_files(void **state)
 	ASSERT_GONE(c);
 	ASSERT_GONE(s);
 	ASSERT_GONE(d);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_pin_release_keeps_what_is_used(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(a, p, "d/a");
 	PATH(b, p, "d/b");
@@ -551,19 +551,19 @@ static void test_pin_release_keeps_what_is_used(void **state)
 	CHECK(close(fd));
 	ASSERT_GONE(b);
 	ASSERT_GONE(d);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_folder_hold_keeps_file_in_subfolder(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(d, p, "d");
 	PATH(s, p, "d/s");
 	PATH(t, p, "d/s/t");
 	PATH(f, p, "d/s/f");
 	PATH(u, p, "d/s/t/u");
 	char scope[32];
-	struct link l;
+	struct chan l;
 	pid_t k = start_sleeper(&l);
 
 	CHECK(mkdir(d, 0700));
@@ -584,14 +584,14 @@ static void test_folder_hold_keeps_file_in_subfolder(void **state)
 	ASSERT_GONE(t);
 	ASSERT_GONE(s);
 	ASSERT_GONE(d);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- release and errors ---- */
 
 static void test_removexattr_without_hold_enodata(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -608,15 +608,15 @@ static void test_removexattr_without_hold_enodata(void **state)
 	CHECK(close(fd));
 	ASSERT_GONE(f);
 	CHECK(rmdir(d));
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_removexattr_drops_all_of_callers_holds(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	char scope[32];
-	struct link l;
+	struct chan l;
 	pid_t k = start_sleeper(&l);
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
@@ -632,7 +632,7 @@ static void test_removexattr_drops_all_of_callers_holds(void **state)
 	/* Every hold went, though process k, this process and its session all still run. */
 	ASSERT_GONE(f);
 	stop_sleeper(&l, k);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_bogus_scope_einval(void **state)
@@ -646,7 +646,7 @@ static void test_bogus_scope_einval(void **state)
 		{ "pin pin", 7 },    { "pins", 4 },	  { "session:1", 9 }, { "cgroup:/x", 9 },
 		{ "process\n\n", 9 }, { "pin\0x", 5 },	  { " pin", 4 },     { "pid:1:2", 7 },
 	};
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	char rb[4096];
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -669,7 +669,7 @@ static void test_bogus_scope_einval(void **state)
 	ASSERT_STAYS(f);
 	CHECK(removexattr(f, HOLD_XATTR));
 	ASSERT_GONE(f);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 struct other {
@@ -717,7 +717,7 @@ static int other_user_fn(void *arg)
 
 static void test_hold_on_other_users_entry_eacces(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	struct other o;
 	int fd, r;
 
@@ -740,7 +740,7 @@ static void test_hold_on_other_users_entry_eacces(void **state)
 	CHECK(close(fd));
 	ASSERT_GONE(o.f);
 	CHECK(rmdir(o.d));
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- the refs text ---- */
@@ -783,13 +783,13 @@ static void assert_refs_text(const char *path, const char *text, const char *hea
 
 static void test_refs_format(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	PATH(c, p, "d/c");
 	char scope[32], pin_line[64], pid_line[64], rb[4096], head[128];
 	const char *tail[2];
-	struct link l;
+	struct chan l;
 	pid_t k = start_sleeper(&l);
 	ssize_t n;
 	int fd, dfd;
@@ -865,18 +865,18 @@ static void test_refs_format(void **state)
 	CHECK(removexattr(f, HOLD_XATTR));
 	ASSERT_GONE(f);
 	stop_sleeper(&l, k);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 /* ---- unlink ---- */
 
 static void test_unlink_drops_holds(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(g, p, "g");
 	char scope[32], buf[8];
-	struct link l;
+	struct chan l;
 	pid_t k = start_sleeper(&l);
 	int fd;
 
@@ -893,18 +893,18 @@ static void test_unlink_drops_holds(void **state)
 	assert_int_equal(pread(fd, buf, 7, 0), 7);
 	assert_memory_equal(buf, "payload", 7);
 	CHECK(close(fd));
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 
 	/* Held and closed: unlink alone frees it. */
 	make_held_file(g, "pin");
 	ASSERT_STAYS(g);
 	CHECK(unlink(g));
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 
 	/* The name is free and the holds did not stay with it: a new f without a hold goes. */
 	CHECK_0(make_closed_file(f));
 	ASSERT_GONE(f);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 	stop_sleeper(&l, k);
 }
 

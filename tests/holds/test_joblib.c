@@ -97,7 +97,7 @@ static pid_t start_job(struct pool_fixture *p, struct job *j, const char *script
 	snprintf(j->mnt, sizeof(j->mnt), "%s", p->mnt);
 	if (pipe2(j->up, O_CLOEXEC) == -1 || pipe2(j->down, O_CLOEXEC) == -1)
 		fail_msg("pipe: %s", errname(errno));
-	py = ht_spawn(python_fn, j);
+	py = tu_spawn(python_fn, j);
 	close(j->up[1]);
 	close(j->down[0]);
 	return py;
@@ -112,7 +112,7 @@ static void wait_paused(struct job *j, pid_t py)
 	if (r == 0 && read(j->up[0], &c, 1) == 1 && c == 'P')
 		return;
 	fail_msg("joblib_run.py did not pause (%s); it ended with %d", r ? errname(-r) : "EOF",
-		 ht_reap(py, 5000));
+		 tu_reap(py, 5000));
 }
 
 /* ---- what joblib left in the pool ---- */
@@ -321,25 +321,25 @@ static void assert_pool_empties(void **state, struct pool_fixture *p)
 				names++;
 		closedir(d);
 		files = pool_backing_files(p);
-		if (names == 0 && files == t->base_backing)
+		if (names == 0 && files == t->f.base_backing)
 			break;
 		if (pool_now_ms() >= deadline)
 			break;
 		pool_sleep_ms(20);
 	}
-	if (names != 0 || files != t->base_backing) {
+	if (names != 0 || files != t->f.base_backing) {
 		memset(&seen, 0, sizeof(seen));
 		seen.mnt = p->mnt;
 		nftw(p->mnt, look_cb, 16, FTW_PHYS);
 		fail_msg("after %d ms the pool still has %d names and %d backing files (want 0 "
-			 "and %d)", EMPTY_MS, names, files, t->base_backing);
+			 "and %d)", EMPTY_MS, names, files, t->f.base_backing);
 	}
 	fprintf(stderr, "# pool empty %lld ms after the check began\n", pool_now_ms() - start);
 }
 
 static void test_joblib_computes_and_pool_empties(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	const char *script = script_or_skip();
 	struct job j;
 	pid_t py = start_job(p, &j, script);
@@ -348,7 +348,7 @@ static void test_joblib_computes_and_pool_empties(void **state)
 	wait_paused(&j, py);
 	look_at_pool(p, py);
 	CHECK(write(j.down[1], "G", 1));
-	r = ht_reap(py, JOB_MS);
+	r = tu_reap(py, JOB_MS);
 	if (r != 0) {
 		session_kill_all(py, 0);
 		fail_msg("joblib_run.py ended with %d (1: wrong results, see its output above)", r);
@@ -359,12 +359,12 @@ static void test_joblib_computes_and_pool_empties(void **state)
 	session_kill_all(py, 0);
 	close(j.up[0]);
 	close(j.down[1]);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 static void test_joblib_killed_job_leaves_nothing(void **state)
 {
-	struct pool_fixture *p = htest_pool(state);
+	struct pool_fixture *p = tu_pool(state);
 	const char *script = script_or_skip();
 	struct job j;
 	pid_t py = start_job(p, &j, script);
@@ -378,13 +378,13 @@ static void test_joblib_killed_job_leaves_nothing(void **state)
 	fprintf(stderr, "# SIGSTOP, then SIGKILL, to the %d processes of session %d\n", n, (int)py);
 	CHECK_0(session_freeze(py));
 	session_kill_all(py, py);
-	assert_int_equal(ht_reap(py, CHILD_MS), 128 + SIGKILL);
+	assert_int_equal(tu_reap(py, CHILD_MS), 128 + SIGKILL);
 	session_kill_all(py, 0);	/* reap the orphans */
 	assert_int_equal(session_procs(py, 0, 0, 1, 0), 0);
 	assert_pool_empties(state, p);
 	close(j.up[0]);
 	close(j.down[1]);
-	htest_backing_back_to_base(state);
+	tu_backing_back_to_base(state);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_default, htest_teardown)
