@@ -1,6 +1,7 @@
-/* Shared pieces of the stress, kill-storm and crash suites (header-only, one binary per file).
+/* What only the stress, kill-storm and crash suites add to testutil.h (header-only, one binary
+ * per file); the checks, child reaping, data patterns and the pool fixture are testutil.h's.
  *
- * - one pool per test (setup/teardown around tests/integration/harness.h);
+ * - per-test state around testutil.h's pool fixture: a runner, extra daemons, a shared area;
  * - a "runner": a child process that is a child subreaper and owns a process group, so a test can
  *   fork workers that fork children that get orphaned or killed, and still know that every one of
  *   them is dead and reaped (waitpid(-1) in the runner is safe: the daemon is not its child);
@@ -11,12 +12,6 @@
  */
 #ifndef POOLFS_STRESS_H
 #define POOLFS_STRESS_H
-
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,41 +33,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
-
-/* cmocka 1.1.5 declares _fail(), which fail() and fail_msg() call, without noreturn, though it
- * never returns (it longjmps out of the test, or exits). Saying so lets the static analyzers see
- * that nothing after a failed check runs. */
-void _fail(const char *const file, const int line) __attribute__((noreturn));
-
 #define PAGE 4096
 /* Bounds, never timings: a loaded 2-core machine (or valgrind) is slow. */
 #define GONE_MS 20000
 #define RUNNER_MS 240000
 
-static inline const char *errname(int e)
-{
-	const char *n = e ? strerrorname_np(e) : "0";
-
-	return n ? n : "?";
-}
-
-/* expr must not return -1. */
-#define CHECK(expr)                                                                           \
-	do {                                                                                  \
-		if ((long)(expr) == -1L)                                                      \
-			fail_msg("%s:%d: %s failed: %s", __FILE__, __LINE__, #expr,           \
-				 errname(errno));                                             \
-	} while (0)
-
-/* A -errno result must be 0. */
-#define CHECK_0(expr)                                                                         \
-	do {                                                                                  \
-		int r_ = (expr);                                                              \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s:%d: %s returned %d (%s)", __FILE__, __LINE__, #expr, r_,     \
-				 r_ < 0 ? errname(-r_) : "not 0");                            \
-	} while (0)
+#include "testutil.h"
 
 static inline int env_is(const char *name, const char *val)
 {
@@ -132,38 +98,6 @@ static inline void sleep_us(unsigned us)
 		;
 }
 
-/* ---- data ---- */
-
-/* Deterministic bytes: the value at file offset off for a given seed. */
-static inline unsigned char pat_byte(uint32_t seed, uint64_t off)
-{
-	uint64_t x = off * 0x9E3779B97F4A7C15ull + seed;
-
-	x ^= x >> 29;
-	x *= 0xBF58476D1CE4E5B9ull;
-	x ^= x >> 32;
-	return (unsigned char)x;
-}
-
-static inline void pat_fill(void *buf, size_t len, uint32_t seed, uint64_t off)
-{
-	unsigned char *b = buf;
-
-	for (size_t i = 0; i < len; i++)
-		b[i] = pat_byte(seed, off + i);
-}
-
-/* -1 if buf holds the pattern, else the first index that differs */
-static inline long pat_check(const volatile void *buf, size_t len, uint32_t seed, uint64_t off)
-{
-	const volatile unsigned char *b = buf;
-
-	for (size_t i = 0; i < len; i++)
-		if (b[i] != pat_byte(seed, off + i))
-			return (long)i;
-	return -1;
-}
-
 /* A stamp seed that differs per slot, iteration, step and process. */
 static inline uint32_t stamp_seed(unsigned slot, unsigned iter, unsigned step)
 {
@@ -171,43 +105,6 @@ static inline uint32_t stamp_seed(unsigned slot, unsigned iter, unsigned step)
 		     ((uint64_t)getpid() << 20);
 
 	return (uint32_t)(rng_next(&s) | 1);
-}
-
-static inline ssize_t pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, off + (off_t)done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
-/* Reads until len or EOF: the count read, or -1 */
-static inline ssize_t pread_all(int fd, void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, off + (off_t)done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
 }
 
 /* ---- the shared area: counters and the first error ---- */
@@ -305,32 +202,6 @@ static inline pid_t spawn_child(pid_t grp, int pdeath, int (*fn)(void *), void *
 	return pid;
 }
 
-/* Reap pid within timeout_ms: its exit code, 128+signal, or -ETIMEDOUT (then it is killed and
- * reaped), or -errno. */
-static inline int reap_bounded(pid_t pid, int timeout_ms)
-{
-	long long deadline = pool_now_ms() + timeout_ms;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r == -1 && errno != EINTR)
-			return -errno;
-		if (pool_now_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -ETIMEDOUT;
-		}
-		sleep_us(2000);
-	}
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
-
 static inline int group_holder(void *arg)
 {
 	(void)arg;
@@ -408,50 +279,16 @@ static inline pid_t runner_start(int (*fn)(void *), void *arg)
 #define MAX_EXTRA 4
 
 struct stest {
-	struct pool_fixture p;
-	int unsupported;
+	struct tu_fixture f;		/* first: tu_pool and tu_backing_back_to_base take *state */
 	pid_t runner;			/* a runner still to reap */
 	pid_t extra[MAX_EXTRA];		/* daemons the test started itself */
 	char extra_mnt[MAX_EXTRA][PATH_MAX];
-	pid_t kids[16];			/* children the test forked directly */
 	struct shared *sh;
 };
 
 static inline int stest_setup(void **state, const char *opts)
 {
-	struct stest *t = calloc(1, sizeof(*t));
-	int r;
-
-	if (!t)
-		return -1;
-	r = pool_mount(&t->p, opts);
-	if (r == -EOPNOTSUPP) {
-		fprintf(stderr, "# datapath %s not supported by this daemon: skipping\n",
-			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
-		t->unsupported = 1;
-	} else if (r < 0) {
-		fprintf(stderr, "# pool_mount(\"%s\") failed: %s\n", opts ? opts : "", errname(-r));
-		free(t);
-		return -1;
-	}
-	*state = t;
-	return 0;
-}
-
-static inline void stest_kid_add(struct stest *t, pid_t pid)
-{
-	for (size_t i = 0; i < sizeof(t->kids) / sizeof(t->kids[0]); i++)
-		if (t->kids[i] <= 0) {
-			t->kids[i] = pid;
-			return;
-		}
-}
-
-static inline void stest_kid_forget(struct stest *t, pid_t pid)
-{
-	for (size_t i = 0; i < sizeof(t->kids) / sizeof(t->kids[0]); i++)
-		if (t->kids[i] == pid)
-			t->kids[i] = 0;
+	return tu_setup_sized(state, opts, sizeof(struct stest));
 }
 
 /* Stop a daemon we started ourselves: unmount (detach if it stays busy), reap it. Returns its
@@ -469,47 +306,17 @@ static inline int extra_daemon_stop(const char *mnt, pid_t pid)
 		}
 		sleep_us(20000);
 	}
-	r = reap_bounded(pid, 10000);
+	r = tu_reap(pid, 10000);
 	if (r == -ETIMEDOUT)
 		fprintf(stderr, "# daemon %d did not exit after unmount: killed\n", (int)pid);
 	return r;
 }
 
-/* Close this process's descriptors of files under dir (a test that failed half-way must not
- * keep the pool busy). The tests never map pool files in the test process itself. */
-static inline void release_fds_under(const char *dir)
-{
-	size_t n = strlen(dir);
-	struct dirent *e;
-	DIR *d;
-
-	if (!n)
-		return;
-	d = opendir("/proc/self/fd");
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char link[64], target[PATH_MAX];
-		int fd = atoi(e->d_name);
-		ssize_t len;
-
-		if (e->d_name[0] == '.' || fd == dirfd(d))
-			continue;
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len < 0)
-			continue;
-		target[len] = '\0';
-		if (strncmp(target, dir, n) == 0 && (target[n] == '/' || target[n] == '\0'))
-			close(fd);
-	}
-	closedir(d);
-}
-
+/* The runner, children the test forked directly (tu_track) and extra daemons go first; then
+ * tu_teardown releases what this process still has open in the pool and takes the pool down. */
 static inline int stest_teardown(void **state)
 {
 	struct stest *t = *state;
-	int r;
 
 	if (!t)
 		return 0;
@@ -517,34 +324,21 @@ static inline int stest_teardown(void **state)
 		kill(t->runner, SIGKILL);
 		waitpid(t->runner, NULL, 0);
 	}
-	for (size_t i = 0; i < sizeof(t->kids) / sizeof(t->kids[0]); i++)
-		if (t->kids[i] > 0) {
-			kill(t->kids[i], SIGKILL);
-			waitpid(t->kids[i], NULL, 0);
-		}
+	tu_kill_children();
 	for (int i = 0; i < MAX_EXTRA; i++)
 		if (t->extra[i] > 0) {
 			kill(t->extra[i], SIGTERM);
 			extra_daemon_stop(t->extra_mnt[i], t->extra[i]);
 		}
-	if (!t->unsupported)
-		release_fds_under(t->p.mnt);
-	r = pool_unmount(&t->p);
 	shared_free(t->sh);
-	free(t);
-	*state = NULL;
-	if (r < 0) {
-		fprintf(stderr, "# pool_unmount failed: %s\n", errname(-r));
-		return -1;
-	}
-	return 0;
+	return tu_teardown(state);
 }
 
 static inline struct stest *stest_get(void **state)
 {
 	struct stest *t = *state;
 
-	if (t->unsupported)
+	if (t->f.unsupported)
 		skip();
 	return t;
 }
@@ -552,7 +346,7 @@ static inline struct stest *stest_get(void **state)
 /* Wait for the runner (bounded), then forget it. Its exit code, 128+signal or -ETIMEDOUT. */
 static inline int stest_wait_runner(struct stest *t, int timeout_ms)
 {
-	int r = reap_bounded(t->runner, timeout_ms);
+	int r = tu_reap(t->runner, timeout_ms);
 
 	t->runner = 0;
 	return r;

@@ -142,7 +142,7 @@ static pid_t daemon_start(struct stest *t, int slot, const char *mnt, const char
 	if (!bin || !bin[0])
 		fail_msg("POOLFS_BIN is not set");
 	n = snprintf(opts, sizeof(opts), "backing=%s,datapath=%s,allow_other,autohold=none",
-		     t->p.backing, t->p.datapath);
+		     t->f.p.backing, t->f.p.datapath);
 	if (n < 0 || (size_t)n >= sizeof(opts))
 		fail_msg("options too long");
 	fflush(NULL);
@@ -414,17 +414,14 @@ static int kid_main(void *arg)
 	return r;
 }
 
-static void kid_start(struct stest *t, struct kid *k, int kind, const char *path, uint32_t seed)
+static void kid_start(struct kid *k, int kind, const char *path, uint32_t seed)
 {
 	k->kind = kind;
 	k->seed = seed;
 	snprintf(k->path, sizeof(k->path), "%s", path);
 	CHECK(pipe2(k->down, O_CLOEXEC));
 	CHECK(pipe2(k->up, O_CLOEXEC));
-	k->pid = spawn_child(0, 1, kid_main, k);
-	if (k->pid < 0)
-		fail_msg("fork: %s", errname(errno));
-	stest_kid_add(t, k->pid);
+	k->pid = tu_spawn(kid_main, k);
 	close(k->down[0]);
 	close(k->up[1]);
 }
@@ -441,7 +438,7 @@ static void read_reply(struct kid *k, unsigned char *out, size_t len)
 			fail_msg("child %d (%s) did not answer", (int)k->pid, k->path);
 		n = read(k->up[0], out + got, len - got);
 		if (n <= 0) {
-			int r = reap_bounded(k->pid, 5000);
+			int r = tu_reap(k->pid, 5000);
 
 			fail_msg("child %d (%s) is gone (ended with %d)", (int)k->pid, k->path, r);
 		}
@@ -488,14 +485,13 @@ static void print_probe(const char *who, const char *when, struct probe_result r
 }
 
 /* Tell the child to unmap, close and exit: its exit code (or 128+signal). */
-static int kid_quit(struct stest *t, struct kid *k)
+static int kid_quit(struct kid *k)
 {
 	int r;
 
 	if (write(k->down[1], "q", 1) != 1)
 		fprintf(stderr, "# child %d: quit: %s\n", (int)k->pid, errname(errno));
-	r = reap_bounded(k->pid, 30000);
-	stest_kid_forget(t, k->pid);
+	r = tu_reap(k->pid, 30000);
 	close(k->down[1]);
 	close(k->up[0]);
 	return r;
@@ -506,7 +502,7 @@ static int kid_quit(struct stest *t, struct kid *k)
 static void test_daemon_killed_restart_on_same_backing(void **state)
 {
 	struct stest *t = stest_get(state);
-	struct pool_fixture *p = &t->p;
+	struct pool_fixture *p = &t->f.p;
 	int passthrough = strcmp(p->active_datapath, "passthrough") == 0;
 	char path[PATH_MAX], old_sub[NAME_MAX + 1], old_dir[PATH_MAX], subs[1024], log2[PATH_MAX];
 	char left[1024];
@@ -522,7 +518,7 @@ static void test_daemon_killed_restart_on_same_backing(void **state)
 	memset(kids, 0, sizeof(kids));
 	for (int i = 0; i < 3; i++) {
 		join_path(path, sizeof(path), p->mnt, names[i]);
-		kid_start(t, &kids[i], i, path, 1000 + (uint32_t)i);
+		kid_start(&kids[i], i, path, 1000 + (uint32_t)i);
 	}
 	for (int i = 0; i < 3; i++)
 		kid_ready(&kids[i]);
@@ -535,7 +531,7 @@ static void test_daemon_killed_restart_on_same_backing(void **state)
 
 	/* kill -9 the daemon; we reap it ourselves, so the harness must not wait for it. */
 	CHECK(kill(dead, SIGKILL));
-	r = reap_bounded(dead, 10000);
+	r = tu_reap(dead, 10000);
 	p->daemon_pid = 0;
 	assert_int_equal(r, 128 + SIGKILL);
 
@@ -598,7 +594,7 @@ static void test_daemon_killed_restart_on_same_backing(void **state)
 	for (int i = 0; i < 2; i++)
 		after[i] = kid_probe(&kids[i]);
 	for (int i = 0; i < 3; i++)
-		code[i] = kid_quit(t, &kids[i]);
+		code[i] = kid_quit(&kids[i]);
 
 	fprintf(stderr, "# datapath=%s, daemon killed; dead mount removed by %s\n",
 		p->active_datapath, helper ? "auto_unmount's helper" : "us (MNT_DETACH)");
@@ -643,7 +639,7 @@ static void make_file(const char *path, const char *text)
 static void test_restart_sweeps_only_dead_daemons(void **state)
 {
 	struct stest *t = stest_get(state);
-	struct pool_fixture *p = &t->p;
+	struct pool_fixture *p = &t->f.p;
 	char mnt2[PATH_MAX], logb[PATH_MAX], logc[PATH_MAX], path[PATH_MAX];
 	char sub_a[NAME_MAX + 1], sub_b[NAME_MAX + 1], sub_c[NAME_MAX + 1], subs[1024];
 	char decoy_file[PATH_MAX], decoy_dir[PATH_MAX], decoy_in_dir[PATH_MAX];
@@ -681,13 +677,13 @@ static void test_restart_sweeps_only_dead_daemons(void **state)
 	b = daemon_start(t, 0, mnt2, logb);
 	join_path(path, sizeof(path), mnt2, "y");
 	memset(&kid, 0, sizeof(kid));
-	kid_start(t, &kid, KID_UNTOUCHED, path, 9);
+	kid_start(&kid, KID_UNTOUCHED, path, 9);
 	kid_ready(&kid);
 	subdir_of(p, b, sub_b, sizeof(sub_b));
 	join_path(dir_b, sizeof(dir_b), p->backing, sub_b);
 	assert_int_equal(backing_subdirs(p, subs, sizeof(subs)), 3); /* A, B, the decoy file */
 	CHECK(kill(b, SIGKILL));
-	r = reap_bounded(b, 10000);
+	r = tu_reap(b, 10000);
 	t->extra[0] = 0;
 	assert_int_equal(r, 128 + SIGKILL);
 	drop_dead_mount(mnt2);
@@ -737,7 +733,7 @@ static void test_restart_sweeps_only_dead_daemons(void **state)
 	CHECK_0(pool_wait_gone(path, GONE_MS));
 
 	/* The child that had B's file mapped survives (it never touched it again). */
-	assert_int_equal(kid_quit(t, &kid), 0);
+	assert_int_equal(kid_quit(&kid), 0);
 
 	daemon_stop_ok(t, 1, logc);
 	if (stat(dir_c, &st) == 0 || errno != ENOENT)

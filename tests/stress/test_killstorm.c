@@ -243,7 +243,7 @@ static int storm_worker(void *arg)
 			sh_inc(sh, C_FORKS);
 			switch (mode) {
 			case KID_WAITED:
-				r = reap_bounded(kid, 60000);
+				r = tu_reap(kid, 60000);
 				if (r != 0)
 					sh_err(sh, "worker %d: its child on %s %s (exit %d)", w->slot,
 					       name, storm_child_result(r), r);
@@ -251,7 +251,7 @@ static int storm_worker(void *arg)
 			case KID_KILLED:
 				sleep_us(rng_below(&rs, 1000));
 				kill(kid, SIGKILL);
-				r = reap_bounded(kid, 60000);
+				r = tu_reap(kid, 60000);
 				if (r != 0 && r != 128 + SIGKILL)
 					sh_err(sh, "worker %d: its child on %s %s (exit %d)", w->slot,
 					       name, storm_child_result(r), r);
@@ -324,7 +324,7 @@ static int storm_runner(void *arg)
 
 		sleep_us(rng_below(&rs, c->gap_us));
 		kill(live[i], SIGKILL);
-		r = reap_bounded(live[i], 60000);
+		r = tu_reap(live[i], 60000);
 		if (r != 128 + SIGKILL)
 			sh_err(sh, "storm worker %d ended with %d before it was killed", i, r);
 		sh_inc(sh, C_KILLS);
@@ -353,7 +353,7 @@ static int storm_runner(void *arg)
 		sh_inc(sh, C_KILLS);
 	}
 	for (int i = 0; i < c->nworkers; i++)
-		reap_bounded(live[i], 60000);
+		tu_reap(live[i], 60000);
 	runner_kill_all(grp);
 	return 0;
 }
@@ -441,7 +441,7 @@ static void run_storm(struct stest *t, struct scfg *c, const char *what)
 		"# %s: datapath=%s workers=%d started=%ld killed=%ld iterations=%ld "
 		"O_CREAT failures=%ld (ENOENT %ld) children=%ld lingering=%ld process holds=%ld "
 		"pins=%ld released=%ld kept mappings=%ld in %lld ms\n",
-		what, t->p.active_datapath, c->nworkers, sh_get(c->sh, C_STARTED),
+		what, t->f.p.active_datapath, c->nworkers, sh_get(c->sh, C_STARTED),
 		sh_get(c->sh, C_KILLS), sh_get(c->sh, C_ITERS), sh_get(c->sh, C_CREAT_FAIL),
 		sh_get(c->sh, C_CREAT_ENOENT), sh_get(c->sh, C_FORKS), sh_get(c->sh, C_CHILD_HOLDS),
 		sh_get(c->sh, C_PROCESS_HOLDS), sh_get(c->sh, C_PINS), sh_get(c->sh, C_PIN_RELEASES),
@@ -464,7 +464,7 @@ static int setup_none(void **state)
 static void test_killstorm_leaves_nothing(void **state)
 {
 	struct stest *t = stest_get(state);
-	struct pool_fixture *p = &t->p;
+	struct pool_fixture *p = &t->f.p;
 	int lng = stress_long();
 	struct scfg c;
 	long rss0, rss1 = 0;
@@ -664,7 +664,7 @@ static int mappers_runner(void *arg)
 
 		sleep_us(rng_below(&rs, 2000));
 		kill(pids[order[i]], SIGKILL);
-		r = reap_bounded(pids[order[i]], 60000);
+		r = tu_reap(pids[order[i]], 60000);
 		if (r != 128 + SIGKILL)
 			sh_err(sh, "mapper %d ended with %d before it was killed", order[i], r);
 		sh_inc(sh, C_KILLS);
@@ -676,7 +676,7 @@ static int mappers_runner(void *arg)
 static void test_forty_killed_while_mapping_leave_nothing(void **state)
 {
 	struct stest *t = stest_get(state);
-	struct pool_fixture *p = &t->p;
+	struct pool_fixture *p = &t->f.p;
 	int lng = stress_long();
 	struct scfg c;
 	char left[2048];

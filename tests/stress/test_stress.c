@@ -240,12 +240,12 @@ static int hammer_worker(void *arg)
 
 		switch (mode) {
 		case CHILD_VERIFY_EXIT:
-			r = reap_bounded(kid, 60000);
+			r = tu_reap(kid, 60000);
 			break;
 		case CHILD_VERIFY_LOOP:
 			sleep_us(rng_below(&rs, 2000));
 			kill(kid, SIGKILL);
-			r = reap_bounded(kid, 60000);
+			r = tu_reap(kid, 60000);
 			if (r == 128 + SIGKILL)
 				sh_inc(sh, C_CHILD_KILLED);
 			else if (r == CHILD_OK)
@@ -266,7 +266,7 @@ static int hammer_worker(void *arg)
 				sleep_us(rng_below(&rs, 1000));
 				kill(kid, SIGKILL);
 			}
-			r = reap_bounded(kid, 60000);
+			r = tu_reap(kid, 60000);
 			if (r == 128 + SIGKILL) {
 				sh_inc(sh, C_CHILD_KILLED);
 				r = CHILD_OK;
@@ -275,7 +275,7 @@ static int hammer_worker(void *arg)
 		default: /* CHILD_KILLED_ANYTIME */
 			sleep_us(rng_below(&rs, 1000));
 			kill(kid, SIGKILL);
-			r = reap_bounded(kid, 60000);
+			r = tu_reap(kid, 60000);
 			if (r == 128 + SIGKILL) {
 				sh_inc(sh, C_CHILD_KILLED);
 				r = CHILD_OK;
@@ -601,7 +601,7 @@ static int hammer_runner(void *arg)
 
 		if (w[i] <= 0)
 			continue;
-		r = reap_bounded(w[i], RUNNER_MS);
+		r = tu_reap(w[i], RUNNER_MS);
 		if (r != 0)
 			sh_err(sh, "hammer worker %d ended with %d%s", i, r,
 			       r == -ETIMEDOUT ? " (timed out: killed)" : "");
@@ -611,7 +611,7 @@ static int hammer_runner(void *arg)
 
 		atomic_store(&sh->stop, 1);
 		for (int k = 0; k < NKEEPERS; k++) {
-			int r = reap_bounded(kp[k], 60000);
+			int r = tu_reap(kp[k], 60000);
 
 			if (r != 0)
 				sh_err(sh, "keeper %s ended with %d", keeper_name[k], r);
@@ -688,7 +688,7 @@ static int churn_runner(void *arg)
 	}
 	for (int i = 0; i < c->nworkers; i++)
 		if (w[i] > 0)
-			reap_bounded(w[i], RUNNER_MS);
+			tu_reap(w[i], RUNNER_MS);
 	runner_kill_all(grp);
 	return 0;
 }
@@ -703,7 +703,7 @@ static int setup_none(void **state)
 static void run_hammer(void **state, int keepers)
 {
 	struct stest *t = stest_get(state);
-	struct pool_fixture *p = &t->p;
+	struct pool_fixture *p = &t->f.p;
 	int lng = stress_long();
 	struct hcfg c;
 	char left[1024];
@@ -774,7 +774,7 @@ static void test_no_file_removed_while_used(void **state)
 static void test_create_churn_never_fails(void **state)
 {
 	struct stest *t = stest_get(state);
-	struct pool_fixture *p = &t->p;
+	struct pool_fixture *p = &t->f.p;
 	struct hcfg c;
 	char left[1024];
 	long long t0;
