@@ -1,10 +1,7 @@
-/* Shared helpers of the tests/lib tests (header-only, static inline, so each test is one file):
- * temporary directories, running a program and capturing its output and exit status, whole-binary
- * TAP skips, and the .npy test patterns shared by the numpy round trips on a plain directory and
- * on a pool.
- *
- * Skips: cmocka 1.1.5 reports skip() as "not ok N # SKIP", which meson counts as a failure, so a
- * binary that cannot run at all prints the TAP plan "1..0 # SKIP reason" instead (libtest_skip_all).
+/* What only the tests/lib tests add to testutil.h (header-only, static inline, so each test is one
+ * file): temporary directories, running a program and capturing its output and exit status, and
+ * the .npy test patterns shared by the numpy round trips on a plain directory and on a pool.
+ * Checks, the noreturn _fail and whole-binary TAP skips (tu_skip_all) are testutil.h's.
  */
 #ifndef POOLFS_LIBTEST_H
 #define POOLFS_LIBTEST_H
@@ -26,11 +23,7 @@
 #include <unistd.h>
 
 #include "poolfs.h"
-
-/* cmocka 1.1.5 declares _fail(), which fail() and fail_msg() call, without noreturn, though it
- * never returns (it longjmps out of the test, or exits). Saying so lets the static analyzers see
- * that nothing after a failed check runs. */
-void _fail(const char *const file, const int line) __attribute__((noreturn));
+#include "testutil.h"
 
 #ifndef PYTHON
 #define PYTHON "/usr/bin/python3" /* Debian's, with python3-numpy; the PATH one may lack numpy */
@@ -140,13 +133,6 @@ done:
 	if (err >= 0)
 		close(err);
 	return ret;
-}
-
-/* Print the whole-binary skip plan and return the exit code that goes with it. */
-static inline int libtest_skip_all(const char *why)
-{
-	printf("1..0 # SKIP %s\n", why);
-	return 0;
 }
 
 /* Whether /usr/bin/python3 can import numpy. */

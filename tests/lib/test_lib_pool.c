@@ -22,9 +22,7 @@
 #include "libtest.h"
 #include "npy_roundtrip.h"
 
-#define GONE_MS 5000     /* bounds, never timings: a loaded machine or valgrind is slow */
 #define STAY_MS 300      /* how long something must survive to count as kept */
-#define CHILD_MS 30000
 
 static const char *poolctl;
 
@@ -66,25 +64,11 @@ static int create_file(const char *path)
 	return fd;
 }
 
-static void assert_exists(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) < 0)
-		fail_msg("%s should exist: %s", path, strerror(errno));
-}
-
 /* Still there after STAY_MS: whatever keeps it does. */
 static void assert_stays(const char *path)
 {
 	pool_sleep_ms(STAY_MS);
-	assert_exists(path);
-}
-
-static void assert_gone(const char *path)
-{
-	int r = pool_wait_gone(path, GONE_MS);
-	if (r < 0)
-		fail_msg("%s should be gone: %s", path, strerror(-r));
+	ASSERT_EXISTS(path);
 }
 
 #define CHECK_R(expr, want)                                                                        \
@@ -304,7 +288,7 @@ static void test_hold_pin_and_release(void **state)
 	}
 	/* one release drops all of ours, and the unused file goes */
 	CHECK_R(poolfs_release(f), 0);
-	assert_gone(f);
+	ASSERT_GONE(f);
 	CHECK_R(poolfs_release(f), -ENOENT);
 	CHECK_R(poolfs_hold(f, POOLFS_SCOPE_PIN, 0), -ENOENT);
 }
@@ -330,7 +314,7 @@ static void test_hold_pid(void **state)
 	assert_int_equal(h->scope, POOLFS_SCOPE_PID);
 	assert_int_equal(h->pid, c.pid);
 	child_finish(&c);
-	assert_gone(f);
+	ASSERT_GONE(f);
 
 	/* a process that no longer exists */
 	fd = create_file(f);
@@ -338,7 +322,7 @@ static void test_hold_pid(void **state)
 	CHECK_R(poolfs_refs(f, &r), 0);
 	assert_int_equal(r.nholds, 0);
 	close(fd);
-	assert_gone(f);
+	ASSERT_GONE(f);
 }
 
 static void test_hold_process(void **state)
@@ -361,7 +345,7 @@ static void test_hold_process(void **state)
 	snprintf(want, sizeof want, "pid:%ld", (long)c.pid);
 	must_find_hold(&r, want, f);
 	child_finish(&c);
-	assert_gone(f);
+	ASSERT_GONE(f);
 }
 
 static void test_hold_session(void **state)
@@ -386,7 +370,7 @@ static void test_hold_session(void **state)
 	assert_int_equal(h->scope, POOLFS_SCOPE_SESSION);
 	assert_int_equal(h->pid, c.pid);
 	child_finish(&c);
-	assert_gone(f);
+	ASSERT_GONE(f);
 }
 
 /* The cgroup2 mountpoint from mountinfo (hybrid layouts put it at /sys/fs/cgroup/unified). */
@@ -490,7 +474,7 @@ static void test_hold_cgroup(void **state)
 	const struct poolfs_hold_info *hi = must_find_hold(&r, want, f);
 	assert_int_equal(hi->scope, POOLFS_SCOPE_CGROUP);
 	child_finish(&c);
-	assert_gone(f);
+	ASSERT_GONE(f);
 	/* the group is empty now; the kernel may take a moment to let it go */
 	for (int i = 0; i < 100 && rmdir(dir) < 0 && errno == EBUSY; i++)
 		pool_sleep_ms(20);
@@ -529,7 +513,7 @@ static void test_other_user(void **state)
 	assert_int_equal(r.nholds, 1);
 	CHECK_R(poolfs_release(f), 0);
 	close(fd);
-	assert_gone(f);
+	ASSERT_GONE(f);
 }
 
 static void test_folder_hold_and_refs(void **state)
@@ -546,7 +530,7 @@ static void test_folder_hold_and_refs(void **state)
 	close(create_file(a));
 	close(create_file(b));
 	assert_stays(a);
-	assert_exists(b);
+	ASSERT_EXISTS(b);
 	CHECK_R(poolfs_refs(d, &r), 0);
 	assert_int_equal(r.folder, 1);
 	assert_int_equal(r.children, 2);
@@ -557,9 +541,9 @@ static void test_folder_hold_and_refs(void **state)
 	assert_int_equal(r.nholds, 0);
 	CHECK_R(poolfs_release(a), -ENODATA);
 	CHECK_R(poolfs_release(d), 0);
-	assert_gone(a);
-	assert_gone(b);
-	assert_gone(d);
+	ASSERT_GONE(a);
+	ASSERT_GONE(b);
+	ASSERT_GONE(d);
 }
 
 static void check_job_name(const char *pool, const char *path)
@@ -590,8 +574,8 @@ static void test_mkjob(void **state)
 	close(create_file(f));
 	assert_stays(f);
 	CHECK_R(poolfs_release(job), 0);
-	assert_gone(f);
-	assert_gone(job);
+	ASSERT_GONE(f);
+	ASSERT_GONE(job);
 
 	/* the default: our session */
 	CHECK_R(poolfs_mkjob(p->mnt, POOLFS_SCOPE_SESSION, 0, job, sizeof job), 0);
@@ -604,7 +588,7 @@ static void test_mkjob(void **state)
 			fail_msg("no session hold in:\n%s", refs_text(job));
 	}
 	CHECK_R(poolfs_release(job), 0);
-	assert_gone(job);
+	ASSERT_GONE(job);
 
 	/* a hold that cannot be taken leaves no folder behind */
 	struct child c;
@@ -630,11 +614,11 @@ static void test_mkunique(void **state)
 
 	int fd = poolfs_mkunique(p->mnt, "u-", ".bin", O_RDWR, 0600, path, sizeof path);
 	assert_true(fd >= 0);
-	assert_exists(path);
+	ASSERT_EXISTS(path);
 	assert_int_equal(write(fd, "abc", 3), 3);
 	/* with autohold=none the handle is all that keeps it */
 	close(fd);
-	assert_gone(path);
+	ASSERT_GONE(path);
 
 	fd = poolfs_mkunique(p->mnt, NULL, NULL, O_RDWR, 0600, path, sizeof path);
 	assert_true(fd >= 0);
@@ -642,7 +626,7 @@ static void test_mkunique(void **state)
 	close(fd);
 	assert_stays(path);
 	CHECK_R(poolfs_release(path), 0);
-	assert_gone(path);
+	ASSERT_GONE(path);
 }
 
 /* An array file lives as long as its mapping, after its descriptor is long closed. */
@@ -667,15 +651,15 @@ static void test_array_lifetime(void **state)
 	assert_true(((double *)b.data)[1000] == -1.0);
 	CHECK_R(poolfs_array_close(&b), 0);
 	CHECK_R(poolfs_array_sync(&a), 0);
-	assert_exists(f);
+	ASSERT_EXISTS(f);
 	CHECK_R(poolfs_array_close(&a), 0);
-	assert_gone(f);
+	ASSERT_GONE(f);
 
 	/* create never clobbers */
 	CHECK_R(poolfs_array_create(f, POOLFS_DTYPE_U1, 0, NULL, 0, &a), 0);
 	CHECK_R(poolfs_array_create(f, POOLFS_DTYPE_U1, 0, NULL, 0, &b), -EEXIST);
 	CHECK_R(poolfs_array_close(&a), 0);
-	assert_gone(f);
+	ASSERT_GONE(f);
 }
 
 /* A pool too small for the array: ENOSPC at create, and nothing left behind. */
@@ -714,7 +698,7 @@ static void test_numpy_roundtrip(void **state)
 	npy_rt_c_to_numpy(job);
 	npy_rt_numpy_to_c(job);
 	CHECK_R(poolfs_release(job), 0);
-	assert_gone(job);
+	ASSERT_GONE(job);
 	assert_int_equal(pool_wait_backing_files(p, 0, GONE_MS), 0);
 }
 
@@ -784,7 +768,7 @@ static void test_poolctl(void **state)
 	ctl_expect(0, "  holds     2\n", "");
 	ctl("release", f, (char *)NULL);
 	ctl_expect(0, NULL, "");
-	assert_gone(f);
+	ASSERT_GONE(f);
 	child_finish(&c);
 
 	/* a process that has gone */
@@ -793,7 +777,7 @@ static void test_poolctl(void **state)
 	libtest_fmt(want, sizeof want, "poolctl: hold: %s: no such process to hold for\n", f);
 	ctl_expect(1, NULL, want);
 	close(fd);
-	assert_gone(f);
+	ASSERT_GONE(f);
 
 	ctl("stat", p->mnt, (char *)NULL);
 	libtest_fmt(want, sizeof want, "pool           %s\ndatapath       %s\nentries        0\n", p->mnt,
@@ -820,14 +804,14 @@ static void test_poolctl(void **state)
 	ctl_expect(0, "entries        2\n", "");
 	ctl("release", job, (char *)NULL);
 	ctl_expect(0, NULL, "");
-	assert_gone(f);
-	assert_gone(job);
+	ASSERT_GONE(f);
+	ASSERT_GONE(job);
 
 	/* in the bare pool with autohold=none, the new file goes as soon as poolctl closes it */
 	ctl("mkunique", p->mnt, (char *)NULL);
 	ctl_expect(0, NULL, "");
 	res.out[strcspn(res.out, "\n")] = '\0';
-	assert_gone(res.out);
+	ASSERT_GONE(res.out);
 
 	ctl("refs", missing, (char *)NULL);
 	libtest_fmt(want, sizeof want, "poolctl: refs: %s: %s\n", missing, strerror(ENOENT));
@@ -838,15 +822,15 @@ int main(void)
 {
 	poolctl = getenv("POOLCTL");
 	if (!getenv("POOLFS_BIN"))
-		return libtest_skip_all("POOLFS_BIN is not set: no daemon to mount a pool with");
+		return tu_skip_all("POOLFS_BIN is not set: no daemon to mount a pool with");
 	if (!poolctl || access(poolctl, X_OK) < 0)
-		return libtest_skip_all("POOLCTL is not set to the poolctl binary");
+		return tu_skip_all("POOLCTL is not set to the poolctl binary");
 
 	/* One probe mount: a datapath this daemon or kernel cannot do skips the whole binary. */
 	struct pool_fixture probe;
 	int r = pool_mount(&probe, "autohold=none");
 	if (r == -EOPNOTSUPP)
-		return libtest_skip_all("the daemon does not support this datapath here");
+		return tu_skip_all("the daemon does not support this datapath here");
 	if (r < 0) {
 		fprintf(stderr, "# cannot mount a pool: %s\n", strerror(-r));
 		printf("Bail out! cannot mount a pool\n");

@@ -42,7 +42,7 @@ static void test_numpy_to_c(void **state)
 int main(void)
 {
 	if (!libtest_have_numpy())
-		return libtest_skip_all(PYTHON " cannot import numpy (Debian package python3-numpy)");
+		return tu_skip_all(PYTHON " cannot import numpy (Debian package python3-numpy)");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_c_to_numpy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_numpy_to_c, setup, teardown),
