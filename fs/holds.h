@@ -35,7 +35,8 @@ struct hold_source {
 	enum hold_kind kind;        /* HOLD_PID, HOLD_SESSION or HOLD_CGROUP */
 	pid_t pid;                  /* process or session leader */
 	char *cgroup;               /* cgroup v2 path relative to the cgroup2 root ("/a/b") */
-	int fd;                     /* pidfd, or inotify fd watching cgroup.events; -1 if none */
+	int fd;                     /* pidfd, or inotify fd watching cgroup.events; -1 if polled */
+	unsigned long long start_time; /* polled processes: /proc/PID/stat start time, against reuse */
 	bool ended;                 /* the process exited / the cgroup emptied */
 	struct hold *holds;         /* holds this source ends */
 	struct hold_source *next;   /* in the pool's source list */

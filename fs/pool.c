@@ -599,6 +599,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	memset(p, 0, sizeof(*p));
 	p->backing.parent_fd = p->backing.dir_fd = p->backing.under_fd = -1;
 	p->linger_timer_fd = -1;
+	p->hold_poll_fd = -1;
 	p->inval_tail = &p->inval_head;
 	p->dir_handles.prev = p->dir_handles.next = &p->dir_handles;
 	p->opts = *opts;
@@ -692,6 +693,9 @@ void pool_destroy(struct pool *p)
 	if (p->linger_timer_fd >= 0)
 		close(p->linger_timer_fd);
 	p->linger_timer_fd = -1;
+	if (p->hold_poll_fd >= 0)
+		close(p->hold_poll_fd);
+	p->hold_poll_fd = -1;
 	pthread_mutex_destroy(&p->lock);
 }
 

@@ -111,6 +111,7 @@ struct pool {
 	void *dp_state;
 	struct watch *watch;
 	int linger_timer_fd;
+	int hold_poll_fd;             /* timerfd for processes watched without a pidfd, -1 until needed */
 	char cgroup2_root[4096];      /* where cgroup v2 is mounted, "" if nowhere */
 	/* Hands a removed name to the kernel-invalidation thread (set by main.c). */
 	void (*inval)(void *ctx, uint64_t parent, const char *name, size_t len);

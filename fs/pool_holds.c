@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/inotify.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -83,6 +85,71 @@ static int cgroup_populated(const struct pool *p, const char *cg)
 
 static void source_fired(void *ctx, int fd);
 
+#define HOLD_POLL_MS 250
+
+/* Start time of process `pid` (field 22 of /proc/PID/stat), 0 if it is gone or a zombie. */
+static unsigned long long process_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long start = 0;
+	const char *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: fields resume after the last ')'. */
+	s = strrchr(buf, ')');
+	if (!s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X')
+		return 0;
+	if (sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			  "%*d %*d %llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+static void hold_poll_fired(void *ctx, int fd);
+
+/* Is the process a PID or SESSION source watches still running? */
+static bool source_alive(const struct hold_source *s)
+{
+	struct pollfd pfd = {.fd = s->fd, .events = POLLIN};
+
+	if (s->fd < 0)
+		return process_start_time(s->pid) == s->start_time;
+	/* A pidfd turns readable when its process exits. */
+	return poll(&pfd, 1, 0) == 0;
+}
+
+/* Without pidfds (kernels before 5.3, or valgrind, which does not know the syscall) processes
+ * are polled: every HOLD_POLL_MS while any such source exists. The start time guards against
+ * a reused pid. Lock held. */
+static int hold_poll_arm(struct pool *p)
+{
+	struct itimerspec its = {.it_value = {.tv_nsec = HOLD_POLL_MS * 1000000L}};
+	int r;
+
+	if (p->hold_poll_fd < 0) {
+		p->hold_poll_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (p->hold_poll_fd < 0)
+			return -errno;
+		r = watch_add(p->watch, p->hold_poll_fd, hold_poll_fired, p);
+		if (r < 0) {
+			close(p->hold_poll_fd);
+			p->hold_poll_fd = -1;
+			return r;
+		}
+	}
+	return timerfd_settime(p->hold_poll_fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
 static void source_free(struct pool *p, struct hold_source *s)
 {
 	for (struct hold_source **pp = &p->sources; *pp; pp = &(*pp)->next) {
@@ -108,6 +175,13 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 		if (s->ended || s->kind != kind)
 			continue;
 		if (kind == HOLD_CGROUP ? strcmp(s->cgroup, cg) == 0 : s->pid == pid) {
+			/* A source outlives its holds until the watch thread sees its end, so the
+			 * process may be gone already: then a new hold on it is refused, as for any
+			 * process that does not exist. The watch thread frees the source. */
+			if (kind != HOLD_CGROUP && !source_alive(s)) {
+				s->ended = true;
+				return -ESRCH;
+			}
 			*out = s;
 			return 0;
 		}
@@ -133,13 +207,19 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 		}
 	} else {
 		s->fd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (s->fd < 0) {
+		if (s->fd < 0 && errno == ENOSYS) {
+			s->start_time = process_start_time(pid);
+			if (!s->start_time) {
+				r = -ESRCH;
+				goto fail;
+			}
+		} else if (s->fd < 0) {
 			r = -errno;
 			goto fail;
 		}
 	}
 	s->pool = p;
-	r = watch_add(p->watch, s->fd, source_fired, s);
+	r = s->fd >= 0 ? watch_add(p->watch, s->fd, source_fired, s) : hold_poll_arm(p);
 	if (r < 0)
 		goto fail;
 	s->next = p->sources;
@@ -192,6 +272,32 @@ static void source_fired(void *arg, int fd)
 		watch_del(p->watch, fd);
 		source_free(p, s);
 	}
+	pool_unlock(p);
+}
+
+static void hold_poll_fired(void *ctx, int fd)
+{
+	struct pool *p = ctx;
+	struct hold_source *s, *next;
+	uint64_t ticks;
+	bool polled = false;
+
+	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		log_warn("hold poll timer: %m");
+	pool_lock(p);
+	for (s = p->sources; s; s = next) {
+		next = s->next;
+		if (s->fd >= 0 || s->kind == HOLD_CGROUP)
+			continue;
+		if (process_start_time(s->pid) == s->start_time) {
+			polled = true;
+			continue;
+		}
+		pool_source_ended(p, s);
+		source_free(p, s);
+	}
+	if (polled && hold_poll_arm(p) < 0)
+		log_error("cannot re-arm the hold poll timer: process holds will not end");
 	pool_unlock(p);
 }
 
