@@ -337,6 +337,18 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	fuse_reply_err(req, EPERM);
 }
 
+/* May `n` be removed by an operation that expects a folder (rmdir) or not (unlink)? */
+static int check_removable(const struct node *n, bool want_dir)
+{
+	if (want_dir && !n->is_dir)
+		return -ENOTDIR;
+	if (!want_dir && n->is_dir)
+		return -EISDIR;
+	if (n->is_dir && n->life.children > 0)
+		return -ENOTEMPTY;
+	return 0;
+}
+
 static int remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool want_dir)
 {
 	struct pool *p = pool_of(req);
@@ -350,18 +362,9 @@ static int remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool
 	r = get_child(p, req, dir, name, want_dir ? "rmdir" : "unlink", &n);
 	if (r < 0)
 		goto out;
-	if (want_dir && !n->is_dir) {
-		r = -ENOTDIR;
+	r = check_removable(n, want_dir);
+	if (r < 0)
 		goto out;
-	}
-	if (!want_dir && n->is_dir) {
-		r = -EISDIR;
-		goto out;
-	}
-	if (n->is_dir && n->life.children > 0) {
-		r = -ENOTEMPTY;
-		goto out;
-	}
 	pool_unlink(p, n);
 	pool_recheck(p, n);
 	pool_recheck(p, dir);
@@ -451,18 +454,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 			r = -EEXIST;
 			goto out;
 		}
-		if (src->is_dir && !dst->is_dir) {
-			r = -ENOTDIR;
+		/* Replacing an entry is removing it: the same type rules as unlink/rmdir. */
+		r = check_removable(dst, src->is_dir);
+		if (r < 0)
 			goto out;
-		}
-		if (!src->is_dir && dst->is_dir) {
-			r = -EISDIR;
-			goto out;
-		}
-		if (dst->is_dir && dst->life.children > 0) {
-			r = -ENOTEMPTY;
-			goto out;
-		}
 		pool_unlink(p, dst);
 		pool_recheck(p, dst);
 	}
