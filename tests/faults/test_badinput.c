@@ -91,21 +91,6 @@ static void repeat_name(char *buf, size_t len, const struct pool_fixture *p, cha
 	assert_int_equal(pool_path(p, name, buf, len), 0);
 }
 
-static int listed(const char *dir, const char *name)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		fail_msg("opendir %s: %s", dir, errname(errno));
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, name) == 0)
-			found = 1;
-	closedir(d);
-	return found;
-}
-
 /* ---- names ---- */
 
 static void test_name_length(void **state)
@@ -127,7 +112,7 @@ static void test_name_length(void **state)
 	assert_int_equal(write(fd, "abc", 3), 3);
 	CHECK(stat(n255, &st));
 	assert_int_equal(st.st_size, 3);
-	assert_int_equal(listed(p->mnt, strrchr(n255, '/') + 1), 1);
+	assert_int_equal(tu_listed(p->mnt, strrchr(n255, '/') + 1), 1);
 	CHECK(mkdir(d255, 0700));
 	CHECK(stat(d255, &st));
 	assert_true(S_ISDIR(st.st_mode));
@@ -213,13 +198,13 @@ static void test_dot_and_dotdot(void **state)
 	CHECK(mkdir(via_dotdot, 0700));
 	CHECK(stat(b, &st));
 	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(listed(p->mnt, "b"), 1);
+	assert_int_equal(tu_listed(p->mnt, "b"), 1);
 	CHECK(rmdir(b));
 	ASSERT_ABSENT(b);
 
 	/* "..." is an ordinary name */
 	fd = create_file(dots3);
-	assert_int_equal(listed(a, "..."), 1);
+	assert_int_equal(tu_listed(a, "..."), 1);
 	CHECK(ftest_close(fd));
 	ASSERT_GONE(dots3);
 

@@ -56,21 +56,6 @@ static void make_root_entries(struct names *n, int fds[2])
 	CHECK(fds[1]);
 }
 
-static int listed(const char *dir, const char *name)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, name) == 0)
-			found = 1;
-	closedir(d);
-	return found;
-}
-
 /* ---- modes ---- */
 
 static void expect_mode(const char *path, mode_t want)
@@ -227,10 +212,10 @@ static int other_lists(void *v)
 	struct names *n = v;
 
 	USER_OK(1, mkdir(n->ud, 0700));
-	USER_TRUE(2, listed(n->mnt, "ud") == 1);
-	USER_TRUE(3, listed(n->mnt, "rootf") == 0);
-	USER_TRUE(4, listed(n->mnt, "rootd") == 0);
-	USER_TRUE(5, listed(n->mnt, "rootd2") == 0);
+	USER_TRUE(2, tu_listed(n->mnt, "ud") == 1);
+	USER_TRUE(3, tu_listed(n->mnt, "rootf") == 0);
+	USER_TRUE(4, tu_listed(n->mnt, "rootd") == 0);
+	USER_TRUE(5, tu_listed(n->mnt, "rootd2") == 0);
 	return 0;
 }
 
@@ -244,9 +229,9 @@ static void test_listing_hides_other_users(void **state)
 	make_root_entries(&n, fds);
 	AS_OTHER_OK(other_lists, &n);
 	/* root is not exempt here: it does not see the other user's folder either */
-	assert_int_equal(listed(p->mnt, "rootf"), 1);
-	assert_int_equal(listed(p->mnt, "rootd"), 1);
-	assert_int_equal(listed(p->mnt, "ud"), 0);
+	assert_int_equal(tu_listed(p->mnt, "rootf"), 1);
+	assert_int_equal(tu_listed(p->mnt, "rootd"), 1);
+	assert_int_equal(tu_listed(p->mnt, "ud"), 0);
 	CHECK(close(fds[0]));
 	CHECK(close(fds[1]));
 	CHECK(rmdir(n.rootd));
@@ -381,8 +366,8 @@ static void test_root_refused_without_exempt(void **state)
 	CHECK_ERR(open(n.ud, O_RDONLY | O_DIRECTORY), EACCES);
 	CHECK_ERR(rmdir(n.ud), EACCES);
 	CHECK_ERR(rename(n.ud, n.rootd), EACCES);
-	assert_int_equal(listed(p->mnt, "uf"), 0);
-	assert_int_equal(listed(p->mnt, "ud"), 0);
+	assert_int_equal(tu_listed(p->mnt, "uf"), 0);
+	assert_int_equal(tu_listed(p->mnt, "ud"), 0);
 
 	PARENT_GO(&n.c);
 	REAP_OK(pid);
@@ -402,8 +387,8 @@ static void test_root_exempt_allowed(void **state)
 
 	CHECK(stat(n.uf, &st));
 	assert_int_equal(st.st_uid, OTHER_UID);
-	assert_int_equal(listed(p->mnt, "uf"), 1);
-	assert_int_equal(listed(p->mnt, "ud"), 1);
+	assert_int_equal(tu_listed(p->mnt, "uf"), 1);
+	assert_int_equal(tu_listed(p->mnt, "ud"), 1);
 	fd = open(n.uf, O_RDONLY);
 	CHECK(fd);
 	assert_int_equal(pread(fd, buf, sizeof(buf), 0), 9);

@@ -66,22 +66,6 @@ static void expect_path_pattern(const char *path, size_t len, uint32_t seed)
 	close(fd);
 }
 
-/* Whether readdir of dir lists name. */
-static int listed(const char *dir, const char *name)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		fail_msg("opendir %s: %s", dir, errname(errno));
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, name) == 0)
-			found = 1;
-	closedir(d);
-	return found;
-}
-
 static void *map_fd(int fd, size_t len)
 {
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -110,7 +94,7 @@ static void test_closed_file_is_removed(void **state)
 	ASSERT_EXISTS(f);
 	CHECK(close(fd));
 	ASSERT_GONE(f);
-	assert_false(listed(p->mnt, "f"));
+	assert_int_equal(tu_listed(p->mnt, "f"), 0);
 	tu_backing_back_to_base(state);
 }
 
@@ -124,11 +108,11 @@ static void test_removed_after_last_close(void **state)
 	CHECK(fd2);
 	CHECK(close(fd1));
 	expect_stays(f);
-	assert_true(listed(p->mnt, "f"));
+	assert_int_equal(tu_listed(p->mnt, "f"), 1);
 	expect_fd_pattern(fd2, 5000, 2);
 	CHECK(close(fd2));
 	ASSERT_GONE(f);
-	assert_false(listed(p->mnt, "f"));
+	assert_int_equal(tu_listed(p->mnt, "f"), 0);
 	tu_backing_back_to_base(state);
 }
 
@@ -140,7 +124,7 @@ static void test_unlink_while_open(void **state)
 
 	CHECK(unlink(f));
 	ASSERT_ABSENT(f);
-	assert_false(listed(p->mnt, "f"));
+	assert_int_equal(tu_listed(p->mnt, "f"), 0);
 	expect_fd_pattern(fd, 10000, 3);
 	CHECK(close(fd));
 	tu_backing_back_to_base(state);
@@ -421,7 +405,7 @@ static void test_unlink_while_mapped(void **state)
 	CHECK(close(fd));
 	CHECK(unlink(f));
 	ASSERT_ABSENT(f);
-	assert_false(listed(p->mnt, "f"));
+	assert_int_equal(tu_listed(p->mnt, "f"), 0);
 	assert_int_equal(pat_check(m, len, 13, 0), -1);
 	pat_fill(m, len, 14, 0);
 	assert_int_equal(pat_check(m, len, 14, 0), -1);

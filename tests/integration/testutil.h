@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -486,6 +487,23 @@ static inline int chan_get(int fd, int timeout_ms)
 			fail_msg("%s:%d: child not ready: %s", __FILE__, __LINE__,                \
 				 errname(-r_));                                               \
 	} while (0)
+
+/* Whether readdir of dir lists name: 1 or 0, or -errno if dir cannot be listed (usable in a
+ * child; compare with 1 or 0 exactly, so an error never passes for either answer). */
+static inline int tu_listed(const char *dir, const char *name)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, name) == 0)
+			found = 1;
+	closedir(d);
+	return found;
+}
 
 /* ---- data ---- */
 

@@ -362,22 +362,6 @@ static int keeper_check_fd(struct shared *sh, const char *who, int fd, uint32_t 
 	return keeper_check_data(sh, who, buf, seed);
 }
 
-/* Whether name is listed in dir. */
-static int listed(const char *dir, const char *name)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, name) == 0)
-			found = 1;
-	closedir(d);
-	return found;
-}
-
 /* One round of checks of a keeper's file: name (and listing), content. */
 static int keeper_round(const struct hcfg *c, int k, const char *path, ino_t ino,
 			const unsigned char *map, int fd, uint32_t seed, long round)
@@ -387,7 +371,7 @@ static int keeper_round(const struct hcfg *c, int k, const char *path, ino_t ino
 
 	if (same_inode(sh, path, ino, who) < 0)
 		return -1;
-	if (round % 25 == 0 && !listed(c->mnt, who)) {
+	if (round % 25 == 0 && tu_listed(c->mnt, who) != 1) {
 		sh_err(sh, "%s: in use but not listed by readdir", who);
 		return -1;
 	}
