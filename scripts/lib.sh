@@ -7,17 +7,18 @@ POOLFS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CALLER_PWD=$PWD
 cd "$POOLFS_ROOT" || exit 1
 
-FUSE_MIN=3.17                                   # first libfuse with fuse_passthrough_open()
-FUSE_SUITE=${POOLFS_FUSE_SUITE:-trixie}         # Debian suite whose fuse3 source package we build
+FUSE_MIN=3.18                                   # first libfuse with FUSE over io_uring (passthrough: 3.17)
+FUSE_SUITE=${POOLFS_FUSE_SUITE:-forky}          # Debian suite whose fuse3 source package we build
 DEPS_DIR=$POOLFS_ROOT/.deps                     # gitignored
-FUSE_PREFIX=$DEPS_DIR/fuse3                     # libfuse >= 3.17 is installed here
-FUSE_RECIPE=2                                   # bump when build_libfuse changes: prefixes rebuild
+FUSE_PREFIX=$DEPS_DIR/fuse3                     # libfuse >= FUSE_MIN is installed here
+FUSE_RECIPE=3                                   # bump when build_libfuse changes: prefixes rebuild
 LOG_DIR=$DEPS_DIR/logs
 
 # Debian packages needed to build, run and test poolfs (and to build libfuse from source).
 # libc6-dev is only a Recommends of gcc, and we install without recommends.
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
-              dpkg-dev gcc libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy)
+              dpkg-dev gcc libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy
+              liburing-dev libnuma-dev)    # libfuse >= 3.18 builds its io_uring transport with these
 
 STEP=""        # what we are doing, for the failure message
 REPORTED=0     # set once a failure was explained, so the exit trap stays quiet
@@ -269,7 +270,11 @@ build_libfuse() {
     say "building libfuse (meson + ninja, $n Debian patches applied)"
     run_logged fuse3-meson meson setup "$work/build" "$work/src" --prefix="$FUSE_PREFIX" --libdir=lib \
         -Dexamples=false -Dutils=true -Dtests=false -Dudevrulesdir="$FUSE_PREFIX/udev" \
-        -Dinitscriptdir= -Duseroot=false --sysconfdir=/etc
+        -Dinitscriptdir= -Duseroot=false --sysconfdir=/etc -Denable-io-uring=true
+    # libfuse quietly leaves io_uring out when liburing or libnuma is missing or too old; poolfs's
+    # uring= option promises it, so a build without it is a failure here (docs/interface.md).
+    grep -q '^#define HAVE_URING' "$work/build/fuse_config.h" ||
+        die "libfuse was configured without io_uring (liburing with SQE128 and libnuma needed; see $LOG_DIR/fuse3-meson.log)"
     STEP="compiling libfuse (ninja)"
     run_logged fuse3-ninja ninja -C "$work/build"
     # Stage the install and move it into place, so a half-installed prefix never looks complete.
