@@ -1,7 +1,7 @@
 /* main: command line -> pool -> mount -> request loop -> clean unmount.
  *
  * Exit status: 0 after a clean unmount, 1 on a runtime failure, 2 on bad usage or options,
- * 3 when the requested data path is not available here. */
+ * 3 when the requested data path or transport (uring=on) is not available here. */
 #include <errno.h>
 #include <fuse_lowlevel.h>
 #include <signal.h>
@@ -17,6 +17,7 @@
 #include "ops.h"
 #include "options.h"
 #include "pool.h"
+#include "transport.h"
 #include "watch.h"
 
 #define EXIT_USAGE 2
@@ -56,6 +57,7 @@ static void usage(const char *prog)
 	       "    -o linger=SECONDS       delay before an unused entry is removed (default 0)\n"
 	       "    -o max_size=BYTES       pool quota, k/M/G/T suffixes (default none)\n"
 	       "    -o max_user_size=BYTES  per-user quota (default none)\n"
+	       "    -o uring=MODE           auto|on|off: FUSE over io_uring (default auto)\n"
 	       "    -o root_exempt          let root access every user's entries\n"
 	       "    -o allow_other          let other users use the pool (run as root)\n\n"
 	       "FUSE options:\n",
@@ -159,6 +161,12 @@ int main(int argc, char *argv[])
 			ret = EXIT_NO_DATAPATH;
 			goto out;
 		}
+	}
+
+	r = transport_prepare(opts.uring, &args);
+	if (r < 0) {
+		ret = r == -EOPNOTSUPP ? EXIT_NO_DATAPATH : 1;
+		goto out;
 	}
 
 	signal(SIGPIPE, SIG_IGN);

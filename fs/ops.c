@@ -17,6 +17,7 @@
 #include "log.h"
 #include "ops.h"
 #include "pool.h"
+#include "transport.h"
 
 #define XATTR_HOLD "user.poolfs.hold"
 #define XATTR_REFS "user.poolfs.refs"
@@ -30,6 +31,7 @@ static struct pool *pool_of(fuse_req_t req)
 
 static uid_t caller_uid(fuse_req_t req)
 {
+	transport_note(fuse_req_userdata(req), req);
 	return fuse_req_ctx(req)->uid;
 }
 
@@ -162,6 +164,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct pool *p = userdata;
 
+	if (transport_init(p, conn) < 0) {
+		fuse_session_exit(p->session);
+		return;
+	}
 	/* We do our own permission checks; 1 MiB requests (design section 3). */
 	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
 		conn->want |= FUSE_CAP_HANDLE_KILLPRIV; /* no getxattr(security.capability) per write */

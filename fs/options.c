@@ -84,6 +84,7 @@ static int parse_enum(const char *value, const char *const names[], int count)
 
 static const char *const datapath_names[] = {"auto", "passthrough", "pagecache"};
 static const char *const autohold_names[] = {"none", "process", "session", "cgroup"};
+static const char *const uring_names[] = {"auto", "on", "off"};
 
 const char *options_datapath_name(enum datapath_choice d)
 {
@@ -93,6 +94,11 @@ const char *options_datapath_name(enum datapath_choice d)
 const char *options_autohold_name(enum autohold_choice a)
 {
 	return autohold_names[a];
+}
+
+const char *options_uring_name(enum uring_choice u)
+{
+	return uring_names[u];
 }
 
 /* Returns the value if `item` is `key=value`, NULL otherwise. */
@@ -179,6 +185,15 @@ int options_apply(struct pool_options *o, const char *item, const char **why)
 		if (r < 0)
 			*why = "linger= must be a number of seconds (decimals allowed, at most a year)";
 		return r < 0 ? r : 1;
+	}
+	if ((v = value_of(item, "uring"))) {
+		r = parse_enum(v, uring_names, 3);
+		if (r < 0) {
+			*why = "uring= must be auto, on or off";
+			return r;
+		}
+		o->uring = (enum uring_choice)r;
+		return 1;
 	}
 	r = apply_limit(o, item, why);
 	if (r != 0)

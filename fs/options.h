@@ -9,6 +9,7 @@
 
 enum datapath_choice { DATAPATH_AUTO, DATAPATH_PASSTHROUGH, DATAPATH_PAGECACHE };
 enum autohold_choice { AUTOHOLD_NONE, AUTOHOLD_PROCESS, AUTOHOLD_SESSION, AUTOHOLD_CGROUP };
+enum uring_choice { URING_AUTO, URING_ON, URING_OFF }; /* FUSE over io_uring (fs/transport.h) */
 
 /* Defaults that bound what one user can make the daemon hold in memory (docs/interface.md,
  * "Limits"): a million entries is far beyond any job's scratch tree, and 64 MiB of xattrs and
@@ -25,6 +26,7 @@ struct pool_options {
 	uint64_t max_user_size;   /* bytes, 0 = unlimited */
 	uint64_t max_user_entries; /* files and folders per user, 0 = unlimited */
 	uint64_t max_user_meta;   /* daemon memory per user for xattrs and holds, 0 = unlimited */
+	enum uring_choice uring;
 	bool root_exempt;
 	bool allow_other;         /* seen on its way to FUSE: decides how long the kernel may cache */
 };
@@ -44,5 +46,6 @@ int options_parse_seconds(const char *text, uint64_t *out_ms);
 
 const char *options_datapath_name(enum datapath_choice d);
 const char *options_autohold_name(enum autohold_choice a);
+const char *options_uring_name(enum uring_choice u);
 
 #endif

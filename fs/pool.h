@@ -9,6 +9,7 @@
 #define POOLFS_POOL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -122,6 +123,7 @@ struct pool {
 	void *session;                /* struct fuse_session *, to stop the loop from INIT */
 	const char *init_error;       /* why INIT refused the requested data path */
 	struct fault_state fault;     /* test-only fault injection (fault.h); inert otherwise */
+	atomic_int uring_seen;        /* transport.h: a request came over io_uring (lock not needed) */
 	/* log_denied rate limit */
 	long denied_window;
 	int denied_count;

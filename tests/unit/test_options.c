@@ -34,6 +34,7 @@ static void assert_same_options(const struct pool_options *a, const struct pool_
 	assert_int_equal(a->max_user_size, b->max_user_size);
 	assert_int_equal(a->max_user_entries, b->max_user_entries);
 	assert_int_equal(a->max_user_meta, b->max_user_meta);
+	assert_int_equal(a->uring, b->uring);
 	assert_int_equal(a->root_exempt, b->root_exempt);
 	assert_int_equal(a->allow_other, b->allow_other);
 }
@@ -74,6 +75,7 @@ static void defaults(void **state)
 	assert_int_equal(o.max_user_meta, 64ull << 20);
 	assert_false(o.root_exempt);
 	assert_false(o.allow_other);
+	assert_int_equal(o.uring, URING_AUTO);
 }
 
 static void names(void **state)
@@ -86,6 +88,9 @@ static void names(void **state)
 	assert_string_equal(options_autohold_name(AUTOHOLD_PROCESS), "process");
 	assert_string_equal(options_autohold_name(AUTOHOLD_SESSION), "session");
 	assert_string_equal(options_autohold_name(AUTOHOLD_CGROUP), "cgroup");
+	assert_string_equal(options_uring_name(URING_AUTO), "auto");
+	assert_string_equal(options_uring_name(URING_ON), "on");
+	assert_string_equal(options_uring_name(URING_OFF), "off");
 }
 
 /* ---- backing -------------------------------------------------------------------------------- */
@@ -188,6 +193,44 @@ static void datapath_bad_names(void **state)
 		assert_non_null(why);
 		assert_non_null(strstr(why, "datapath"));
 		assert_int_equal(o.datapath, DATAPATH_PAGECACHE);
+	}
+}
+
+/* ---- uring ---------------------------------------------------------------------------------- */
+
+static void uring_values(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "uring=off"), 1);
+	assert_int_equal(o.uring, URING_OFF);
+	assert_int_equal(apply(&o, "uring=on"), 1);
+	assert_int_equal(o.uring, URING_ON);
+	assert_int_equal(apply(&o, "uring=auto"), 1);
+	assert_int_equal(o.uring, URING_AUTO);
+	/* libfuse's own switches are not ours: they go on to FUSE. */
+	assert_int_equal(apply(&o, "io_uring"), 0);
+	assert_int_equal(apply(&o, "io_uring_q_depth=16"), 0);
+	assert_int_equal(o.uring, URING_AUTO);
+}
+
+static void uring_bad_names(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"uring=", "uring=ON", "uring=yes", "uring=1", "uring=off ", "uring= on", "uring=auto,",
+	};
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "uring=off"), 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *why = NULL;
+
+		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
+		assert_non_null(why);
+		assert_non_null(strstr(why, "uring"));
+		assert_int_equal(o.uring, URING_OFF);
 	}
 }
 
@@ -670,6 +713,7 @@ static void every_error_names_its_option(void **state)
 		{"backing=rel", "backing"},          {"datapath=x", "datapath"},
 		{"autohold=x", "autohold"},          {"linger=x", "linger"},
 		{"max_size=x", "max_size"},          {"max_user_size=x", "max_user_size"},
+		{"uring=x", "uring"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -719,6 +763,8 @@ int main(void)
 		cmocka_unit_test(backing_length_boundary),
 		cmocka_unit_test(datapath_values),
 		cmocka_unit_test(datapath_bad_names),
+		cmocka_unit_test(uring_values),
+		cmocka_unit_test(uring_bad_names),
 		cmocka_unit_test(autohold_values),
 		cmocka_unit_test(autohold_bad_names),
 		cmocka_unit_test(linger_values),
