@@ -5,6 +5,7 @@
  *   POOLFS_BIN       the daemon (meson sets it; otherwise ../../fs/poolfs next to the test binary)
  *   POOLFS_DATAPATH  datapath= for every mount (default "pagecache")
  *   POOLFS_VALGRIND  "1": run the daemon under valgrind; a leak or error makes pool_unmount fail
+ *                    (such daemons get uring=off: io_uring deadlocks under valgrind)
  *   POOLFS_TEST_TMP  where the temporary directories go (default /dev/shm: the backing must be tmpfs)
  *   POOLFS_SHOW_LOG  "1": copy the daemon's stderr to ours at every unmount, not only on failure
  *
