@@ -185,15 +185,16 @@ int main(int argc, char *argv[])
 	if (opts.datapath == DATAPATH_AUTO)
 		log_info("datapath=auto: built without passthrough (libfuse < 3.17), using the page-cache path");
 #endif
-	/* Other users can reach a pool mounted allow_other, and the kernel does not ask the daemon
-	 * about cached names and attributes: so nothing is cached there and every access is
-	 * checked here. A private pool is reachable by its owner only and may cache. */
-	pool->entry_timeout = opts.allow_other ? 0.0 : 1.0;
-	pool->attr_timeout = opts.allow_other ? 0.0 : 1.0;
+	/* The daemon is the only writer of names and attributes, and the kernel enforces the
+	 * owner-only modes itself (default_permissions): names and attributes are cached for long
+	 * (ops.c entry_timeout() keeps the shared root's names uncached on multi-user pools). */
+	pool->entry_timeout = POOL_CACHE_SECONDS;
+	pool->attr_timeout = POOL_CACHE_SECONDS;
 	if (pool_find_cgroup2_root(pool->cgroup2_root, sizeof(pool->cgroup2_root)) < 0)
 		pool->cgroup2_root[0] = '\0';
 
 	if (fuse_opt_add_arg(&args, "-oauto_unmount") < 0 ||
+	    fuse_opt_add_arg(&args, "-odefault_permissions") < 0 ||
 	    fuse_opt_add_arg(&args, "-ofsname=poolfs") < 0 ||
 	    fuse_opt_add_arg(&args, "-osubtype=poolfs") < 0)
 		goto out;
