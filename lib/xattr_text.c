@@ -240,11 +240,11 @@ int refs_parse(const char *text, size_t len, struct poolfs_refs *out)
 
 enum { S_ENTRIES = 1, S_BYTES = 2, S_MAX = 4, S_MAXUSER = 8, S_DATAPATH = 16 };
 
-/* "UID entries N bytes N" */
+/* "UID entries N bytes N", then perhaps more "KEY N" pairs of a newer daemon, which are skipped. */
 static int parse_user(struct span v, struct poolfs_user_usage *u)
 {
 	struct span uid = next_word(&v), k1 = next_word(&v), n1 = next_word(&v), k2 = next_word(&v);
-	struct span n2 = v;
+	struct span n2 = next_word(&v);
 
 	if (!parse_uid(uid, &u->uid) || !span_eq(k1, "entries") || !parse_u64(n1, &u->entries) ||
 	    !span_eq(k2, "bytes") || !parse_u64(n2, &u->bytes))
