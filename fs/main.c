@@ -341,8 +341,9 @@ int main(int argc, char *argv[])
 
 	log_take_fuse_messages();
 	ret = parse_command_line(&d, argv[0]);
-	if (ret < 0)
-		ret = check_datapath(&d.opts);
+	if (ret >= 0) /* done (--help, --version) or bad usage */
+		goto out;
+	ret = check_datapath(&d.opts);
 	if (ret != 0)
 		goto out;
 
