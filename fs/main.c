@@ -74,6 +74,8 @@ static void usage(const char *prog)
 	       "    -o linger=SECONDS       delay before an unused entry is removed (default 0)\n"
 	       "    -o max_size=BYTES       pool quota, k/M/G/T suffixes (default none)\n"
 	       "    -o max_user_size=BYTES  per-user quota (default none)\n"
+	       "    -o max_user_entries=N   files and folders per user (default 1M, 0: no limit)\n"
+	       "    -o max_user_meta=BYTES  memory per user for xattrs and holds (default 64M, 0: none)\n"
 	       "    -o root_exempt          let root access every user's entries\n"
 	       "    -o allow_other          let other users use the pool (run as root)\n"
 	       "    -o debug                trace every request (in the log when daemonized)\n"
