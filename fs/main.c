@@ -269,7 +269,7 @@ static int mount_pool(struct daemon *d)
 		r = notify_start(&d->notify, d->se);
 	if (r < 0) {
 		log_error("cannot start helper threads: %s", strerror(-r));
-		return r;
+		return -EIO; /* not -EINVAL, which main() reads as "libfuse refused an option" */
 	}
 	pool->inval = notify_push;
 	pool->inval_ctx = d->notify;
