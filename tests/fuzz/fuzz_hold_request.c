@@ -2,15 +2,55 @@
  * against scope_format() (lib/xattr_text.c), the library's writing of one.
  *
  * Oracles: only 0 or -EINVAL; the result does not depend on what *out held before (every field of
- * an accepted request is written); an accepted request is one the library can write, and what the
+ * an accepted request is written); a second reading of the grammar in docs/interface.md ("pin",
+ * "process", "session", "cgroup", or "pid:" and a decimal pid without sign, blank or leading zero up
+ * to INT_MAX; then at most one NUL or newline) agrees on accept/refuse and on the request; an
+ * accepted request is one the library can write, and what the
  * library writes for it (bare, with a NUL, with a newline) parses back to the same request. The
  * same input also picks a (scope, pid) pair: whatever scope_format() accepts, the daemon must accept
  * and read back unchanged. */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 
 #include "fuzz.h"
 #include "holds.h"
 #include "xattr_text.h"
+
+static bool span_is(const char *s, size_t n, const char *lit)
+{
+	return n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
+
+/* The grammar by hand: 0 and *out, or -EINVAL. */
+static int reference_parse(const char *s, size_t n, struct hold_request *out)
+{
+	if (n > 0 && (s[n - 1] == '\0' || s[n - 1] == '\n'))
+		n--;
+	out->pid = 0;
+	if (span_is(s, n, "pin"))
+		out->kind = HOLD_PIN;
+	else if (span_is(s, n, "process"))
+		out->kind = HOLD_PID;
+	else if (span_is(s, n, "session"))
+		out->kind = HOLD_SESSION;
+	else if (span_is(s, n, "cgroup"))
+		out->kind = HOLD_CGROUP;
+	else if (n > 4 && memcmp(s, "pid:", 4) == 0 && s[4] != '0') {
+		long long v = 0;
+		for (size_t i = 4; i < n; i++) {
+			if (s[i] < '0' || s[i] > '9' || v > INT_MAX)
+				return -EINVAL;
+			v = v * 10 + (s[i] - '0');
+		}
+		if (v > INT_MAX)
+			return -EINVAL;
+		out->kind = HOLD_PID;
+		out->pid = (pid_t)v;
+	} else
+		return -EINVAL;
+	return 0;
+}
 
 static void check_parses_to(const char *text, size_t len, const struct hold_request *want)
 {
@@ -81,7 +121,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rb = hold_request_parse((const char *)data, size, &b);
 	FUZZ_CHECK(ra == rb);
 	FUZZ_CHECK(ra == 0 || ra == -EINVAL);
+	struct hold_request ref;
+	FUZZ_CHECK(reference_parse((const char *)data, size, &ref) == ra);
 	if (ra == 0) {
+		FUZZ_CHECK(a.kind == ref.kind && a.pid == ref.pid);
 		FUZZ_CHECK(a.kind == b.kind && a.pid == b.pid);
 		FUZZ_CHECK(a.pid >= 0 && (a.pid == 0 || a.kind == HOLD_PID));
 		check_round_trip(&a);

@@ -4,11 +4,16 @@
  * answer is self-consistent (nlisted <= nholds and <= POOLFS_REFS_MAX_HOLDS, flags 0 or 1, every
  * scope text NUL-terminated, pid set exactly for pid and session scopes, `truncated` only on a full
  * text); and the answer written back from the parsed structure, the way the daemon writes it
- * (docs/interface.md, "Extended attributes"), parses to the same structure. */
+ * (docs/interface.md, "Extended attributes"), parses to the same structure.
+ *
+ * The same input also makes a hold for the daemon's own formatter, hold_format_scope() (fs/holds.c):
+ * the hold line it writes must parse back to that hold's scope, pid, uid and text. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 
 #include "fuzz.h"
+#include "holds.h"
 #include "xattr_text.h"
 
 /* One more than any text refs_format() writes: 5 counter lines, 16 hold lines of <= 280 bytes. */
@@ -68,6 +73,60 @@ static size_t refs_format(const struct poolfs_refs *r, char *buf, size_t cap)
 	return used;
 }
 
+/* A hold made of the input: byte 0 the kind, bytes 1..4 the pid, 5..8 the uid, the rest a cgroup
+ * path below the root ("/" + the bytes up to the first newline or NUL: the daemon reads the path
+ * from one line of /proc/PID/cgroup, and the root group is refused before any hold is made). */
+static void check_daemon_line(const uint8_t *data, size_t size)
+{
+	struct hold_source src;
+	struct hold h;
+	uint32_t pid, uid;
+	static const size_t text_cap = 8192;
+
+	if (size < 9)
+		return;
+	memset(&src, 0, sizeof(src));
+	memset(&h, 0, sizeof(h));
+	memcpy(&pid, data + 1, sizeof(pid));
+	memcpy(&uid, data + 5, sizeof(uid));
+	size_t plen = 0;
+	while (9 + plen < size && data[9 + plen] != '\n' && data[9 + plen] != '\0')
+		plen++;
+	char *path = malloc(plen + 2), *scope = malloc(4200), *text = malloc(text_cap);
+	struct poolfs_refs *r = malloc(sizeof(*r));
+	FUZZ_CHECK(path && scope && text && r);
+	path[0] = '/';
+	memcpy(path + 1, data + 9, plen);
+	path[plen + 1] = '\0';
+
+	src.kind = data[0] % 3 == 0 ? HOLD_PID : data[0] % 3 == 1 ? HOLD_SESSION : HOLD_CGROUP;
+	src.pid = (pid_t)(pid % INT_MAX + 1);
+	src.cgroup = path;
+	h.src = data[0] % 4 == 3 ? NULL : &src; /* NULL: a pin */
+	h.uid = (uid_t)uid;
+	/* the daemon's buffer (fs/pool_holds.c); a longer path is written as "?", tested elsewhere */
+	if (hold_format_scope(&h, scope, 4200) == 0) {
+		int n = snprintf(text, text_cap, "opens 0\nmapped no\nholds 1\nhold %s uid=%u\n", scope,
+		                 (unsigned)h.uid);
+		FUZZ_CHECK(n > 0 && (size_t)n < text_cap);
+		FUZZ_CHECK(refs_parse(text, (size_t)n, r) == 0);
+		FUZZ_CHECK(r->nholds == 1 && r->nlisted == 1 && r->holds[0].uid == h.uid);
+		const struct poolfs_hold_info *got = &r->holds[0];
+		enum poolfs_scope want = !h.src ? POOLFS_SCOPE_PIN
+		                         : src.kind == HOLD_PID ? POOLFS_SCOPE_PID
+		                         : src.kind == HOLD_SESSION ? POOLFS_SCOPE_SESSION : POOLFS_SCOPE_CGROUP;
+		FUZZ_CHECK(got->scope == want);
+		FUZZ_CHECK(got->pid == (want == POOLFS_SCOPE_PID || want == POOLFS_SCOPE_SESSION ? src.pid : 0));
+		size_t slen = strlen(scope);
+		FUZZ_CHECK(got->truncated == (slen >= sizeof(got->text)));
+		FUZZ_CHECK(strncmp(got->text, scope, sizeof(got->text) - 1) == 0);
+	}
+	free(path);
+	free(scope);
+	free(text);
+	free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t sz = sizeof(struct poolfs_refs);
@@ -92,5 +151,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(b);
 	free(c);
 	free(text);
+	check_daemon_line(data, size);
 	return 0;
 }
