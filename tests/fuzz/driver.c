@@ -96,26 +96,43 @@ out:
 	return r;
 }
 
+static void list_free(struct file_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->paths[i]);
+	free(l->paths);
+}
+
+/* Every file named by argv[1..], or a TAP "Bail out!" and -1. */
+static int list_args(struct file_list *l, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+			printf("Bail out! %s: not a corpus directory or file\n", argv[i]);
+			return -1;
+		}
+		int r = S_ISDIR(st.st_mode) ? list_dir(l, argv[i]) : list_add(l, "", argv[i]);
+		if (r < 0) {
+			printf("Bail out! %s: %s\n", argv[i], strerror(-r));
+			return -1;
+		}
+	}
+	/* A run over nothing would pass whatever the target does. */
+	if (l->n == 0) {
+		printf("Bail out! no corpus files (usage: %s DIR_OR_FILE...)\n", argv[0]);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct file_list l = {NULL, 0, 0};
 	int r, status = 0;
 
-	for (int i = 1; i < argc; i++) {
-		struct stat st;
-		if (stat(argv[i], &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
-			printf("Bail out! %s: not a corpus directory or file\n", argv[i]);
-			return 1;
-		}
-		r = S_ISDIR(st.st_mode) ? list_dir(&l, argv[i]) : list_add(&l, "", argv[i]);
-		if (r < 0) {
-			printf("Bail out! %s: %s\n", argv[i], strerror(-r));
-			return 1;
-		}
-	}
-	/* A run over nothing would pass whatever the target does. */
-	if (l.n == 0) {
-		printf("Bail out! no corpus files (usage: %s DIR_OR_FILE...)\n", argv[0]);
+	if (list_args(&l, argc, argv) < 0) {
+		list_free(&l);
 		return 1;
 	}
 	printf("1..%zu\n", l.n);
@@ -132,8 +149,7 @@ int main(int argc, char **argv)
 			free(data);
 			printf("ok %zu - %s\n", i + 1, l.paths[i]);
 		}
-		free(l.paths[i]);
 	}
-	free(l.paths);
+	list_free(&l);
 	return status;
 }

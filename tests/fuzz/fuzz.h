@@ -28,12 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * Aborts when out of memory: a fuzz run has no better answer. */
 static inline char *fuzz_cstr(const uint8_t *data, size_t size)
 {
-	char *s = malloc(size + 1);
+	char *s = calloc(size + 1, 1);
 
 	FUZZ_CHECK(s != NULL);
 	if (size)
 		memcpy(s, data, size);
-	s[size] = '\0';
 	return s;
 }
 
