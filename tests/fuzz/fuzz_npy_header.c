@@ -4,7 +4,8 @@
  * before; an accepted header agrees with npy_preamble_parse() on its length, lies inside the input,
  * has a valid dtype and ndim, zeroes past ndim, and a data size npy_data_size() accepts; and the
  * header npy_header_build() writes for the parsed description parses back to the same description
- * (with the data 64-byte aligned behind it). */
+ * (with the data 64-byte aligned behind it). What follows the header does not matter: the header
+ * alone parses the same, and one byte less of it is a truncated header (-EPROTO). */
 #include <errno.h>
 
 #include "fuzz.h"
@@ -30,6 +31,25 @@ static void check_accepted(const struct npy_meta *m, size_t offset, const uint8_
 	for (int i = m->ndim; i < POOLFS_ARRAY_MAX_DIMS; i++)
 		FUZZ_CHECK(m->shape[i] == 0);
 	FUZZ_CHECK(npy_data_size(m, &nbytes) == 0);
+}
+
+/* The header alone, in a buffer of exactly its size, parses the same; one byte short it is refused. */
+static void check_header_alone(const struct npy_meta *m, const uint8_t *data, size_t offset)
+{
+	uint8_t *copy = malloc(offset);
+	struct npy_meta alone;
+	size_t off2 = 0;
+
+	FUZZ_CHECK(copy != NULL);
+	memcpy(copy, data, offset);
+	FUZZ_CHECK(npy_header_parse(copy, offset, &alone, &off2) == 0 && off2 == offset);
+	check_same(m, &alone);
+	free(copy);
+	copy = malloc(offset - 1);
+	FUZZ_CHECK(copy != NULL);
+	memcpy(copy, data, offset - 1);
+	FUZZ_CHECK(npy_header_parse(copy, offset - 1, &alone, &off2) == -EPROTO);
+	free(copy);
 }
 
 static void check_rebuilt(const struct npy_meta *m)
@@ -63,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(oa == ob);
 		check_same(&a, &b);
 		check_accepted(&a, oa, data, size);
+		check_header_alone(&a, data, oa);
 		check_rebuilt(&a);
 	}
 	return 0;
