@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "pool.h"
+#include "session.h"
 #include "datapath.h"
 #include "watch.h"
 
@@ -327,10 +328,15 @@ int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
 		if (pid <= 0)
 			return -ESRCH;
 		{
-			pid_t leader = getsid(pid);
-			r = leader > 0 ? source_get(p, HOLD_SESSION, leader, NULL, &src) : -ESRCH;
-			/* The leader is gone (a daemonized job, a closed terminal): the caller's own
-			 * process is the best lifetime left. */
+			/* The leader, or the caller's topmost ancestor in a leaderless session (a
+			 * Slurm step's slurmstepd; docs/cluster.md). If that is the caller itself or
+			 * it just exited, the caller's own process is the best lifetime left. */
+			pid_t anchor = 0;
+			r = session_anchor(pid, &anchor);
+			if (r == 0 && (anchor != pid || getsid(pid) == pid))
+				r = source_get(p, HOLD_SESSION, anchor, NULL, &src);
+			else if (r == 0)
+				r = -ESRCH;
 			if (r == -ESRCH)
 				r = source_get(p, HOLD_PID, pid, NULL, &src);
 		}
