@@ -56,7 +56,7 @@ static int read_proc_stat(pid_t pid, struct proc_stat *st)
 
 int session_anchor(pid_t pid, pid_t *anchor)
 {
-	struct proc_stat me, up;
+	struct proc_stat me = {0}, up = {0};
 	pid_t cur = pid;
 	int r;
 

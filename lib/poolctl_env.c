@@ -103,20 +103,25 @@ static int env_parse(int argc, char **argv, struct env_args *a)
 	}
 	if (argc - i > 1)
 		return env_usage("give at most one POOL", NULL);
+	const char *env = getenv("POOLFS_POOL");
 	if (i < argc)
 		a->pool = argv[i];
-	else if (getenv("POOLFS_POOL") && getenv("POOLFS_POOL")[0])
-		a->pool = getenv("POOLFS_POOL");
+	else if (env && env[0])
+		a->pool = env;
 	else
 		a->pool = "/pool";
 	return -1;
 }
 
-/* mkdir POOL/PREFIX<uuid> and hold it; the path goes to `out` (PATH_MAX bytes). 0 or -errno. */
+/* mkdir POOL/PREFIX<uuid> and hold it; the absolute path goes to `out` (PATH_MAX bytes), because
+ * the job may change directory and tools such as Open MPI take only absolute paths. 0 or -errno. */
 static int make_job_folder(const struct env_args *a, const char *prefix, char *out)
 {
-	char id[37];
+	char id[37], pool[PATH_MAX];
 	int r;
+
+	if (!realpath(a->pool, pool))
+		return -errno;
 
 	for (int t = 0;; t++) {
 		uuid_t u;
@@ -124,7 +129,7 @@ static int make_job_folder(const struct env_args *a, const char *prefix, char *o
 			return -EEXIST;
 		uuid_generate_random(u);
 		uuid_unparse_lower(u, id);
-		if (snprintf(out, PATH_MAX, "%s/%s%s", a->pool, prefix, id) >= PATH_MAX)
+		if (snprintf(out, PATH_MAX, "%s/%s%s", pool, prefix, id) >= PATH_MAX)
 			return -ENAMETOOLONG;
 		if (mkdir(out, 0700) == 0)
 			break;
