@@ -60,13 +60,18 @@ int session_anchor(pid_t pid, pid_t *anchor)
 	pid_t cur = pid;
 	int r;
 
-	if ((r = read_proc_stat(pid, &me)) < 0)
-		return r;
-	/* A running leader: a live process whose pid is the session id and which leads it. */
-	if (me.sid > 0 && read_proc_stat(me.sid, &up) == 0 && up.sid == me.sid) {
-		*anchor = me.sid;
+	/* The common case reads one /proc file: the leader runs (the kernel keeps a session's id
+	 * from being reused as a pid while the session exists, so a live process with that pid
+	 * leading that session is the leader; a zombie leader is gone). */
+	pid_t sid = getsid(pid);
+	if (sid < 0)
+		return -errno;
+	if (sid > 0 && read_proc_stat(sid, &up) == 0 && up.sid == sid) {
+		*anchor = sid;
 		return 0;
 	}
+	if ((r = read_proc_stat(pid, &me)) < 0)
+		return r;
 	for (int i = 0; i < MAX_ANCESTORS && me.ppid > 1; i++) {
 		if (read_proc_stat(me.ppid, &up) < 0 || up.sid != me.sid)
 			break;

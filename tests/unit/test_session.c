@@ -90,7 +90,8 @@ static void test_anchor_is_running_leader(void **state)
 }
 
 /* slurmstepd's shape: the leader forks a middle process and exits; the middle forks a worker. The
- * worker's anchor is the middle (its topmost ancestor in the leaderless session), not itself. */
+ * worker's anchor is the middle (its topmost ancestor in the leaderless session), not itself, and
+ * not the leader, which stays a zombie until the worker has answered. */
 static void test_anchor_in_leaderless_session(void **state)
 {
 	int up[2], go[2], status;
@@ -104,6 +105,9 @@ static void test_anchor_in_leaderless_session(void **state)
 	leader = fork();
 	assert_true(leader >= 0);
 	if (leader == 0) {
+		/* Only the test writes "go": if it fails and exits, the middle reads EOF and ends. */
+		close(go[1]);
+		close(up[0]);
 		if (setsid() != getpid())
 			_exit(92);
 		pid_t m = fork();
@@ -134,9 +138,10 @@ static void test_anchor_in_leaderless_session(void **state)
 			_exit(97);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(leader, &status, 0), leader);
+	/* The leader stays a zombie (unreaped) until the worker has asked: a zombie leader is gone. */
 	middle = read_int(up[0]);
 	anchor = read_int(up[0]);
+	assert_int_equal(waitpid(leader, &status, 0), leader);
 	assert_int_equal(anchor, middle);
 	assert_true(anchor != leader);
 	assert_int_equal(write(go[1], "g", 1), 1);
