@@ -11,6 +11,8 @@
 #   input  an input array in the pool root, held with --pin for the jobs that depend on this one
 #   array  (a job array task) map the input ARG and sum it; report the sum
 #   release  poolctl release ARG (the input's pin hold), as the last job of the chain
+#   mpi    poolctl env, Open MPI's shared memory and session directory in the job folder, mpirun
+#          of the mpi_share program ARG on the job's tasks; report its verdict and what is left
 set -euo pipefail
 # Debian's python3 has numpy (scripts/build installs python3-numpy), whatever PATH the job got.
 mode=$1 mark=$2 name=$3 pool=$4 poolctl=$5 arg=${6:-}
@@ -83,6 +85,16 @@ print(int(a.sum()))' "$arg")"
 release)
     "$poolctl" release "$arg"
     report released 1
+    ;;
+mpi)
+    report stepd "$PPID $(cat "/proc/$PPID/comm") $$"
+    eval "$("$poolctl" env "$pool")"
+    export OMPI_MCA_btl_vader_backing_directory=$POOLFS_JOB OMPI_MCA_orte_tmpdir_base=$POOLFS_JOB
+    mpirun --oversubscribe "$arg" "$POOLFS_JOB/array" 1000000 >"$mark/$name.mpirun" 2>&1 || true
+    report verdict "$(grep -c 'ranks, sum .*: ok' "$mark/$name.mpirun" || true)"
+    # Open MPI has removed its own files; the array stays with the job folder until the job ends.
+    report left "$(cd "$POOLFS_JOB" && find . -mindepth 1 | sort | tr '\n' ' ')"
+    report folder "$POOLFS_JOB"
     ;;
 *)
     echo "job.sh: unknown mode $mode" >&2
