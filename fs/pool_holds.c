@@ -436,7 +436,6 @@ static int text_add(struct text *t, const char *fmt, ...)
 	int w;
 
 	va_start(ap, fmt);
-	/* ap is started just above: clang-tidy 14 loses sight of that va_start (a false positive). */
 	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
 	va_end(ap);
 	if (w < 0 || (size_t)w >= t->cap - t->used)
