@@ -117,9 +117,12 @@ static int env_parse(int argc, char **argv, struct env_args *a)
  * the job may change directory and tools such as Open MPI take only absolute paths. 0 or -errno. */
 static int make_job_folder(const struct env_args *a, const char *prefix, char *out)
 {
-	char id[37], pool[PATH_MAX];
+	char id[37], pool[PATH_MAX], root[PATH_MAX];
 	int r;
 
+	/* Nothing is created outside a pool, not even for a moment. */
+	if ((r = poolfs_pool_root(a->pool, root, sizeof root)) < 0)
+		return r;
 	if (!realpath(a->pool, pool))
 		return -errno;
 
