@@ -349,6 +349,10 @@ OP(text_lacks, false);
 /* An xattr row: name, value (for setxattr) */
 #define X(who_, op_, path_, name_, expect_, ...) R(who_, op_, path_, expect_, .arg = (name_), __VA_ARGS__)
 
+/* Put on a row whose fix main does not have yet: its failure is reported but not counted, and
+ * a pass says to remove the mark. */
+#define KNOWN_FAIL .known_fail = true
+
 #define A ACT_A
 #define B ACT_B
 #define ROOT ACT_ROOT
@@ -888,6 +892,7 @@ struct fdrow {
 	const char *name;
 	int (*fn)(int fd);
 	int expect;
+	bool known_fail;	/* as in struct row */
 };
 
 static int fd_read(int fd)
@@ -1048,7 +1053,8 @@ static int fd_openat_f(int fd)
 	return 0;
 }
 
-#define FDR(dir_, fn_, expect_) { __LINE__, (dir_), #fn_, fn_, (expect_) }
+#define FDR(dir_, fn_, expect_, ...)                                                          \
+	{ .line = __LINE__, .dir = (dir_), .name = #fn_, .fn = fn_, .expect = (expect_), __VA_ARGS__ }
 /* In this order: the writes come before the size changes, the shrink back to 4 KiB keeps them. */
 static const struct fdrow fd_rows[] = {
 	FDR(false, fd_read, 0),
@@ -1160,13 +1166,20 @@ static void test_passed_fds(void **state)
 	}
 	if (r != 0)
 		fail_msg("B's process with the passed fds: %s", result_name(r));
-	for (size_t i = 0; i < N(fd_rows); i++)
-		if (results[i] != fd_rows[i].expect) {
-			fprintf(stderr, "# FAIL fd row line %d: B %s on A's passed %s fd gave %s, want %s\n",
-				fd_rows[i].line, fd_rows[i].name, fd_rows[i].dir ? "folder" : "file",
-				result_name(results[i]), errname(fd_rows[i].expect));
-			failed++;
-		}
+	for (size_t i = 0; i < N(fd_rows); i++) {
+		const struct fdrow *f = &fd_rows[i];
+		bool ok = results[i] == f->expect;
+
+		if (ok && f->known_fail)
+			fprintf(stderr, "# fd row line %d: KNOWN_FAIL row passes now: flip it\n",
+				f->line);
+		if (ok)
+			continue;
+		fprintf(stderr, "# %s fd row line %d: B %s on A's passed %s fd gave %s, want %s\n",
+			f->known_fail ? "known failure," : "FAIL", f->line, f->name,
+			f->dir ? "folder" : "file", result_name(results[i]), errname(f->expect));
+		failed += !f->known_fail;
+	}
 	munmap(results, sizeof(int) * N(fd_rows));
 	r = sec_as(UID_A, GID_A, a_sees_b, dat);
 	if (r != 0) {
@@ -1178,6 +1191,63 @@ static void test_passed_fds(void **state)
 	if (failed)
 		fail_msg("%d of %zu fd checks failed (see stderr)", failed, N(fd_rows) + 1);
 	tu_backing_back_to_base(state);
+}
+
+/* ---- the runner itself (no pool) ---- */
+
+/* 0 if the process runs as ids[0]/ids[1] (real, effective, saved) with no supplementary group */
+static int has_ids(void *v)
+{
+	const unsigned *ids = v;
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1)
+		return 1;
+	if (ru != ids[0] || eu != ids[0] || su != ids[0])
+		return 2;
+	if (rg != ids[1] || eg != ids[1] || sg != ids[1])
+		return 3;
+	return getgroups(0, NULL) == 0 ? 0 : 4;
+}
+
+static void same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	CHECK(fstat(a, &sa));
+	CHECK(fstat(b, &sb));
+	assert_true(sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+static void test_runner(void **state)
+{
+	unsigned a[2] = { UID_A, GID_A }, b[2] = { UID_B, GID_B }, root[2] = { 0, 0 };
+	int sv[2], pp[2], got[2];
+
+	(void)state;
+	assert_int_equal(sec_as(UID_A, GID_A, has_ids, a), 0);
+	assert_int_equal(sec_as(UID_B, GID_B, has_ids, b), 0);
+	assert_int_equal(sec_as(0, 0, has_ids, root), 0);
+	assert_int_equal(sec_as(UID_B, GID_B, has_ids, a), 2); /* the check can tell */
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	CHECK(pipe(pp));
+	CHECK_0(sec_send_fds(sv[0], pp, 2));
+	CHECK_0(sec_recv_fds(sv[1], got, 2));
+	same_file(pp[0], got[0]);
+	same_file(pp[1], got[1]);
+	close(got[0]);
+	close(got[1]);
+	/* another number of fds than asked for is refused (and what came is closed) */
+	CHECK_0(sec_send_fds(sv[0], pp, 2));
+	assert_int_equal(sec_recv_fds(sv[1], got, 1), -EPROTO);
+	assert_int_equal(sec_send_fds(sv[0], pp, 0), -EINVAL);
+	close(sv[0]);
+	assert_int_equal(sec_recv_fds(sv[1], got, 1), -EPIPE);
+	close(sv[1]);
+	close(pp[0]);
+	close(pp[1]);
 }
 
 static int setup(void **state)
@@ -1207,6 +1277,7 @@ static int datapath_unsupported(void)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_runner),
 		cmocka_unit_test_setup_teardown(test_owner_controls, setup, tu_teardown),
 		cmocka_unit_test_setup_teardown(test_pool_root_cold, setup, tu_teardown),
 		cmocka_unit_test_setup_teardown(test_pool_root_warm, setup, tu_teardown),
