@@ -8,9 +8,12 @@
  * (uid 0, owner of the pool root, not exempt). Each row runs in a fresh process of its actor
  * (secrun.h) against a fresh scene, so a row that wrongly succeeds cannot change the next one.
  *
- * The refusal matrix runs twice: cold (B acts on entries nobody touched since A made them) and
- * warm (just before each row, A walks the same paths: stat, open+close, listing of the folders),
- * so that caching entries and attributes in the kernel can never turn a refusal into an answer.
+ * The refusal matrices run twice: cold (the acting user has never touched the fresh scene, and
+ * nobody used it since A and B made it) and warm (just before each row, A walks the same paths:
+ * stat, open+close, listing of the folders), so that entries and attributes the kernel caches for
+ * the owner (docs/design-notes.md "Caching and other users") never turn a refusal into an answer.
+ *
+ * One test: SEC_FILTER=test_refusals_warm (cmocka's wildcards) POOLFS_DATAPATH=... as root.
  */
 #include "testutil.h"
 #include "secrun.h"
