@@ -10,6 +10,12 @@
 enum datapath_choice { DATAPATH_AUTO, DATAPATH_PASSTHROUGH, DATAPATH_PAGECACHE };
 enum autohold_choice { AUTOHOLD_NONE, AUTOHOLD_PROCESS, AUTOHOLD_SESSION, AUTOHOLD_CGROUP };
 
+/* Defaults that bound what one user can make the daemon hold in memory (docs/interface.md,
+ * "Limits"): a million entries is far beyond any job's scratch tree, and 64 MiB of xattrs and
+ * hold records is ample for labels and holds while keeping a hostile user's share small. */
+#define OPTIONS_DEFAULT_MAX_USER_ENTRIES ((uint64_t)1 << 20)
+#define OPTIONS_DEFAULT_MAX_USER_META ((uint64_t)64 << 20)
+
 struct pool_options {
 	char backing[4096];
 	enum datapath_choice datapath;
@@ -17,6 +23,8 @@ struct pool_options {
 	uint64_t linger_ms;
 	uint64_t max_size;        /* bytes, 0 = unlimited */
 	uint64_t max_user_size;   /* bytes, 0 = unlimited */
+	uint64_t max_user_entries; /* files and folders per user, 0 = unlimited */
+	uint64_t max_user_meta;   /* daemon memory per user for xattrs and holds, 0 = unlimited */
 	bool root_exempt;
 	bool allow_other;         /* seen on its way to FUSE: decides how long the kernel may cache */
 };
