@@ -112,6 +112,15 @@ static int do_lstat(const char *path, const char *arg, const struct row *r)
 	return res(lstat(path, &st));
 }
 
+/* statx that may answer from the kernel's cached attributes without asking the daemon */
+static int do_statx_cached(const char *path, const char *arg, const struct row *r)
+{
+	struct statx stx;
+
+	(void)arg, (void)r;
+	return res(statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &stx));
+}
+
 /* A refused stat must not fill in anything: the caller's buffer stays as it was. */
 static int do_stat_nofill(const char *path, const char *arg, const struct row *r)
 {
@@ -322,6 +331,7 @@ static int do_text_lacks(const char *path, const char *arg, const struct row *r)
 OP(stat, false);
 OP(lstat, false);
 OP(stat_nofill, false);
+OP(statx_cached, false);
 OP(open, false);
 OP(opendir, false);
 OP(mkdir, false);
@@ -395,6 +405,8 @@ static const struct row refusal_rows[] = {
 	R(B, lstat, "adir", EACCES),
 	R(B, stat, "adir/f", EACCES),
 	R(B, lstat, "adir/f", EACCES),
+	R(B, statx_cached, "a.dat", EACCES),
+	R(B, statx_cached, "adir/f", EACCES),
 	R(B, open, "a.dat", EACCES, .flags = O_RDONLY),
 	R(B, open, "a.dat", EACCES, .flags = O_WRONLY),
 	R(B, open, "a.dat", EACCES, .flags = O_RDWR),
@@ -462,6 +474,7 @@ static const struct row refusal_rows[] = {
 	/* root without root_exempt: the same refusals */
 	R(ROOT, stat, "a.dat", EACCES),
 	R(ROOT, stat, "adir/f", EACCES),
+	R(ROOT, statx_cached, "a.dat", EACCES),
 	R(ROOT, open, "a.dat", EACCES, .flags = O_RDONLY),
 	R(ROOT, open, "a.dat", EACCES, .flags = O_RDWR | O_CREAT),
 	R(ROOT, opendir, "adir", EACCES),
@@ -479,6 +492,7 @@ static const struct row refusal_rows[] = {
 static const struct row owner_rows[] = {
 	R(A, stat, "a.dat", 0),
 	R(A, lstat, "adir/f", 0),
+	R(A, statx_cached, "adir/f", 0),
 	R(A, open, "a.dat", 0, .flags = O_RDONLY),
 	R(A, open, "a.dat", 0, .flags = O_WRONLY),
 	R(A, open, "a.dat", 0, .flags = O_RDWR),
