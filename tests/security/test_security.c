@@ -395,6 +395,9 @@ static const struct row root_rows[] = {
 	X(ROOT, setxattr, "", HOLD, 0, .val = "pin"),
 	X(ROOT, getxattr, "", REFS, 0),
 	R(ROOT, listing, "", 0, .val = "a.dat,adir,b.dat,bdir"),
+	/* the shared root stays 01777 and root's, even for its owner (README's error table) */
+	R(ROOT, chmod, "", EPERM),
+	R(ROOT, chgrp_me, "", EPERM),
 };
 
 /* A's entries, path-based, by B and by root (not exempt): every call is refused. */
