@@ -394,6 +394,9 @@ static const struct row root_rows[] = {
 	/* root owns the pool root: it may hold it (what such a hold keeps: test_root_hold) */
 	X(ROOT, setxattr, "", HOLD, 0, .val = "pin"),
 	X(ROOT, getxattr, "", REFS, 0),
+	X(ROOT, setxattr, "", "user.x", 0, .val = "1"),
+	R(ROOT, utime_set, "", 0),
+	R(ROOT, utime_now, "", 0),
 	R(ROOT, listing, "", 0, .val = "a.dat,adir,b.dat,bdir"),
 	/* the shared root stays 01777 and root's, even for its owner (README's error table) */
 	R(ROOT, chmod, "", EPERM),
