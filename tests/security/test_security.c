@@ -585,8 +585,12 @@ static int clear_own(const char *mnt)
 	struct dirent *e;
 	int left = 0;
 
+	/* what a row may have put on the pool root (only its owner can, but a wrong row...) */
 	if (removexattr(mnt, HOLD) == -1 && errno != ENODATA && errno != EPERM)
 		fprintf(stderr, "# uid %d: removexattr(root hold): %s\n", (int)getuid(),
+			errname(errno));
+	if (removexattr(mnt, "user.x") == -1 && errno != ENODATA && errno != EPERM)
+		fprintf(stderr, "# uid %d: removexattr(root user.x): %s\n", (int)getuid(),
 			errname(errno));
 	for (int pass = 0; pass < 2; pass++) {
 		d = opendir(mnt);
