@@ -38,7 +38,7 @@ void opstats_reset(struct opstats *s)
 int opstats_format(const struct opstats *s, char *buf, size_t len)
 {
 	uint64_t count[OPSTAT_COUNT], ns[OPSTAT_COUNT], total_count = 0, total_ns = 0;
-	int order[OPSTAT_COUNT], n = 0;
+	int order[OPSTAT_COUNT] = {0}, n = 0;
 	size_t used = 0;
 	int w;
 
