@@ -9,9 +9,14 @@
 
 enum datapath_choice { DATAPATH_AUTO, DATAPATH_PASSTHROUGH, DATAPATH_PAGECACHE };
 enum autohold_choice { AUTOHOLD_NONE, AUTOHOLD_PROCESS, AUTOHOLD_SESSION, AUTOHOLD_CGROUP };
+/* tmpfs huge= of the private backing instance (the values tmpfs itself takes). */
+enum huge_choice { HUGE_NEVER, HUGE_WITHIN_SIZE, HUGE_ALWAYS, HUGE_ADVISE };
 
 struct pool_options {
 	char backing[4096];
+	bool backing_given;       /* backing= was given: no private tmpfs instance (unless max_size) */
+	enum huge_choice huge;    /* default within_size */
+	bool huge_given;
 	enum datapath_choice datapath;
 	enum autohold_choice autohold;
 	uint64_t linger_ms;
@@ -36,5 +41,6 @@ int options_parse_seconds(const char *text, uint64_t *out_ms);
 
 const char *options_datapath_name(enum datapath_choice d);
 const char *options_autohold_name(enum autohold_choice a);
+const char *options_huge_name(enum huge_choice h);
 
 #endif
