@@ -657,13 +657,14 @@ int pool_mount(struct pool_fixture *p, const char *extra_opts)
 {
 	const char *base = getenv("POOLFS_TEST_TMP");
 	const char *dp = getenv("POOLFS_DATAPATH");
+	const char *store = getenv("POOLFS_BACKING");
 	int ret;
 
 	memset(p, 0, sizeof(*p));
 	p->owner = getpid();
 	p->exit_status = -1;
 	p->valgrind = env_flag("POOLFS_VALGRIND");
-	p->private_store = getenv("POOLFS_BACKING") && strcmp(getenv("POOLFS_BACKING"), "private") == 0;
+	p->private_store = store && strcmp(store, "private") == 0;
 	if (!base || !base[0])
 		base = "/dev/shm";
 	if (!dp || !dp[0])
