@@ -664,7 +664,8 @@ int pool_mount(struct pool_fixture *p, const char *extra_opts)
 	p->owner = getpid();
 	p->exit_status = -1;
 	p->valgrind = env_flag("POOLFS_VALGRIND");
-	p->private_store = store && strcmp(store, "private") == 0;
+	/* As root the daemon's default is its own tmpfs: test that unless told otherwise. */
+	p->private_store = store && store[0] ? strcmp(store, "private") == 0 : geteuid() == 0;
 	if (!base || !base[0])
 		base = "/dev/shm";
 	if (!dp || !dp[0])

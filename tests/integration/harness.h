@@ -7,9 +7,10 @@
  *   POOLFS_VALGRIND  "1": run the daemon under valgrind; a leak or error makes pool_unmount fail
  *   POOLFS_TEST_TMP  where the temporary directories go (default /dev/shm: the backing must be tmpfs)
  *   POOLFS_SHOW_LOG  "1": copy the daemon's stderr to ours at every unmount, not only on failure
- *   POOLFS_BACKING   "private": mount without backing=, so the daemon (root) keeps the data in a
- *                    tmpfs instance of its own; the harness reaches it through /proc/PID/fd and
- *                    checks at unmount that the instance is gone with the daemon
+ *   POOLFS_BACKING   "private" (the default as root): mount without backing=, so the daemon keeps
+ *                    the data in a tmpfs instance of its own; the harness reaches it through
+ *                    /proc/PID/fd and checks at unmount that the instance is gone with the daemon.
+ *                    "dir" (the default otherwise): backing=<the test's temporary dir>/backing
  *
  * Rules for tests that use it:
  *   - mount from the main thread (the daemon gets SIGTERM through PR_SET_PDEATHSIG when the
