@@ -40,3 +40,25 @@ int access_check_mask(mode_t effective_mode, int mask)
 		return -EACCES;
 	return 0;
 }
+
+int access_check_setattr(const struct access_policy *p, uid_t caller, uid_t owner, unsigned what,
+			 bool via_handle)
+{
+	if (access_is_owner(p, caller, owner))
+		return 0;
+	/* The order follows the kernel's for local filesystems: changes only an owner may make
+	 * are EPERM; "now" needs write permission, which a 0600/0700 entry gives nobody else. */
+	if (what & (ACCESS_ATTR_MODE | ACCESS_ATTR_OWNER | ACCESS_ATTR_TIMES))
+		return -EPERM;
+	if (what & ACCESS_ATTR_TIMES_NOW)
+		return -EACCES;
+	/* ftruncate on a handle opened for writing works whoever owns the file, as anywhere. */
+	if ((what & ACCESS_ATTR_SIZE) && !via_handle)
+		return -EACCES;
+	return 0;
+}
+
+bool access_hold_keeps(const struct access_policy *p, uid_t holder, uid_t owner)
+{
+	return access_is_owner(p, holder, owner);
+}

@@ -25,6 +25,26 @@ mode_t access_effective_mode(mode_t requested);
 int access_check_chown(uid_t owner, gid_t group, bool set_uid, uid_t new_uid, bool set_gid,
 		       gid_t new_gid);
 
+/* What a SETATTR asks to change. */
+enum access_attr {
+	ACCESS_ATTR_MODE = 1,
+	ACCESS_ATTR_OWNER = 2,       /* chown/chgrp, even to the current owner */
+	ACCESS_ATTR_TIMES = 4,       /* explicit atime/mtime values */
+	ACCESS_ATTR_TIMES_NOW = 8,   /* "now" (touch without a date) */
+	ACCESS_ATTR_SIZE = 16,
+};
+
+/* May `caller` make the changes `what` (a mask of enum access_attr) to an entry owned by
+ * `owner`? via_handle: the request carries an open handle of the caller (ftruncate on an fd
+ * it was given). 0, or the errno a local filesystem gives a non-owner: -EPERM for mode, owner
+ * and explicit times, -EACCES for "now" and for a size change without a handle. */
+int access_check_setattr(const struct access_policy *p, uid_t caller, uid_t owner, unsigned what,
+			 bool via_handle);
+
+/* Does a hold taken by `holder` on a folder keep `owner`'s entries below it? Only what the
+ * holder may itself access: a hold on the shared root must not pin other users' data. */
+bool access_hold_keeps(const struct access_policy *p, uid_t holder, uid_t owner);
+
 /* access(2) for the owner: R/W/X_OK (as an int mask) against the effective bits. 0 or -EACCES. */
 int access_check_mask(mode_t effective_mode, int mask);
 

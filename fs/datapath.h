@@ -25,8 +25,9 @@ struct datapath {
 	void (*stop)(struct pool *p);
 	/* An open of `n` is about to be answered with backing fd `fd` (lock held). */
 	int (*open)(struct pool *p, struct node *n, fuse_req_t req, int fd, struct fuse_file_info *fi);
-	/* The last handle on file `n` was released (lock held); may set life.maybe_mapped. */
-	void (*last_release)(struct pool *p, struct node *n, fuse_req_t req);
+	/* The last handle on file `n` was released (lock held); may set life.maybe_mapped. It
+	 * takes no request: it also runs after a reply failed, when the request is gone. */
+	void (*last_release)(struct pool *p, struct node *n);
 };
 
 extern const struct datapath datapath_pagecache;

@@ -47,9 +47,8 @@ static int pagecache_open(struct pool *p, struct node *n, fuse_req_t req, int fd
 	return 0;
 }
 
-static void pagecache_last_release(struct pool *p, struct node *n, fuse_req_t req)
+static void pagecache_last_release(struct pool *p, struct node *n)
 {
-	(void)req;
 	(void)p;
 	(void)n;
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/ioctl.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -402,10 +403,27 @@ static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int 
 	return 0;
 }
 
-static void passthrough_last_release(struct pool *p, struct node *n, fuse_req_t req)
+/* FUSE_DEV_IOC_BACKING_CLOSE from <linux/fuse.h> >= 6.9 (bookworm's headers predate it). */
+#ifndef FUSE_DEV_IOC_BACKING_CLOSE
+#define FUSE_DEV_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
+#endif
+
+/* Drop the kernel's registration of a backing file. fuse_passthrough_close() wants a request,
+ * but the last release may come after a reply failed and its request was freed: the
+ * registration belongs to the connection, so the session's device fd serves as well. */
+static int backing_unregister(struct pool *p, int backing_id)
+{
+	uint32_t id = (uint32_t)backing_id;
+
+	if (ioctl(fuse_session_fd(p->session), FUSE_DEV_IOC_BACKING_CLOSE, &id) < 0)
+		return -errno;
+	return 0;
+}
+
+static void passthrough_last_release(struct pool *p, struct node *n)
 {
 	if (n->backing_id) {
-		int r = fuse_passthrough_close(req, n->backing_id);
+		int r = backing_unregister(p, n->backing_id);
 		if (r < 0)
 			log_warn("closing the backing registration of inode %" PRIu64 ": %s", n->ino,
 				 strerror(-r));

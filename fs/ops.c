@@ -111,6 +111,46 @@ static int get_child(struct pool *p, fuse_req_t req, struct node *dir, const cha
 	return 0;
 }
 
+/* Replies that hand the kernel a new entry or handle. A real one fails when the caller was
+ * killed before it arrived; the faultsim daemon (fault.h) makes them fail on purpose: the
+ * request then ends with EIO, so nobody hangs, and the handler undoes what the reply would
+ * have given, exactly as after a real failure. The request is gone either way. */
+static bool reply_lost(struct pool *p, fuse_req_t req)
+{
+	if (!fault_fire(&p->fault, FAULT_REPLY))
+		return false;
+	fuse_reply_err(req, EIO);
+	return true;
+}
+
+static int reply_entry(struct pool *p, fuse_req_t req, const struct fuse_entry_param *e)
+{
+	return reply_lost(p, req) ? -ENOENT : fuse_reply_entry(req, e);
+}
+
+static int reply_open(struct pool *p, fuse_req_t req, const struct fuse_file_info *fi)
+{
+	return reply_lost(p, req) ? -ENOENT : fuse_reply_open(req, fi);
+}
+
+static int reply_create(struct pool *p, fuse_req_t req, const struct fuse_entry_param *e,
+			const struct fuse_file_info *fi)
+{
+	return reply_lost(p, req) ? -ENOENT : fuse_reply_create(req, e, fi);
+}
+
+/* The kernel never got the entry a failed reply carried: take back its lookup count. */
+static void forget_one(struct pool *p, uint64_t ino)
+{
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n)
+		pool_forget(p, n, 1);
+	pool_unlock(p);
+}
+
 /* Folder handles are defined with the folder handlers below; unmount frees leftovers. */
 struct dir_handle;
 static void dir_handle_unlink(struct dir_handle *d);
@@ -193,8 +233,8 @@ out:
 	pool_unlock(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);
-	else
-		fuse_reply_entry(req, &e);
+	else if (reply_entry(p, req, &e) < 0)
+		forget_one(p, e.ino);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -272,7 +312,7 @@ static int make_entry(struct pool *p, fuse_req_t req, fuse_ino_t parent, const c
 
 static void reply_new_entry(fuse_req_t req, struct pool *p, struct node *n, int r)
 {
-	struct fuse_entry_param e;
+	struct fuse_entry_param e = {0};
 	struct stat st;
 
 	if (r == 0)
@@ -286,8 +326,8 @@ static void reply_new_entry(fuse_req_t req, struct pool *p, struct node *n, int 
 	pool_unlock(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);
-	else
-		fuse_reply_entry(req, &e);
+	else if (reply_entry(p, req, &e) < 0)
+		forget_one(p, e.ino);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -391,6 +431,21 @@ static bool is_ancestor(const struct node *a, const struct node *n)
 	return false;
 }
 
+/* Move `src` to `name` in `dir`, replacing `dst` if not NULL; all or nothing (pool_move). */
+static int rename_over(struct pool *p, struct node *src, struct node *dst, struct node *dir,
+		       const char *name)
+{
+	int r = pool_move(p, src, dir, name, dst);
+
+	if (r < 0)
+		return r;
+	if (dst)
+		pool_recheck(p, dst);
+	/* It may have left a held folder; its old folder may now be empty. */
+	pool_recheck_subtree(p, src);
+	return 0;
+}
+
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
@@ -438,15 +493,11 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 			goto out;
 		}
 		/* Swap the two names. Neither loses a name, so no holds are dropped. */
-		pool_unlink_keep_holds(p, src);
-		pool_unlink_keep_holds(p, dst);
-		r = pool_link(p, src, dst_dir, newname);
-		if (r == 0)
-			r = pool_link(p, dst, src_dir, name);
-		if (r < 0)
-			log_error("rename exchange: out of memory: an entry lost its name");
-		pool_recheck_subtree(p, src);
-		pool_recheck_subtree(p, dst);
+		r = pool_exchange(p, src, dst);
+		if (r == 0) {
+			pool_recheck_subtree(p, src);
+			pool_recheck_subtree(p, dst);
+		}
 		goto out;
 	}
 	if (dst) {
@@ -458,19 +509,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		r = check_removable(dst, src->is_dir);
 		if (r < 0)
 			goto out;
-		pool_unlink(p, dst);
-		pool_recheck(p, dst);
 	}
-	pool_unlink_keep_holds(p, src);
-	r = pool_link(p, src, dst_dir, newname);
-	if (r < 0) {
-		log_error("rename: out of memory: inode %" PRIu64 " lost its name", src->ino);
-		pool_recheck(p, src);
-	} else {
-		/* It may have left a held folder; its old folder may now be empty. */
-		pool_recheck_subtree(p, src);
-	}
-	pool_recheck(p, src_dir);
+	r = rename_over(p, src, dst, dst_dir, newname);
+	if (r == 0)
+		pool_recheck(p, src_dir);
 out:
 	pool_unlock(p);
 	fuse_reply_err(req, -r);
@@ -498,8 +540,11 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	int r;
 
 	(void)fi;
+	/* No owner check: the kernel sends GETATTR only for an inode the caller reached through a
+	 * LOOKUP the daemon allowed, or through a handle it holds (an fd passed over a socket must
+	 * keep working, as on any filesystem). Names and paths are guarded at LOOKUP. */
 	pool_lock(p);
-	r = get_owned(p, req, ino, "stat", &n);
+	r = get_node(p, ino, &n);
 	reply_attr(req, p, n, r);
 }
 
@@ -539,78 +584,114 @@ fail:
 	return r;
 }
 
+/* What a SETATTR asks, in access.h's terms. The kernel marks "now" with both the time bit and
+ * its _NOW bit. */
+static unsigned attr_changes(int to_set)
+{
+	unsigned what = 0;
+
+	if (to_set & FUSE_SET_ATTR_MODE)
+		what |= ACCESS_ATTR_MODE;
+	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		what |= ACCESS_ATTR_OWNER;
+	if (((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) ||
+	    ((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW)))
+		what |= ACCESS_ATTR_TIMES;
+	if (to_set & (FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))
+		what |= ACCESS_ATTR_TIMES_NOW;
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		what |= ACCESS_ATTR_SIZE;
+	return what;
+}
+
+static int check_setattr(struct pool *p, fuse_req_t req, struct node *n, const struct stat *attr,
+			 int to_set, bool via_handle)
+{
+	unsigned what = attr_changes(to_set);
+	uid_t caller = caller_uid(req);
+	int r;
+
+	if (n->ino == POOL_ROOT_INO && (what & (ACCESS_ATTR_MODE | ACCESS_ATTR_OWNER)))
+		return -EPERM; /* the shared root stays 01777 and the pool owner's */
+	r = access_check_setattr(&p->policy, caller, n->uid, what, via_handle);
+	if (r < 0) {
+		pool_log_denied(p, caller, "change", n);
+		return r;
+	}
+	if ((what & ACCESS_ATTR_SIZE) && n->is_dir)
+		return -EISDIR;
+	if ((what & ACCESS_ATTR_SIZE) && attr->st_size < 0)
+		return -EINVAL;
+	r = access_check_chown(n->uid, n->gid, to_set & FUSE_SET_ATTR_UID, attr->st_uid,
+			       to_set & FUSE_SET_ATTR_GID, attr->st_gid);
+	if (r < 0)
+		pool_log_denied(p, caller, "give away", n);
+	return r;
+}
+
+static int set_size(struct pool *p, struct node *n, off_t size, const struct fuse_file_info *fi)
+{
+	int fd = fi ? (int)fi->fh : backing_open_file(&p->backing, n->ino, O_RDWR);
+	int r;
+
+	if (fd < 0)
+		return fd == -ENOENT ? -ESTALE : fd;
+	r = resize_file(p, n, fd, (uint64_t)size);
+	if (!fi)
+		close(fd);
+	return r;
+}
+
+static int set_times(struct pool *p, struct node *n, const struct stat *attr, int to_set)
+{
+	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}}, now;
+	char name[20];
+
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		ts[0].tv_nsec = UTIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_ATIME)
+		ts[0] = attr->st_atim;
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+		ts[1].tv_nsec = UTIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_MTIME)
+		ts[1] = attr->st_mtim;
+	if (!n->is_dir) {
+		snprintf(name, sizeof(name), "%016" PRIx64, n->ino);
+		if (utimensat(p->backing.dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT ? -ESTALE : -errno;
+		return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (ts[0].tv_nsec != UTIME_OMIT)
+		n->atime = ts[0].tv_nsec == UTIME_NOW ? now : ts[0];
+	if (ts[1].tv_nsec != UTIME_OMIT)
+		n->mtime = ts[1].tv_nsec == UTIME_NOW ? now : ts[1];
+	return 0;
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
+	const int times = FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+			  FUSE_SET_ATTR_MTIME_NOW;
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
-	int r, fd = -1;
+	int r;
 
 	pool_lock(p);
-	r = get_owned(p, req, ino, "change", &n);
-	if (r < 0)
-		goto out;
-	if (n->ino == POOL_ROOT_INO && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
-						  FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE))) {
-		r = -EPERM; /* the shared root stays 01777 and the daemon's */
-		goto out;
-	}
-	r = access_check_chown(n->uid, n->gid, to_set & FUSE_SET_ATTR_UID, attr->st_uid,
-			       to_set & FUSE_SET_ATTR_GID, attr->st_gid);
-	if (r < 0) {
-		pool_log_denied(p, caller_uid(req), "give away", n);
-		goto out;
-	}
-	if (to_set & FUSE_SET_ATTR_MODE)
+	r = get_node(p, ino, &n);
+	if (r == 0)
+		r = check_setattr(p, req, n, attr, to_set, fi != NULL);
+	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
+		r = set_size(p, n, attr->st_size, fi);
+	if (r == 0 && (to_set & times))
+		r = set_times(p, n, attr, to_set);
+	if (r == 0 && (to_set & FUSE_SET_ATTR_MODE))
 		n->perm = access_effective_mode(attr->st_mode);
-	if (to_set & FUSE_SET_ATTR_SIZE) {
-		if (n->is_dir) {
-			r = -EISDIR;
-			goto out;
-		}
-		if (attr->st_size < 0) {
-			r = -EINVAL;
-			goto out;
-		}
-		fd = fi ? (int)fi->fh : backing_open_file(&p->backing, n->ino, O_RDWR);
-		if (fd < 0) {
-			r = fd;
-			goto out;
-		}
-		r = resize_file(p, n, fd, (uint64_t)attr->st_size);
-		if (r < 0)
-			goto out;
-	}
-	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
-		      FUSE_SET_ATTR_MTIME_NOW)) {
-		struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}};
-		if (to_set & FUSE_SET_ATTR_ATIME_NOW)
-			ts[0].tv_nsec = UTIME_NOW;
-		else if (to_set & FUSE_SET_ATTR_ATIME)
-			ts[0] = attr->st_atim;
-		if (to_set & FUSE_SET_ATTR_MTIME_NOW)
-			ts[1].tv_nsec = UTIME_NOW;
-		else if (to_set & FUSE_SET_ATTR_MTIME)
-			ts[1] = attr->st_mtim;
-		if (n->is_dir) {
-			struct timespec now;
-			clock_gettime(CLOCK_REALTIME, &now);
-			if (ts[0].tv_nsec != UTIME_OMIT)
-				n->atime = ts[0].tv_nsec == UTIME_NOW ? now : ts[0];
-			if (ts[1].tv_nsec != UTIME_OMIT)
-				n->mtime = ts[1].tv_nsec == UTIME_NOW ? now : ts[1];
-		} else {
-			char name[20];
-			snprintf(name, sizeof(name), "%016" PRIx64, n->ino);
-			if (utimensat(p->backing.dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0) {
-				r = -errno;
-				goto out;
-			}
-		}
-	}
-out:
-	if (fd >= 0 && !fi)
-		close(fd);
+	/* POSIX: every successful attribute change moves ctime, chown to oneself included. */
+	if (r == 0 && (to_set & (times | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+				 FUSE_SET_ATTR_SIZE)))
+		pool_touch_ctime(n);
 	reply_attr(req, p, n, r);
 }
 
@@ -647,13 +728,13 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd,
 	return 0;
 }
 
-/* Undo a handle: the reply could not be delivered, or RELEASE. Lock held. */
-static void close_handle(struct pool *p, struct node *n, fuse_req_t req,
-			 struct fuse_file_info *fi)
+/* Undo a handle: the reply could not be delivered, or RELEASE. Lock held. Takes no request:
+ * after a failed reply it is freed already. */
+static void close_handle(struct pool *p, struct node *n, const struct fuse_file_info *fi)
 {
 	close((int)fi->fh);
 	if (n->life.opens > 0 && --n->life.opens == 0)
-		p->dp->last_release(p, n, req);
+		p->dp->last_release(p, n);
 	pool_recheck(p, n);
 }
 
@@ -699,9 +780,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (r < 0)
 		goto fail;
 	pool_unlock(p);
-	if (fuse_reply_open(req, fi) < 0) {
+	if (reply_open(p, req, fi) < 0) {
 		pool_lock(p);
-		close_handle(p, n, req, fi);
+		close_handle(p, n, fi);
 		pool_unlock(p);
 	}
 	return;
@@ -734,17 +815,18 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		goto fail_node;
 	r = pool_stat(p, n, &st);
 	if (r < 0) {
-		close_handle(p, n, req, fi);
+		close_handle(p, n, fi);
 		fd = -1;
 		goto fail;
 	}
 	n->nlookup++;
 	fill_entry(p, n, &st, &e);
 	pool_unlock(p);
-	if (fuse_reply_create(req, &e, fi) < 0) {
+	if (reply_create(p, req, &e, fi) < 0) {
+		/* Nodes are freed only in pool_unlock(): n is valid until the forget below. */
 		pool_lock(p);
+		close_handle(p, n, fi);
 		pool_forget(p, n, 1);
-		close_handle(p, n, req, fi);
 		pool_unlock(p);
 	}
 	return;
@@ -823,7 +905,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n) {
-		close_handle(p, n, req, fi);
+		close_handle(p, n, fi);
 	} else {
 		close((int)fi->fh);
 		log_warn("release of unknown inode %" PRIu64, (uint64_t)ino);
@@ -896,12 +978,12 @@ static void dir_handle_free(struct dir_handle *d)
 	free(d);
 }
 
-static int dir_entry_add(struct dir_handle *d, size_t cap, uint64_t ino, bool is_dir,
-			 const char *name)
+static int dir_entry_add(struct pool *p, struct dir_handle *d, size_t cap, uint64_t ino,
+			 bool is_dir, const char *name)
 {
 	if (d->count >= cap)
 		return -EOVERFLOW;
-	d->entries[d->count].name = strdup(name);
+	d->entries[d->count].name = pool_strdup(p, name);
 	if (!d->entries[d->count].name)
 		return -ENOMEM;
 	d->entries[d->count].ino = ino;
@@ -928,24 +1010,24 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	/* A snapshot taken at opendir: offsets stay stable whatever happens to the folder. */
 	cap = (size_t)n->life.children + 2;
-	d = calloc(1, sizeof(*d));
-	if (!d || !(d->entries = calloc(cap, sizeof(*d->entries)))) {
+	d = pool_alloc(p, sizeof(*d));
+	if (!d || !(d->entries = pool_alloc(p, cap * sizeof(*d->entries)))) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = dir_entry_add(d, cap, n->ino, true, ".");
+	r = dir_entry_add(p, d, cap, n->ino, true, ".");
 	if (r == 0)
-		r = dir_entry_add(d, cap, n->parent ? n->parent->ino : n->ino, true, "..");
+		r = dir_entry_add(p, d, cap, n->parent ? n->parent->ino : n->ino, true, "..");
 	for (struct node *c = n->child_first; c && r == 0; c = c->sib_next)
 		if (access_may_list(&p->policy, caller_uid(req), c->uid))
-			r = dir_entry_add(d, cap, c->ino, c->is_dir, c->name);
+			r = dir_entry_add(p, d, cap, c->ino, c->is_dir, c->name);
 	if (r < 0)
 		goto fail;
 	fi->fh = (uint64_t)(uintptr_t)d;
 	n->life.opens++;
 	dir_handle_link(p, d);
 	pool_unlock(p);
-	if (fuse_reply_open(req, fi) < 0) {
+	if (reply_open(p, req, fi) < 0) {
 		pool_lock(p);
 		n->life.opens--;
 		dir_handle_unlink(d);
@@ -960,54 +1042,78 @@ fail:
 	fuse_reply_err(req, -r);
 }
 
+/* One READDIRPLUS entry into buf: its length (> room if it does not fit), or 0 to skip a name
+ * gone since opendir. *given gets the inode whose lookup count the entry carries, 0 if none.
+ * Lock held. */
+static size_t plus_entry(struct pool *p, fuse_req_t req, const struct dir_entry *de, char *buf,
+			 size_t room, off_t next, uint64_t *given)
+{
+	struct fuse_entry_param e = {0};
+	struct node *n = pool_node(p, de->ino);
+	bool dot = strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
+	size_t len;
+
+	*given = 0;
+	if (dot) {
+		e.attr.st_ino = de->ino;
+		e.attr.st_mode = S_IFDIR;
+	} else {
+		struct stat st;
+		if (!n || n->life.removed || pool_stat(p, n, &st) < 0)
+			return 0;
+		fill_entry(p, n, &st, &e);
+	}
+	len = fuse_add_direntry_plus(req, buf, room, de->name, &e, next);
+	if (len <= room && !dot) {
+		n->nlookup++; /* the kernel instantiates what READDIRPLUS returns */
+		*given = n->ino;
+	}
+	return len;
+}
+
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi, bool plus)
 {
 	struct pool *p = pool_of(req);
 	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+	size_t left = off >= 0 && (size_t)off < d->count ? d->count - (size_t)off : 0;
 	char *buf = calloc(1, size);
-	size_t used = 0;
+	uint64_t *given = plus ? calloc(left ? left : 1, sizeof(*given)) : NULL;
+	size_t used = 0, ngiven = 0;
 
 	(void)ino;
-	if (!buf) {
+	if (!buf || (plus && !given)) {
+		free(buf);
+		free(given);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	pool_lock(p);
 	for (size_t i = (size_t)off; i < d->count; i++) {
-		struct dir_entry *de = &d->entries[i];
+		const struct dir_entry *de = &d->entries[i];
 		struct stat st = {.st_ino = de->ino, .st_mode = de->is_dir ? S_IFDIR : S_IFREG};
 		size_t len;
 
-		if (plus) {
-			struct fuse_entry_param e = {0};
-			struct node *n = pool_node(p, de->ino);
-			bool dot = strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
-			if (!dot) {
-				/* Gone since opendir: skip it rather than show a dead name. */
-				if (!n || n->life.removed || pool_stat(p, n, &st) < 0)
-					continue;
-				fill_entry(p, n, &st, &e);
-			} else {
-				e.attr = st;
-			}
-			len = fuse_add_direntry_plus(req, buf + used, size - used, de->name, &e,
-						     (off_t)i + 1);
-			if (len > size - used)
-				break;
-			if (!dot)
-				n->nlookup++;
-		} else {
+		if (plus)
+			len = plus_entry(p, req, de, buf + used, size - used, (off_t)i + 1,
+					 &given[ngiven]);
+		else
 			len = fuse_add_direntry(req, buf + used, size - used, de->name, &st,
 						(off_t)i + 1);
-			if (len > size - used)
-				break;
-		}
+		if (len > size - used)
+			break;
+		if (plus && given[ngiven])
+			ngiven++;
 		used += len;
 	}
 	pool_unlock(p);
-	fuse_reply_buf(req, buf, used);
+	if ((plus && reply_lost(p, req)) || fuse_reply_buf(req, buf, used) < 0) {
+		/* The kernel got none of these entries: take back their lookup counts. */
+		for (size_t i = 0; i < ngiven; i++)
+			forget_one(p, given[i]);
+	}
 	free(buf);
+	free(given);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -1048,27 +1154,43 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	fuse_reply_err(req, 0);
 }
 
+/* Lower the block counts of `sv` to a limit of `limit` bytes of which `used` are used, when
+ * that is tighter than what is there. */
+static void statfs_limit_blocks(struct statvfs *sv, uint64_t limit, uint64_t used)
+{
+	fsblkcnt_t blocks = (fsblkcnt_t)(limit / sv->f_frsize);
+	fsblkcnt_t taken = (fsblkcnt_t)((used + sv->f_frsize - 1) / sv->f_frsize);
+	fsblkcnt_t free_blocks = taken < blocks ? blocks - taken : 0;
+
+	if (blocks < sv->f_blocks)
+		sv->f_blocks = blocks;
+	if (free_blocks < sv->f_bfree)
+		sv->f_bfree = free_blocks;
+	if (free_blocks < sv->f_bavail)
+		sv->f_bavail = free_blocks;
+}
+
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct pool *p = pool_of(req);
+	struct user_usage u;
 	struct statvfs sv;
 	int r;
 
 	(void)ino;
 	pool_lock(p);
+	u = pool_user_usage(p, caller_uid(req));
 	r = backing_statvfs(&p->backing, &sv);
-	if (r == 0 && p->opts.max_size && sv.f_frsize) {
-		/* Report the pool's own limit when it is tighter than the tmpfs. */
-		fsblkcnt_t limit = (fsblkcnt_t)(p->opts.max_size / sv.f_frsize);
-		fsblkcnt_t used = (fsblkcnt_t)((p->bytes + sv.f_frsize - 1) / sv.f_frsize);
-		fsblkcnt_t free_blocks = used < limit ? limit - used : 0;
-		if (limit < sv.f_blocks) {
-			sv.f_blocks = limit;
-			if (free_blocks < sv.f_bfree)
-				sv.f_bfree = free_blocks;
-			if (free_blocks < sv.f_bavail)
-				sv.f_bavail = free_blocks;
-		}
+	/* df shows the tightest limit the caller meets: the pool's, then its own quota; inodes
+	 * are the caller's own entries against max_user_entries. */
+	if (r == 0 && sv.f_frsize && p->opts.max_size)
+		statfs_limit_blocks(&sv, p->opts.max_size, p->bytes);
+	if (r == 0 && sv.f_frsize && p->opts.max_user_size)
+		statfs_limit_blocks(&sv, p->opts.max_user_size, u.bytes);
+	if (r == 0 && p->opts.max_user_entries) {
+		sv.f_files = p->opts.max_user_entries;
+		sv.f_ffree = u.entries < sv.f_files ? sv.f_files - u.entries : 0;
+		sv.f_favail = sv.f_ffree;
 	}
 	sv.f_namemax = POOL_NAME_MAX;
 	pool_unlock(p);
@@ -1085,54 +1207,60 @@ static bool is_reserved(const char *name)
 	return strncmp(name, XATTR_RESERVED_PREFIX, strlen(XATTR_RESERVED_PREFIX)) == 0;
 }
 
-static struct xattr *xattr_find(struct node *n, const char *name)
+/* The node a setxattr/removexattr names, if the caller may change it: -EACCES for another
+ * user's entry, -EPERM for the shared root (only its owner may hold it or label it, as only
+ * the owner of a sticky folder may change it). */
+static int get_changeable(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what,
+			  struct node **out)
 {
-	for (struct xattr *x = n->xattrs; x; x = x->next)
-		if (strcmp(x->name, name) == 0)
-			return x;
-	return NULL;
-}
+	int r = get_owned(p, req, ino, what, out);
 
-static int xattr_store(struct node *n, const char *name, const char *value, size_t size,
-		       int flags)
-{
-	struct xattr *x = xattr_find(n, name);
-	size_t old = x ? strlen(x->name) + x->size : 0;
-	size_t add = strlen(name) + size;
-	void *copy;
-
-	if ((flags & XATTR_CREATE) && x)
-		return -EEXIST;
-	if ((flags & XATTR_REPLACE) && !x)
-		return -ENODATA;
-	if (n->xattr_bytes - old + add > POOL_XATTR_BYTES_MAX)
-		return -ENOSPC;
-	copy = malloc(size ? size : 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, value, size);
-	if (!x) {
-		x = calloc(1, sizeof(*x));
-		if (!x || !(x->name = strdup(name))) {
-			free(x);
-			free(copy);
-			return -ENOMEM;
-		}
-		x->next = n->xattrs;
-		n->xattrs = x;
-	} else {
-		free(x->value);
+	if (r == 0 && !pool_may_change(p, caller_uid(req), *out)) {
+		pool_log_denied(p, caller_uid(req), what, *out);
+		r = -EPERM;
 	}
-	x->value = copy;
-	x->size = size;
-	n->xattr_bytes = n->xattr_bytes - old + add;
-	return 0;
+	return r;
 }
+
+#ifdef POOLFS_FAULT_INJECTION
+#define XATTR_DEBUG_FAULT "user.poolfs.debug.fault"
+#define XATTR_DEBUG_CHECK "user.poolfs.debug.check"
+
+/* The faultsim daemon's controls, on the root and for its owner only. 1 if `name` is one,
+ * with *r set; 0 otherwise. Lock held. */
+static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const char *name,
+		       const char *value, size_t size, char **out, int *r)
+{
+	bool set = value != NULL;
+
+	if (strcmp(name, XATTR_DEBUG_FAULT) != 0 && strcmp(name, XATTR_DEBUG_CHECK) != 0)
+		return 0;
+	if (n->ino != POOL_ROOT_INO || !pool_may_change(p, caller_uid(req), n)) {
+		*r = -EPERM;
+		return 1;
+	}
+	if (set) {
+		*r = strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_arm(&p->fault, value, size) : -EPERM;
+		return 1;
+	}
+	*out = malloc(4096);
+	if (!*out) {
+		*r = -ENOMEM;
+		return 1;
+	}
+	*r = strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_report(&p->fault, *out, 4096)
+						   : pool_check(p, *out, 4096);
+	if (*r == -EUCLEAN)
+		*r = (int)strlen(*out); /* a broken invariant is reported as text, not an error */
+	return 1;
+}
+#endif
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
 	struct pool *p = pool_of(req);
+	bool hold = strcmp(name, XATTR_HOLD) == 0;
 	struct node *n;
 	int r;
 
@@ -1141,10 +1269,14 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		return;
 	}
 	pool_lock(p);
-	r = get_owned(p, req, ino, strcmp(name, XATTR_HOLD) == 0 ? "hold" : "set xattr on", &n);
+	r = get_changeable(p, req, ino, hold ? "hold" : "set xattr on", &n);
 	if (r < 0)
 		goto out;
-	if (strcmp(name, XATTR_HOLD) == 0) {
+#ifdef POOLFS_FAULT_INJECTION
+	if (debug_xattr(p, req, n, name, value, size, NULL, &r))
+		goto out;
+#endif
+	if (hold) {
 		struct hold_request hr;
 		r = hold_request_parse(value, size, &hr);
 		if (r == 0)
@@ -1154,21 +1286,64 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	} else if (is_reserved(name)) {
 		r = -EINVAL;
 	} else {
-		r = xattr_store(n, name, value, size, flags);
+		r = pool_xattr_set(p, n, name, value, size, flags);
 	}
 out:
 	pool_unlock(p);
 	fuse_reply_err(req, -r);
 }
 
+/* The value of xattr `name` of `n` in a new buffer: its length, or a negative errno. Lock held. */
+static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const char *name,
+		       char **out)
+{
+	const struct xattr *x;
+	int r;
+
+#ifdef POOLFS_FAULT_INJECTION
+	if (debug_xattr(p, req, n, name, NULL, 0, out, &r))
+		return r;
+#endif
+	if (strcmp(name, XATTR_REFS) == 0)
+		return pool_refs_text(p, n, out);
+	if (strcmp(name, XATTR_STAT) == 0) {
+		*out = pool_alloc(p, POOL_XATTR_VALUE_MAX);
+		if (!*out)
+			return -ENOMEM;
+		r = pool_stat_text(p, caller_uid(req), *out, POOL_XATTR_VALUE_MAX);
+		return r;
+	}
+	if (is_reserved(name))
+		return -ENODATA;
+	x = xattr_get(&n->xattrs, name);
+	if (!x)
+		return -ENODATA;
+	*out = pool_alloc(p, x->size ? x->size : 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, x->value, x->size);
+	return (int)x->size;
+}
+
+/* Reply to getxattr/listxattr with `len` bytes of `data`: the size if the caller asked for it
+ * (size 0), ERANGE if its buffer is too small. */
+static void reply_xattr_data(fuse_req_t req, int r, const char *data, size_t size)
+{
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)r);
+	else if ((size_t)r > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, data, (size_t)r);
+}
+
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct pool *p = pool_of(req);
 	struct node *n;
-	char text[8192];
-	const void *data = NULL;
-	void *copy = NULL;
-	size_t len = 0;
+	char *data = NULL;
 	int r;
 
 	if (strncmp(name, "user.", 5) != 0) {
@@ -1178,49 +1353,11 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	}
 	pool_lock(p);
 	r = get_owned(p, req, ino, "read xattr of", &n);
-	if (r < 0)
-		goto out;
-	if (strcmp(name, XATTR_REFS) == 0) {
-		r = pool_refs_text(p, n, text, sizeof(text));
-		data = text;
-	} else if (strcmp(name, XATTR_STAT) == 0) {
-		r = pool_stat_text(p, caller_uid(req), text, sizeof(text));
-		data = text;
-	} else if (is_reserved(name)) {
-		r = -ENODATA;
-	} else {
-		struct xattr *x = xattr_find(n, name);
-		if (!x) {
-			r = -ENODATA;
-		} else {
-			data = x->value;
-			r = (int)x->size;
-		}
-	}
-	if (r >= 0) {
-		len = (size_t)r;
-		r = 0;
-		if (size > 0) {
-			if (len > size) {
-				r = -ERANGE;
-			} else {
-				copy = malloc(len ? len : 1);
-				if (!copy)
-					r = -ENOMEM;
-				else
-					memcpy(copy, data, len);
-			}
-		}
-	}
-out:
+	if (r == 0)
+		r = xattr_value(p, req, n, name, &data);
 	pool_unlock(p);
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else if (size == 0)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, copy, len);
-	free(copy);
+	reply_xattr_data(req, r, data, size);
+	free(data);
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
@@ -1233,35 +1370,18 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 	pool_lock(p);
 	r = get_owned(p, req, ino, "list xattrs of", &n);
-	if (r < 0)
-		goto out;
-	for (struct xattr *x = n->xattrs; x; x = x->next)
-		len += strlen(x->name) + 1;
-	if (size > 0) {
-		size_t at = 0;
-		if (len > size) {
-			r = -ERANGE;
-			goto out;
-		}
-		buf = malloc(len ? len : 1);
-		if (!buf) {
-			r = -ENOMEM;
-			goto out;
-		}
-		for (struct xattr *x = n->xattrs; x; x = x->next) {
-			size_t l = strlen(x->name) + 1;
-			memcpy(buf + at, x->name, l);
-			at += l;
+	if (r == 0) {
+		len = xattr_names(&n->xattrs, NULL, 0);
+		if (size > 0 && len <= size) {
+			buf = pool_alloc(p, len ? len : 1);
+			if (buf)
+				xattr_names(&n->xattrs, buf, len);
+			else
+				r = -ENOMEM;
 		}
 	}
-out:
 	pool_unlock(p);
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else if (size == 0)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
+	reply_xattr_data(req, r < 0 ? r : (int)len, buf, size);
 	free(buf);
 }
 
@@ -1276,30 +1396,17 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return;
 	}
 	pool_lock(p);
-	r = get_owned(p, req, ino, "remove xattr of", &n);
+	r = get_changeable(p, req, ino, "remove xattr of", &n);
 	if (r < 0)
 		goto out;
-	if (strcmp(name, XATTR_HOLD) == 0) {
+	if (strcmp(name, XATTR_HOLD) == 0)
 		r = pool_release_holds(p, n, caller_uid(req));
-	} else if (strcmp(name, XATTR_REFS) == 0 || strcmp(name, XATTR_STAT) == 0) {
+	else if (strcmp(name, XATTR_REFS) == 0 || strcmp(name, XATTR_STAT) == 0)
 		r = -EPERM;
-	} else if (is_reserved(name)) {
+	else if (is_reserved(name))
 		r = -EINVAL;
-	} else {
-		r = -ENODATA;
-		for (struct xattr **pp = &n->xattrs; *pp; pp = &(*pp)->next) {
-			struct xattr *x = *pp;
-			if (strcmp(x->name, name) == 0) {
-				*pp = x->next;
-				n->xattr_bytes -= strlen(x->name) + x->size;
-				free(x->name);
-				free(x->value);
-				free(x);
-				r = 0;
-				break;
-			}
-		}
-	}
+	else
+		r = pool_xattr_remove(p, n, name);
 out:
 	pool_unlock(p);
 	fuse_reply_err(req, -r);

@@ -13,6 +13,8 @@ void options_init(struct pool_options *o)
 	o->datapath = DATAPATH_AUTO;
 	o->autohold = AUTOHOLD_SESSION;
 	o->huge = HUGE_WITHIN_SIZE;
+	o->max_user_entries = OPTIONS_DEFAULT_MAX_USER_ENTRIES;
+	o->max_user_meta = OPTIONS_DEFAULT_MAX_USER_META;
 }
 
 int options_parse_size(const char *text, uint64_t *out)
@@ -110,6 +112,37 @@ static const char *value_of(const char *item, const char *key)
 	return NULL;
 }
 
+/* The numeric limits: byte counts (or entry counts) with optional k/M/G/T suffixes. */
+static int apply_limit(struct pool_options *o, const char *item, const char **why)
+{
+	const struct {
+		const char *key;
+		uint64_t *field;
+		const char *why;
+	} limits[] = {
+		{"max_size", &o->max_size,
+		 "max_size= must be a byte count with an optional k/M/G/T suffix"},
+		{"max_user_size", &o->max_user_size,
+		 "max_user_size= must be a byte count with an optional k/M/G/T suffix"},
+		{"max_user_entries", &o->max_user_entries,
+		 "max_user_entries= must be a count with an optional k/M/G suffix (0: no limit)"},
+		{"max_user_meta", &o->max_user_meta,
+		 "max_user_meta= must be a byte count with an optional k/M/G/T suffix (0: no limit)"},
+	};
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		const char *v = value_of(item, limits[i].key);
+		int r;
+		if (!v)
+			continue;
+		r = options_parse_size(v, limits[i].field);
+		if (r < 0)
+			*why = limits[i].why;
+		return r < 0 ? r : 1;
+	}
+	return 0;
+}
+
 int options_apply(struct pool_options *o, const char *item, const char **why)
 {
 	const char *v;
@@ -165,18 +198,9 @@ int options_apply(struct pool_options *o, const char *item, const char **why)
 			*why = "linger= must be a number of seconds (decimals allowed, at most a year)";
 		return r < 0 ? r : 1;
 	}
-	if ((v = value_of(item, "max_size"))) {
-		r = options_parse_size(v, &o->max_size);
-		if (r < 0)
-			*why = "max_size= must be a byte count with an optional k/M/G/T suffix";
-		return r < 0 ? r : 1;
-	}
-	if ((v = value_of(item, "max_user_size"))) {
-		r = options_parse_size(v, &o->max_user_size);
-		if (r < 0)
-			*why = "max_user_size= must be a byte count with an optional k/M/G/T suffix";
-		return r < 0 ? r : 1;
-	}
+	r = apply_limit(o, item, why);
+	if (r != 0)
+		return r;
 	if (strcmp(item, "root_exempt") == 0) {
 		o->root_exempt = true;
 		return 1;

@@ -12,6 +12,12 @@ enum autohold_choice { AUTOHOLD_NONE, AUTOHOLD_PROCESS, AUTOHOLD_SESSION, AUTOHO
 /* tmpfs huge= of the private backing instance (the values tmpfs itself takes). */
 enum huge_choice { HUGE_NEVER, HUGE_WITHIN_SIZE, HUGE_ALWAYS, HUGE_ADVISE };
 
+/* Defaults that bound what one user can make the daemon hold in memory (docs/interface.md,
+ * "Limits"): a million entries is far beyond any job's scratch tree, and 64 MiB of xattrs and
+ * hold records is ample for labels and holds while keeping a hostile user's share small. */
+#define OPTIONS_DEFAULT_MAX_USER_ENTRIES ((uint64_t)1 << 20)
+#define OPTIONS_DEFAULT_MAX_USER_META ((uint64_t)64 << 20)
+
 struct pool_options {
 	char backing[4096];
 	bool backing_given;       /* backing= was given: no private tmpfs instance (unless max_size) */
@@ -22,6 +28,8 @@ struct pool_options {
 	uint64_t linger_ms;
 	uint64_t max_size;        /* bytes, 0 = unlimited */
 	uint64_t max_user_size;   /* bytes, 0 = unlimited */
+	uint64_t max_user_entries; /* files and folders per user, 0 = unlimited */
+	uint64_t max_user_meta;   /* daemon memory per user for xattrs and holds, 0 = unlimited */
 	bool root_exempt;
 	bool allow_other;         /* seen on its way to FUSE: decides how long the kernel may cache */
 };

@@ -15,12 +15,34 @@
 #include "pool.h"
 #include "watch.h"
 
+static void *xattr_alloc(void *ctx, size_t size)
+{
+	return pool_alloc(ctx, size);
+}
+
 uint64_t pool_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void *pool_alloc(struct pool *p, size_t size)
+{
+	if (fault_fire(&p->fault, FAULT_ALLOC))
+		return NULL;
+	return calloc(1, size);
+}
+
+char *pool_strdup(struct pool *p, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	char *copy = pool_alloc(p, len);
+
+	if (copy)
+		memcpy(copy, s, len);
+	return copy;
 }
 
 /* ---- hash tables ---------------------------------------------------------------------------- */
@@ -122,7 +144,7 @@ static struct user_usage *user_usage(struct pool *p, uid_t uid, bool create)
 			return u;
 	if (!create)
 		return NULL;
-	u = calloc(1, sizeof(*u));
+	u = pool_alloc(p, sizeof(*u));
 	if (!u)
 		return NULL;
 	u->uid = uid;
@@ -150,14 +172,67 @@ int pool_reserve(struct pool *p, struct node *n, uint64_t new_size)
 
 	if (!u)
 		return -ENOMEM;
+	/* The quotas cover all a user makes the pool hold: data and metadata (xattrs, holds). */
 	if (new_size > n->reserved) {
 		uint64_t grow = new_size - n->reserved;
-		if (p->opts.max_size && p->bytes + grow > p->opts.max_size)
+		if (p->opts.max_size && p->bytes + p->meta + grow > p->opts.max_size)
 			return -ENOSPC;
-		if (p->opts.max_user_size && u->bytes + grow > p->opts.max_user_size)
+		if (p->opts.max_user_size && u->bytes + u->meta + grow > p->opts.max_user_size)
 			return -EDQUOT;
 	}
 	return account(p, n, new_size);
+}
+
+/* Charge (delta > 0) or refund daemon memory to `uid`: it counts against max_user_meta and,
+ * with the user's data, against max_user_size (-EDQUOT) and max_size (-ENOSPC). */
+static int meta_charge(struct pool *p, uid_t uid, int64_t delta)
+{
+	struct user_usage *u = user_usage(p, uid, delta > 0);
+
+	if (!u)
+		return delta > 0 ? -ENOMEM : 0;
+	if (delta > 0) {
+		uint64_t add = (uint64_t)delta;
+		if (p->opts.max_user_meta && u->meta + add > p->opts.max_user_meta)
+			return -EDQUOT;
+		if (p->opts.max_user_size && u->bytes + u->meta + add > p->opts.max_user_size)
+			return -EDQUOT;
+		if (p->opts.max_size && p->bytes + p->meta + add > p->opts.max_size)
+			return -ENOSPC;
+		u->meta += add;
+		p->meta += add;
+		return 0;
+	}
+	/* Refunds never fail; clamp so a bookkeeping slip cannot wrap to a huge charge. */
+	u->meta = (uint64_t)-delta > u->meta ? 0 : u->meta - (uint64_t)-delta;
+	p->meta = (uint64_t)-delta > p->meta ? 0 : p->meta - (uint64_t)-delta;
+	return 0;
+}
+
+int pool_hold_charge(struct pool *p, uid_t uid)
+{
+	return meta_charge(p, uid, (int64_t)sizeof(struct hold));
+}
+
+void pool_hold_refund(struct pool *p, uid_t uid)
+{
+	meta_charge(p, uid, -(int64_t)sizeof(struct hold));
+}
+
+void pool_hold_free(struct pool *p, struct node *n, struct hold *h)
+{
+	hold_unlink(&n->holds, h);
+	if (n->life.holds > 0)
+		n->life.holds--;
+	pool_hold_refund(p, h->uid);
+	free(h);
+}
+
+struct user_usage pool_user_usage(struct pool *p, uid_t uid)
+{
+	struct user_usage *u = user_usage(p, uid, false), none = {.uid = uid};
+
+	return u ? *u : none;
 }
 
 void pool_refresh_usage(struct pool *p)
@@ -183,13 +258,13 @@ static void set_now(struct timespec *ts)
 	clock_gettime(CLOCK_REALTIME, ts);
 }
 
-int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name)
+/* Give `n` the name `name` (allocated by the caller, now owned by `n`) in `dir`. Cannot fail:
+ * everything that can is done before, so renames are all or nothing. */
+static void attach_name(struct pool *p, struct node *n, struct node *dir, char *name)
 {
 	size_t b;
 
-	n->name = strdup(name);
-	if (!n->name)
-		return -ENOMEM;
+	n->name = name;
 	table_grow(&p->name_table, &p->name_buckets, true, p->name_count);
 	n->parent = dir;
 	b = name_hash(dir->ino, name) & (p->name_buckets - 1);
@@ -206,7 +281,6 @@ int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name
 	n->life.linked = true;
 	set_now(&dir->mtime);
 	dir->ctime = dir->mtime;
-	return 0;
 }
 
 static void detach_name(struct pool *p, struct node *n)
@@ -243,12 +317,8 @@ static void detach_name(struct pool *p, struct node *n)
 
 static void drop_all_holds(struct pool *p, struct node *n)
 {
-	(void)p;
-	while (n->holds) {
-		struct hold *h = n->holds;
-		hold_unlink(&n->holds, h);
-		free(h);
-	}
+	while (n->holds)
+		pool_hold_free(p, n, n->holds);
 	n->life.holds = 0;
 }
 
@@ -258,27 +328,84 @@ void pool_unlink(struct pool *p, struct node *n)
 	detach_name(p, n);
 }
 
-void pool_unlink_keep_holds(struct pool *p, struct node *n)
+int pool_move(struct pool *p, struct node *n, struct node *dir, const char *name,
+	      struct node *replaced)
 {
+	char *copy = pool_strdup(p, name);
+
+	if (!copy)
+		return -ENOMEM;
+	if (replaced)
+		pool_unlink(p, replaced);
 	detach_name(p, n);
+	attach_name(p, n, dir, copy);
+	pool_touch_ctime(n);
+	return 0;
 }
 
-static void free_xattrs(struct node *n)
+int pool_exchange(struct pool *p, struct node *a, struct node *b)
 {
-	while (n->xattrs) {
-		struct xattr *x = n->xattrs;
-		n->xattrs = x->next;
-		free(x->name);
-		free(x->value);
-		free(x);
+	struct node *a_dir = a->parent, *b_dir = b->parent;
+	char *a_name = pool_strdup(p, b->name), *b_name = pool_strdup(p, a->name);
+
+	if (!a_name || !b_name) {
+		free(a_name);
+		free(b_name);
+		return -ENOMEM;
 	}
-	n->xattr_bytes = 0;
+	detach_name(p, a);
+	detach_name(p, b);
+	attach_name(p, a, b_dir, a_name);
+	attach_name(p, b, a_dir, b_name);
+	pool_touch_ctime(a);
+	pool_touch_ctime(b);
+	return 0;
+}
+
+/* Free `n`'s xattrs and refund them to its owner. */
+static void free_xattrs(struct pool *p, struct node *n)
+{
+	meta_charge(p, n->uid, -xattr_total_cost(&n->xattrs));
+	xattr_clear(&n->xattrs);
+}
+
+int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void *value,
+		   size_t size, int flags)
+{
+	int64_t cost = xattr_set_cost(&n->xattrs, name, size), done = 0;
+	int r;
+
+	/* Charge first: a value the budget cannot pay for is refused before we hold it. */
+	if (cost > 0) {
+		r = meta_charge(p, n->uid, cost);
+		if (r < 0)
+			return r;
+	}
+	r = xattr_set(&n->xattrs, name, value, size, flags, POOL_XATTR_BYTES_MAX,
+		      xattr_alloc, p, &done);
+	/* Settle the difference between what was charged and what the change cost. */
+	meta_charge(p, n->uid, done - (cost > 0 ? cost : 0));
+	if (r == 0)
+		pool_touch_ctime(n);
+	return r;
+}
+
+int pool_xattr_remove(struct pool *p, struct node *n, const char *name)
+{
+	int64_t freed = 0;
+	int r = xattr_remove(&n->xattrs, name, &freed);
+
+	if (r == 0) {
+		meta_charge(p, n->uid, -freed);
+		pool_touch_ctime(n);
+	}
+	return r;
 }
 
 static void queue_inval(struct pool *p, uint64_t parent, const char *name)
 {
 	size_t len = strlen(name);
-	struct pending_inval *pi = malloc(sizeof(*pi) + len + 1);
+	struct pending_inval *pi = pool_alloc(p, sizeof(*pi) + len + 1);
 
 	if (!pi) {
 		/* Without the invalidation the kernel keeps a dead name until its timeout; opens
@@ -314,7 +441,10 @@ static void destroy(struct pool *p, struct node *n)
 		n->linger_due_ms = 0;
 		p->lingering--;
 	}
-	free_xattrs(n);
+	/* Normally an unlinked entry has no holds left (unlink drops them); drop any anyway,
+	 * here under the lock, so no source keeps a pointer to a node about to be freed. */
+	drop_all_holds(p, n);
+	free_xattrs(p, n);
 	n->life.removed = true;
 	if (lifetime_can_free(&n->life, n->nlookup)) {
 		ino_remove(p, n);
@@ -323,22 +453,28 @@ static void destroy(struct pool *p, struct node *n)
 	}
 }
 
-bool pool_held_above(const struct node *n)
+bool pool_held_above(const struct pool *p, const struct node *n)
 {
-	for (const struct node *a = n->parent; a; a = a->parent)
-		if (a->life.holds > 0)
-			return true;
+	for (const struct node *a = n->parent; a; a = a->parent) {
+		if (a->life.holds == 0)
+			continue;
+		for (const struct hold *h = a->holds; h; h = h->node_next)
+			if (access_hold_keeps(&p->policy, h->uid, n->uid))
+				return true;
+	}
 	return false;
 }
 
-static void linger_arm(struct pool *p, uint64_t due)
+/* Arm the linger timer for `due` (or earlier). 0 or -errno: without a timer the removal would
+ * never come, so the caller then removes at once. */
+static int linger_arm(struct pool *p, uint64_t due)
 {
 	struct itimerspec its = {0};
 	uint64_t now = pool_now_ms();
 	uint64_t in = due > now ? due - now : 1;
 
 	if (p->linger_timer_fd < 0)
-		return;
+		return -EBADF;
 	/* One timer for all: re-armed to the nearest due time each time a removal lingers; the
 	 * expiry handler re-arms for whatever is still pending. */
 	its.it_value.tv_sec = (time_t)(in / 1000);
@@ -348,19 +484,24 @@ static void linger_arm(struct pool *p, uint64_t due)
 	    (cur.it_value.tv_sec || cur.it_value.tv_nsec)) {
 		uint64_t cur_ms = (uint64_t)cur.it_value.tv_sec * 1000 + (uint64_t)cur.it_value.tv_nsec / 1000000;
 		if (cur_ms <= in)
-			return;
+			return 0;
 	}
-	timerfd_settime(p->linger_timer_fd, 0, &its, NULL);
+	if (timerfd_settime(p->linger_timer_fd, 0, &its, NULL) < 0) {
+		int r = -errno;
+		log_error("cannot arm the linger timer: %s; removing at once", strerror(-r));
+		return r;
+	}
+	return 0;
 }
 
 /* Apply the verdict to one node. Returns the parent that lost a child, if any. */
 static struct node *apply(struct pool *p, struct node *n)
 {
-	enum lifetime_verdict v = lifetime_decide(&n->life, pool_held_above(n));
+	enum lifetime_verdict v = lifetime_decide(&n->life, pool_held_above(p, n));
 	struct node *parent;
 
 	if (v == LIFETIME_KEEP) {
-		if (n->linger_due_ms && lifetime_in_use(&n->life, pool_held_above(n))) {
+		if (n->linger_due_ms && lifetime_in_use(&n->life, pool_held_above(p, n))) {
 			n->linger_due_ms = 0;
 			p->lingering--;
 		}
@@ -380,14 +521,15 @@ static struct node *apply(struct pool *p, struct node *n)
 			if (n->pending_open[i].tid && until > now && until > due)
 				due = until;
 		}
-		if (due > now) {
+		if (due > now && (due == n->linger_due_ms || linger_arm(p, due) == 0)) {
 			if (!n->linger_due_ms)
 				p->lingering++;
-			if (due != n->linger_due_ms) {
-				n->linger_due_ms = due;
-				linger_arm(p, due);
-			}
+			n->linger_due_ms = due;
 			return NULL;
+		}
+		if (n->linger_due_ms) {
+			n->linger_due_ms = 0;
+			p->lingering--;
 		}
 	}
 	parent = n->parent;
@@ -456,7 +598,7 @@ void pool_note_lookup(struct pool *p, struct node *n, pid_t tid)
 
 	/* Only lookups of an entry in use can race its last close. Lookups of an unused,
 	 * lingering entry are not noted, so polling for a name to vanish cannot keep it. */
-	if (n->is_dir || !lifetime_in_use(&n->life, pool_held_above(n)))
+	if (n->is_dir || !lifetime_in_use(&n->life, pool_held_above(p, n)))
 		return;
 	for (size_t i = 0; i < slots; i++) {
 		if (n->pending_open[i].tid == tid) {
@@ -481,7 +623,7 @@ void pool_note_open(struct pool *p, struct node *n, pid_t tid)
 
 static struct node *node_new(struct pool *p, bool is_dir, uid_t uid, gid_t gid, mode_t perm)
 {
-	struct node *n = calloc(1, sizeof(*n));
+	struct node *n = pool_alloc(p, sizeof(*n));
 
 	if (!n)
 		return NULL;
@@ -501,30 +643,30 @@ int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir,
 {
 	struct node *n;
 	struct user_usage *u;
-	int fd = -1, r;
+	char *copy;
+	int fd = -1;
 
 	u = user_usage(p, uid, true);
 	if (!u)
 		return -ENOMEM;
+	if (p->opts.max_user_entries && u->entries >= p->opts.max_user_entries)
+		return -EDQUOT;
 	n = node_new(p, is_dir, uid, gid, access_effective_mode(mode));
-	if (!n)
+	copy = pool_strdup(p, name);
+	if (!n || !copy) {
+		free(n);
+		free(copy);
 		return -ENOMEM;
+	}
 	if (!is_dir) {
 		fd = backing_create(&p->backing, n->ino);
 		if (fd < 0) {
+			free(copy);
 			free(n);
 			return fd;
 		}
 	}
-	r = pool_link(p, n, dir, name);
-	if (r < 0) {
-		if (fd >= 0) {
-			close(fd);
-			backing_unlink(&p->backing, n->ino);
-		}
-		free(n);
-		return r;
-	}
+	attach_name(p, n, dir, copy);
 	ino_insert(p, n);
 	p->entries++;
 	u->entries++;
@@ -548,6 +690,10 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st)
 			account(p, n, (uint64_t)st->st_size);
 		st->st_mode = S_IFREG | n->perm;
 		st->st_nlink = n->life.linked ? 1 : 0;
+		/* chmod, chown and xattrs change only the node: the later of the two ctimes. */
+		if (n->ctime.tv_sec > st->st_ctim.tv_sec ||
+		    (n->ctime.tv_sec == st->st_ctim.tv_sec && n->ctime.tv_nsec > st->st_ctim.tv_nsec))
+			st->st_ctim = n->ctime;
 	} else {
 		uint32_t subdirs = 0;
 		for (struct node *c = n->child_first; c; c = c->sib_next)
@@ -573,6 +719,18 @@ bool pool_may(struct pool *p, uid_t caller, const struct node *n)
 	if (n->ino == POOL_ROOT_INO)
 		return true; /* the shared root: everyone may look, list (filtered) and create */
 	return access_is_owner(&p->policy, caller, n->uid);
+}
+
+bool pool_may_change(struct pool *p, uid_t caller, const struct node *n)
+{
+	/* The root's uid is the pool's owner: only it (or root with root_exempt) may hold the
+	 * root, set its xattrs or change its attributes. */
+	return access_is_owner(&p->policy, caller, n->uid);
+}
+
+void pool_touch_ctime(struct node *n)
+{
+	set_now(&n->ctime);
 }
 
 void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n)
@@ -641,9 +799,11 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	return 0;
 }
 
+/* Free a node's memory. Its holds are gone already (destroy() drops them under the lock),
+ * except at unmount (pool_destroy), when no other thread runs. */
 static void free_node(struct node *n)
 {
-	free_xattrs(n);
+	xattr_clear(&n->xattrs);
 	while (n->holds) {
 		struct hold *h = n->holds;
 		hold_unlink(&n->holds, h);

@@ -16,21 +16,20 @@
 
 #include "access.h"
 #include "backing.h"
+#include "fault.h"
 #include "holds.h"
 #include "lifetime.h"
 #include "options.h"
+#include "xattrs.h"
 
 #define POOL_ROOT_INO 1
 #define POOL_NAME_MAX 255
 #define POOL_XATTR_BYTES_MAX ((size_t)64 * 1024)
 #define POOL_OPEN_GRACE_MS 500
-
-struct xattr {
-	struct xattr *next;
-	char *name;
-	void *value;
-	size_t size;
-};
+/* Holds one entry may carry (docs/interface.md, "Limits"): more gives ENOSPC. */
+#define POOL_HOLDS_PER_ENTRY_MAX 256
+/* The largest value getxattr can return (the kernel's XATTR_SIZE_MAX). */
+#define POOL_XATTR_VALUE_MAX ((size_t)64 * 1024)
 
 struct node {
 	uint64_t ino;
@@ -46,9 +45,9 @@ struct node {
 	struct node *sib_next, *sib_prev;
 	struct lifetime life;
 	uint64_t nlookup;             /* the kernel's references (LOOKUP replies minus FORGETs) */
-	struct timespec atime, mtime, ctime; /* folders only; files use the backing file's */
-	struct xattr *xattrs;
-	size_t xattr_bytes;
+	struct timespec atime, mtime;  /* folders only; files use the backing file's */
+	struct timespec ctime;        /* folders; files: the last change the backing file did not see */
+	struct xattr_list xattrs;
 	struct hold *holds;
 	uint64_t reserved;            /* bytes counted against the quotas (files) */
 	uint64_t linger_due_ms;       /* monotonic ms when a lingering removal is due, 0 if none */
@@ -67,6 +66,7 @@ struct user_usage {
 	uid_t uid;
 	uint64_t entries;
 	uint64_t bytes;
+	uint64_t meta;                /* daemon memory for the user's xattrs and hold records */
 	struct user_usage *next;
 };
 
@@ -103,6 +103,7 @@ struct pool {
 	struct pending_inval *inval_head, **inval_tail;
 	uint64_t entries;             /* live files and folders, root excluded */
 	uint64_t bytes;               /* sum of `reserved` */
+	uint64_t meta;                /* sum of the users' `meta` */
 	struct user_usage *users;
 	struct hold_source *sources;
 	struct handle_link dir_handles;  /* open folder handles (sentinel), freed at unmount */
@@ -120,6 +121,7 @@ struct pool {
 	const char *mountpoint;
 	void *session;                /* struct fuse_session *, to stop the loop from INIT */
 	const char *init_error;       /* why INIT refused the requested data path */
+	struct fault_state fault;     /* test-only fault injection (fault.h); inert otherwise */
 	/* log_denied rate limit */
 	long denied_window;
 	int denied_count;
@@ -132,20 +134,28 @@ void pool_lock(struct pool *p);
 /* Unlocks, then queues invalidations and frees forgotten nodes. */
 void pool_unlock(struct pool *p);
 
+/* Allocations of pool state: zeroed; NULL when out of memory (or an injected fault). */
+void *pool_alloc(struct pool *p, size_t size);
+char *pool_strdup(struct pool *p, const char *s);
+
 struct node *pool_node(struct pool *p, uint64_t ino);      /* NULL if unknown */
 struct node *pool_child(struct pool *p, struct node *dir, const char *name);
 
 /* Create a file or folder under `dir` (checks done by the caller). For files, *fd_out (if not
- * NULL) gets an O_RDWR fd of the new backing file, else it is closed. */
+ * NULL) gets an O_RDWR fd of the new backing file, else it is closed. -EDQUOT past the
+ * creator's max_user_entries. */
 int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir, uid_t uid,
 		gid_t gid, mode_t mode, struct node **out, int *fd_out);
 
 /* Remove `n`'s name from the tree (unlink/rmdir/rename-over); drops its holds. */
 void pool_unlink(struct pool *p, struct node *n);
-/* Remove `n`'s name but keep its holds (the two halves of a rename). */
-void pool_unlink_keep_holds(struct pool *p, struct node *n);
-/* Give `n` the name `name` in `dir` (it must have none). */
-int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name);
+/* rename: give linked `n` the name `name` in `dir`, keeping its holds; `replaced` (if not
+ * NULL) is the entry there now, which is unlinked (pool_unlink) in the same step. All or
+ * nothing: 0, or -ENOMEM with nothing changed. The caller rechecks `replaced`. */
+int pool_move(struct pool *p, struct node *n, struct node *dir, const char *name,
+	      struct node *replaced);
+/* RENAME_EXCHANGE: swap the names of two linked entries. 0 or -ENOMEM with nothing changed. */
+int pool_exchange(struct pool *p, struct node *a, struct node *b);
 
 /* Apply the lifetime verdict to `n`, then to each folder above it that lost a child. */
 void pool_recheck(struct pool *p, struct node *n);
@@ -160,9 +170,17 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count);
 void pool_note_lookup(struct pool *p, struct node *n, pid_t tid);
 void pool_note_open(struct pool *p, struct node *n, pid_t tid);
 
-bool pool_held_above(const struct node *n);
+/* Is `n` kept by a hold on a folder above it? Only holds whose owner may access `n` count. */
+bool pool_held_above(const struct pool *p, const struct node *n);
 /* Fill a stat for `n` (files: from the backing file). */
 int pool_stat(struct pool *p, struct node *n, struct stat *st);
+/* An attribute of `n` changed (chmod, chown, times, size, xattrs): its ctime is now. */
+void pool_touch_ctime(struct node *n);
+
+/* user.* xattrs of `n`, charged to its owner's max_user_meta (-EDQUOT past it). */
+int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void *value,
+		   size_t size, int flags);
+int pool_xattr_remove(struct pool *p, struct node *n, const char *name);
 
 /* Quotas: account for `n` growing (or shrinking) to `new_size` bytes. -ENOSPC / -EDQUOT. */
 int pool_reserve(struct pool *p, struct node *n, uint64_t new_size);
@@ -174,14 +192,33 @@ void pool_refresh_usage(struct pool *p);
 int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_pid,
 	      const struct hold_request *req);
 int pool_release_holds(struct pool *p, struct node *n, uid_t uid);   /* -ENODATA if none */
+/* Charge one hold record to `uid`'s max_user_meta (-EDQUOT), and the inverse: unlink `h` from
+ * `n` and its source, refund it and free it. */
+int pool_hold_charge(struct pool *p, uid_t uid);
+void pool_hold_refund(struct pool *p, uid_t uid);
+void pool_hold_free(struct pool *p, struct node *n, struct hold *h);
 /* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
 void pool_source_ended(struct pool *p, struct hold_source *src);
 
-/* user.poolfs.refs and user.poolfs.stat texts; return length or negative errno. */
-int pool_refs_text(struct pool *p, struct node *n, char *buf, size_t len);
+/* The user.poolfs.refs text of `n` in a new buffer (free() it), at most POOL_XATTR_VALUE_MAX
+ * bytes: when the hold lines would not fit, the last ones give way to "more N". Returns the
+ * length or a negative errno. */
+int pool_refs_text(struct pool *p, struct node *n, char **out);
+/* user.poolfs.stat; returns length or negative errno. */
 int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len);
+/* A user's usage (zeroes if it has none), for statfs. */
+struct user_usage pool_user_usage(struct pool *p, uid_t uid);
 
+#ifdef POOLFS_FAULT_INJECTION
+/* Check every invariant of the node table, counters, names and holds: 0 and "ok\n" in buf, or
+ * -EUCLEAN and a line naming the first one broken (pool_check.c, fault builds only). */
+int pool_check(struct pool *p, char *buf, size_t len);
+#endif
+
+/* May `caller` look at / use `n` (everyone may use the shared root)? */
 bool pool_may(struct pool *p, uid_t caller, const struct node *n);
+/* May `caller` change `n` itself (attributes, xattrs, holds)? The root only by its owner. */
+bool pool_may_change(struct pool *p, uid_t caller, const struct node *n);
 void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n);
 
 uint64_t pool_now_ms(void);

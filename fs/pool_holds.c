@@ -2,6 +2,7 @@
  * names, watching it (pidfd, cgroup.events), ending holds when it goes — and the two read-only
  * texts user.poolfs.refs and user.poolfs.stat. The hold records themselves live in holds.c. */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -186,7 +187,7 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 			return 0;
 		}
 	}
-	s = calloc(1, sizeof(*s));
+	s = pool_alloc(p, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->kind = kind;
@@ -194,7 +195,7 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 	s->fd = -1;
 	if (kind == HOLD_CGROUP) {
 		char path[8192];
-		s->cgroup = strdup(cg);
+		s->cgroup = pool_strdup(p, cg);
 		s->fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 		if (!s->cgroup || s->fd < 0) {
 			r = s->cgroup ? -errno : -ENOMEM;
@@ -245,9 +246,7 @@ void pool_source_ended(struct pool *p, struct hold_source *src)
 		struct node *n = h->node;
 		next = h->src_next;
 		h->src = NULL;
-		hold_unlink(&n->holds, h);
-		free(h);
-		n->life.holds--;
+		pool_hold_free(p, n, h);
 		/* Nodes are only freed in pool_unlock(), so n stays valid through the recheck. */
 		pool_recheck_subtree(p, n);
 	}
@@ -301,16 +300,36 @@ static void hold_poll_fired(void *ctx, int fd)
 	pool_unlock(p);
 }
 
+static int take_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
+		     const struct hold_request *req);
+
 int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
 	      const struct hold_request *req)
+{
+	int r;
+
+	if (!p->watch && req->kind != HOLD_PIN)
+		return -EOPNOTSUPP;
+	if (n->life.holds >= POOL_HOLDS_PER_ENTRY_MAX)
+		return -ENOSPC;
+	r = pool_hold_charge(p, uid);
+	if (r < 0)
+		return r;
+	r = take_hold(p, n, uid, caller_tid, req);
+	if (r < 0)
+		pool_hold_refund(p, uid);
+	return r;
+}
+
+/* pool_hold() once the hold is paid for: find and watch its source, link the record. */
+static int take_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
+		     const struct hold_request *req)
 {
 	struct hold_source *src = NULL;
 	struct hold *h;
 	pid_t pid;
 	int r;
 
-	if (!p->watch && req->kind != HOLD_PIN)
-		return -EOPNOTSUPP;
 	switch (req->kind) {
 	case HOLD_PIN:
 		break;
@@ -358,9 +377,9 @@ int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
 	default:
 		return -EINVAL;
 	}
-	h = calloc(1, sizeof(*h));
+	h = pool_alloc(p, sizeof(*h));
 	if (!h)
-		return -ENOMEM;
+		return -ENOMEM; /* a new source without holds goes when its process or group ends */
 	h->node = n;
 	h->uid = uid;
 	h->src = src;
@@ -383,9 +402,7 @@ int pool_release_holds(struct pool *p, struct node *n, uid_t uid)
 		next = h->node_next;
 		if (h->uid != uid && !(uid == 0 && p->policy.root_exempt))
 			continue;
-		hold_unlink(&n->holds, h);
-		free(h);
-		n->life.holds--;
+		pool_hold_free(p, n, h);
 		dropped++;
 	}
 	if (!dropped)
@@ -394,54 +411,83 @@ int pool_release_holds(struct pool *p, struct node *n, uid_t uid)
 	return 0;
 }
 
-int pool_refs_text(struct pool *p, struct node *n, char *buf, size_t len)
+/* Appends to a growing text; -ERANGE once it would pass `cap`. */
+struct text {
+	char *buf;
+	size_t used, cap;
+};
+
+static int text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int text_add(struct text *t, const char *fmt, ...)
 {
-	size_t used = 0;
+	va_list ap;
 	int w;
 
-	(void)p;
-#define EMIT(...)                                                        \
-	do {                                                             \
-		w = snprintf(buf + used, len - used, __VA_ARGS__);       \
-		if (w < 0 || (size_t)w >= len - used)                    \
-			return -ERANGE;                                  \
-		used += (size_t)w;                                       \
-	} while (0)
-	EMIT("opens %u\n", n->life.opens);
-	EMIT("mapped %s\n", n->life.maybe_mapped ? "yes" : "no");
-	if (n->is_dir)
-		EMIT("children %u\n", n->life.children);
-	EMIT("holds %u\n", n->life.holds);
-	for (struct hold *h = n->holds; h; h = h->node_next) {
+	va_start(ap, fmt);
+	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt, ap);
+	va_end(ap);
+	if (w < 0 || (size_t)w >= t->cap - t->used)
+		return -ERANGE;
+	t->used += (size_t)w;
+	return 0;
+}
+
+int pool_refs_text(struct pool *p, struct node *n, char **out)
+{
+	/* Room kept for the closing "more N" line when the holds do not all fit. */
+	const size_t reserve = 32;
+	struct text t = {.buf = pool_alloc(p, POOL_XATTR_VALUE_MAX), .cap = POOL_XATTR_VALUE_MAX - reserve};
+	uint32_t shown = 0;
+	int r;
+
+	if (!t.buf)
+		return -ENOMEM;
+	r = text_add(&t, "opens %u\nmapped %s\n", n->life.opens, n->life.maybe_mapped ? "yes" : "no");
+	if (r == 0 && n->is_dir)
+		r = text_add(&t, "children %u\n", n->life.children);
+	if (r == 0)
+		r = text_add(&t, "holds %u\n", n->life.holds);
+	for (struct hold *h = n->holds; h && r == 0; h = h->node_next) {
 		char scope[4200];
 		if (hold_format_scope(h, scope, sizeof(scope)) < 0)
 			snprintf(scope, sizeof(scope), "?");
-		EMIT("hold %s uid=%u\n", scope, (unsigned)h->uid);
+		if (text_add(&t, "hold %s uid=%u\n", scope, (unsigned)h->uid) < 0)
+			break;
+		shown++;
 	}
-	return (int)used;
+	if (r == 0 && shown < n->life.holds) {
+		t.cap += reserve;
+		r = text_add(&t, "more %u\n", n->life.holds - shown);
+	}
+	if (r < 0) {
+		free(t.buf);
+		return r;
+	}
+	*out = t.buf;
+	return (int)t.used;
 }
 
 int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len)
 {
-	size_t used = 0;
-	int w;
+	struct text t = {.buf = buf, .cap = len};
+	int r;
 
 	pool_refresh_usage(p);
-	EMIT("entries %" PRIu64 "\n", p->entries);
-	EMIT("bytes %" PRIu64 "\n", p->bytes);
-	EMIT("max_size %" PRIu64 "\n", p->opts.max_size);
-	EMIT("max_user_size %" PRIu64 "\n", p->opts.max_user_size);
-	EMIT("datapath %s\n", p->dp ? p->dp->name : "none");
-	for (struct user_usage *u = p->users; u; u = u->next) {
+	r = text_add(&t, "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64 "\n"
+		     "max_size %" PRIu64 "\nmax_user_size %" PRIu64 "\nmax_user_entries %" PRIu64 "\n"
+		     "max_user_meta %" PRIu64 "\ndatapath %s\n",
+		     p->entries, p->bytes, p->meta, p->opts.max_size, p->opts.max_user_size,
+		     p->opts.max_user_entries, p->opts.max_user_meta, p->dp ? p->dp->name : "none");
+	for (struct user_usage *u = p->users; u && r == 0; u = u->next) {
 		if (caller != 0 && u->uid != caller)
 			continue;
-		if (!u->entries && !u->bytes)
+		if (!u->entries && !u->bytes && !u->meta)
 			continue;
-		EMIT("user %u entries %" PRIu64 " bytes %" PRIu64 "\n", (unsigned)u->uid, u->entries,
-		     u->bytes);
+		r = text_add(&t, "user %u entries %" PRIu64 " bytes %" PRIu64 " meta %" PRIu64 "\n",
+			     (unsigned)u->uid, u->entries, u->bytes, u->meta);
 	}
-#undef EMIT
-	return (int)used;
+	return r < 0 ? r : (int)t.used;
 }
 
 int pool_find_cgroup2_root(char *buf, size_t len)

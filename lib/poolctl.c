@@ -327,13 +327,21 @@ static int cmd_stat(int argc, char **argv)
 	printf("%-14s %llu\n", "entries", (unsigned long long)u.entries);
 	print_size_line("bytes", u.bytes, false);
 	print_size_line("max_size", u.max_size, true);
+	print_size_line("meta", u.meta, false);
 	print_size_line("max_user_size", u.max_user_size, true);
+	print_size_line("max_user_meta", u.max_user_meta, true);
+	if (u.max_user_entries)
+		printf("%-14s %llu\n", "max_user_entries", (unsigned long long)u.max_user_entries);
+	else
+		printf("%-14s unlimited\n", "max_user_entries");
 	for (unsigned k = 0; k < u.nlisted; k++) {
-		char h[32];
+		char h[32], m[32];
 		human_size(u.users[k].bytes, h, sizeof h);
+		human_size(u.users[k].meta, m, sizeof m);
 		printf("%-14s ", "user");
 		print_uid(u.users[k].uid);
-		printf(": %llu entries, %s\n", (unsigned long long)u.users[k].entries, h);
+		printf(": %llu entries, %s, %s metadata\n", (unsigned long long)u.users[k].entries,
+		       h, m);
 	}
 	if (u.nusers > u.nlisted)
 		printf("%-14s ... %u more not listed\n", "user", u.nusers - u.nlisted);

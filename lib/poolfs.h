@@ -108,13 +108,17 @@ struct poolfs_user_usage {
 	uid_t uid;
 	uint64_t entries;        /* this user's files and folders */
 	uint64_t bytes;          /* bytes reserved for them in the backing store */
+	uint64_t meta;           /* daemon memory for their xattrs and holds (0 from older daemons) */
 };
 
 struct poolfs_usage {
 	uint64_t entries;        /* files and folders in the pool (all users) */
 	uint64_t bytes;          /* bytes reserved in the backing store (all users) */
 	uint64_t max_size;       /* pool quota in bytes, 0 if unlimited */
-	uint64_t max_user_size;  /* per-user quota in bytes, 0 if unlimited */
+	uint64_t max_user_size;  /* per-user quota in bytes (data and metadata), 0 if unlimited */
+	uint64_t meta;           /* daemon memory for xattrs and holds (all users) */
+	uint64_t max_user_entries; /* files and folders per user, 0 if unlimited */
+	uint64_t max_user_meta;  /* xattr and hold memory per user in bytes, 0 if unlimited */
 	char datapath[32];       /* "pagecache" or "passthrough" (NUL-terminated) */
 	unsigned nusers;         /* number of per-user lines the daemon sent (only the caller's own
 	                          * unless the caller is root) */

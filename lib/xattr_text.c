@@ -240,15 +240,25 @@ int refs_parse(const char *text, size_t len, struct poolfs_refs *out)
 
 enum { S_ENTRIES = 1, S_BYTES = 2, S_MAX = 4, S_MAXUSER = 8, S_DATAPATH = 16 };
 
-/* "UID entries N bytes N" */
+/* "UID entries N bytes N" then, from newer daemons, more "key N" pairs ("meta N"); unknown
+ * pairs are skipped so later daemons can add some. */
 static int parse_user(struct span v, struct poolfs_user_usage *u)
 {
 	struct span uid = next_word(&v), k1 = next_word(&v), n1 = next_word(&v), k2 = next_word(&v);
-	struct span n2 = v;
+	struct span n2 = next_word(&v);
 
+	memset(u, 0, sizeof *u);
 	if (!parse_uid(uid, &u->uid) || !span_eq(k1, "entries") || !parse_u64(n1, &u->entries) ||
 	    !span_eq(k2, "bytes") || !parse_u64(n2, &u->bytes))
 		return -EPROTO;
+	while (v.n > 0) {
+		struct span key = next_word(&v), num = next_word(&v);
+		uint64_t n;
+		if (key.n == 0 || !parse_u64(num, &n))
+			return -EPROTO;
+		if (span_eq(key, "meta"))
+			u->meta = n;
+	}
 	return 0;
 }
 
@@ -281,6 +291,12 @@ int usage_parse(const char *text, size_t len, struct poolfs_usage *out)
 		} else if (span_eq(key, "max_user_size")) {
 			bit = S_MAXUSER;
 			ok = parse_u64(v, &u.max_user_size);
+		} else if (span_eq(key, "meta")) {
+			ok = parse_u64(v, &u.meta);
+		} else if (span_eq(key, "max_user_entries")) {
+			ok = parse_u64(v, &u.max_user_entries);
+		} else if (span_eq(key, "max_user_meta")) {
+			ok = parse_u64(v, &u.max_user_meta);
 		} else if (span_eq(key, "datapath")) {
 			bit = S_DATAPATH;
 			ok = v.n > 0 && v.n < sizeof u.datapath && !memchr(v.s, ' ', v.n);

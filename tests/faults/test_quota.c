@@ -471,7 +471,7 @@ static int other_fills_quota_steps(const struct pool_fixture *p, char *buf)
 	for (char *c = stat_buf; *c; c++)
 		if (*c == '|')
 			*c = '\n';
-	USER_TRUE(13, strstr(stat_buf, "user 65534 entries 1 bytes 16777216\n") != NULL);
+	USER_TRUE(13, strstr(stat_buf, "user 65534 entries 1 bytes 16777216 meta 0\n") != NULL);
 	USER_TRUE(14, strstr(stat_buf, "user 0 ") == NULL);
 	USER_TRUE(15, strstr(stat_buf, "max_user_size 16777216\n") != NULL);
 	USER_OK(16, close(fd));
