@@ -1250,7 +1250,7 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 	}
 	*r = strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_report(&p->fault, *out, 4096)
 						   : pool_check(p, *out, 4096);
-	if (*r == -EUCLEAN)
+	if (*r == 0 || *r == -EUCLEAN)
 		*r = (int)strlen(*out); /* a broken invariant is reported as text, not an error */
 	return 1;
 }

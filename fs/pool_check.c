@@ -82,7 +82,8 @@ static int check_links(struct check *c, struct node *n)
 		if (h->src && h->src->ended)
 			return fail(c, "inode %" PRIu64 ": a hold of an ended source\n", n->ino);
 	}
-	if (n->life.linked != (n->name != NULL) || (n->parent == NULL) != (n->name == NULL))
+	if (n->ino != POOL_ROOT_INO &&
+	    (n->life.linked != (n->name != NULL) || (n->parent == NULL) != (n->name == NULL)))
 		return fail(c, "inode %" PRIu64 ": linked flag, name and parent disagree\n", n->ino);
 	return 0;
 }

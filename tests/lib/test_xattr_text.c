@@ -264,6 +264,26 @@ static void test_usage_valid(void **state)
 	assert_int_equal(u.users[1].uid, 0);
 	assert_int_equal(u.users[1].bytes, 536870912ull);
 
+	/* today's daemon: metadata usage and the per-user limits, a meta key on user lines, and
+	 * a key a later daemon may add, which is skipped */
+	static const char current[] = "entries 3\nbytes 10\nmeta 144\nmax_size 0\n"
+	                              "max_user_size 0\nmax_user_entries 1048576\n"
+	                              "max_user_meta 67108864\ndatapath pagecache\n"
+	                              "user 7 entries 3 bytes 10 meta 144 later 5\n";
+	assert_int_equal(usage_str(current, &u), 0);
+	assert_int_equal(u.meta, 144);
+	assert_int_equal(u.max_user_entries, 1048576);
+	assert_int_equal(u.max_user_meta, 67108864);
+	assert_int_equal(u.nlisted, 1);
+	assert_int_equal(u.users[0].entries, 3);
+	assert_int_equal(u.users[0].bytes, 10);
+	assert_int_equal(u.users[0].meta, 144);
+	/* but a key without its number, or a number that is not one, is malformed */
+	assert_int_equal(usage_str("entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n"
+	                           "datapath x\nuser 1 entries 1 bytes 1 meta\n", &u), -EPROTO);
+	assert_int_equal(usage_str("entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n"
+	                           "datapath x\nuser 1 entries 1 bytes 1 meta -3\n", &u), -EPROTO);
+
 	/* no users at all, an unknown key, no final newline, a trailing NUL */
 	static const char minimal[] = "datapath passthrough\nentries 0\nbytes 0\nmax_size 1\n"
 	                              "linger 0.5\nmax_user_size 2";

@@ -259,6 +259,67 @@ static void mask_exhaustive(void **state)
 		}
 }
 
+/* ---- setattr and holds (access_check_setattr, access_hold_keeps) ---- */
+
+/* One row per case: who changes what of whose entry, through a handle or not, and the answer
+ * a local filesystem gives. */
+static void setattr_table(void **state)
+{
+	(void)state;
+	enum { OWNER = 1000, OTHER = 2000 };
+	static const struct {
+		bool root_exempt;
+		uid_t caller;
+		unsigned what;
+		bool via_handle;
+		int want;
+	} rows[] = {
+		{false, OWNER, ACCESS_ATTR_MODE, false, 0},
+		{false, OWNER, ACCESS_ATTR_OWNER, false, 0},
+		{false, OWNER, ACCESS_ATTR_TIMES, false, 0},
+		{false, OWNER, ACCESS_ATTR_TIMES_NOW, false, 0},
+		{false, OWNER, ACCESS_ATTR_SIZE, false, 0},
+		{false, OTHER, ACCESS_ATTR_MODE, false, -EPERM},
+		{false, OTHER, ACCESS_ATTR_MODE, true, -EPERM},
+		{false, OTHER, ACCESS_ATTR_OWNER, false, -EPERM},
+		{false, OTHER, ACCESS_ATTR_TIMES, false, -EPERM},
+		{false, OTHER, ACCESS_ATTR_TIMES | ACCESS_ATTR_TIMES_NOW, false, -EPERM},
+		{false, OTHER, ACCESS_ATTR_TIMES_NOW, false, -EACCES},
+		{false, OTHER, ACCESS_ATTR_TIMES_NOW, true, -EACCES},
+		{false, OTHER, ACCESS_ATTR_SIZE, false, -EACCES},
+		{false, OTHER, ACCESS_ATTR_SIZE, true, 0},   /* ftruncate on a passed fd */
+		{false, OTHER, ACCESS_ATTR_SIZE | ACCESS_ATTR_MODE, true, -EPERM},
+		{false, OTHER, 0, false, 0},
+		{false, 0, ACCESS_ATTR_MODE, false, -EPERM},  /* root is not exempt by default */
+		{false, 0, ACCESS_ATTR_TIMES_NOW, false, -EACCES},
+		{true, 0, ACCESS_ATTR_MODE | ACCESS_ATTR_TIMES | ACCESS_ATTR_SIZE, false, 0},
+		{true, OTHER, ACCESS_ATTR_MODE, false, -EPERM},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct access_policy p = {.root_exempt = rows[i].root_exempt};
+		int r = access_check_setattr(&p, rows[i].caller, OWNER, rows[i].what,
+					     rows[i].via_handle);
+		if (r != rows[i].want)
+			fail_msg("row %zu: got %d, want %d", i, r, rows[i].want);
+	}
+}
+
+static void hold_keeps_only_what_the_holder_may_access(void **state)
+{
+	(void)state;
+	struct access_policy strict = {.root_exempt = false}, exempt = {.root_exempt = true};
+
+	assert_true(access_hold_keeps(&strict, 1000, 1000));
+	assert_false(access_hold_keeps(&strict, 1000, 2000));
+	/* root's hold on the shared root does not keep users' entries... */
+	assert_false(access_hold_keeps(&strict, 0, 1000));
+	assert_true(access_hold_keeps(&strict, 0, 0));
+	/* ...unless root may access them anyway. */
+	assert_true(access_hold_keeps(&exempt, 0, 1000));
+	assert_false(access_hold_keeps(&exempt, 1000, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +343,8 @@ int main(void)
 		cmocka_unit_test(mask_each_bit_alone),
 		cmocka_unit_test(mask_ignores_group_other_bits),
 		cmocka_unit_test(mask_exhaustive),
+		cmocka_unit_test(setattr_table),
+		cmocka_unit_test(hold_keeps_only_what_the_holder_may_access),
 	};
 
 	return cmocka_run_group_tests_name("access", tests, NULL, NULL);

@@ -32,6 +32,8 @@ static void assert_same_options(const struct pool_options *a, const struct pool_
 	assert_int_equal(a->linger_ms, b->linger_ms);
 	assert_int_equal(a->max_size, b->max_size);
 	assert_int_equal(a->max_user_size, b->max_user_size);
+	assert_int_equal(a->max_user_entries, b->max_user_entries);
+	assert_int_equal(a->max_user_meta, b->max_user_meta);
 	assert_int_equal(a->root_exempt, b->root_exempt);
 	assert_int_equal(a->allow_other, b->allow_other);
 	assert_int_equal(a->backing_given, b->backing_given);
@@ -70,6 +72,9 @@ static void defaults(void **state)
 	assert_int_equal(o.linger_ms, 0);
 	assert_int_equal(o.max_size, 0);
 	assert_int_equal(o.max_user_size, 0);
+	/* One user cannot make the daemon hold unbounded memory by default. */
+	assert_int_equal(o.max_user_entries, 1ull << 20);
+	assert_int_equal(o.max_user_meta, 64ull << 20);
 	assert_false(o.root_exempt);
 	assert_false(o.allow_other);
 	assert_false(o.backing_given);
@@ -615,6 +620,44 @@ static void max_size_bad_values(void **state)
 	assert_int_equal(o.max_size, 1024);
 }
 
+/* max_user_entries and max_user_meta: one row per item, with what it must leave in the field
+ * (a refused item leaves the previous value). */
+static void user_limits_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *item;
+		int result;
+		uint64_t entries, meta;
+	} rows[] = {
+		{"max_user_entries=1000", 1, 1000, 64ull << 20},
+		{"max_user_entries=4k", 1, 4096, 64ull << 20},
+		{"max_user_entries=0", 1, 0, 64ull << 20},
+		{"max_user_meta=1M", 1, 0, 1ull << 20},
+		{"max_user_meta=0", 1, 0, 0},
+		{"max_user_meta=512", 1, 0, 512},
+		{"max_user_entries=-1", -EINVAL, 0, 512},
+		{"max_user_entries=", -EINVAL, 0, 512},
+		{"max_user_entries=1.5", -EINVAL, 0, 512},
+		{"max_user_meta=12X", -EINVAL, 0, 512},
+		{"max_user_meta=99999999999999999999", -ERANGE, 0, 512},
+		{"max_user_meta", 0, 0, 512},  /* no value: not ours, goes on to FUSE (which refuses) */
+	};
+	struct pool_options o = fresh();
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *why = NULL;
+		int r = options_apply(&o, rows[i].item, &why);
+		if (r != rows[i].result || o.max_user_entries != rows[i].entries ||
+		    o.max_user_meta != rows[i].meta)
+			fail_msg("row %zu '%s': got %d entries %llu meta %llu", i, rows[i].item, r,
+				 (unsigned long long)o.max_user_entries,
+				 (unsigned long long)o.max_user_meta);
+		if (r < 0 && (!why || !strstr(why, "max_user_")))
+			fail_msg("row %zu '%s': the reason does not name the option", i, rows[i].item);
+	}
+}
+
 /* ---- flags and what goes on to FUSE --------------------------------------------------------- */
 
 static void root_exempt_flag(void **state)
@@ -754,6 +797,7 @@ int main(void)
 		cmocka_unit_test(size_blanks_refused),
 		cmocka_unit_test(max_size_options),
 		cmocka_unit_test(max_size_bad_values),
+		cmocka_unit_test(user_limits_table),
 		cmocka_unit_test(root_exempt_flag),
 		cmocka_unit_test(allow_other_noted_and_passed_on),
 		cmocka_unit_test(unknown_options_passed_on),

@@ -1,0 +1,378 @@
+/* Fault simulation, SQLite's faultsim habit, against a real pool run by poolfs-faultsim (the
+ * daemon with fs/fault.h compiled in; never installed).
+ *
+ * Each operation (open, create, mkdir, rename, setxattr, hold, listing) runs again and again
+ * with the Nth daemon allocation failing, N = 1, 2, ... until it completes without reaching
+ * the fault; then the same with the Nth reply lost (as when the caller is killed before the
+ * reply arrives). After every run:
+ *   - the operation succeeded or failed cleanly (ENOMEM for an allocation, EIO for a lost
+ *     reply), never with another errno, a hang or a dead daemon;
+ *   - user.poolfs.debug.check finds every invariant of the node table, names, counters and
+ *     holds intact;
+ *   - once the test undoes the operation, the pool holds exactly what it held before (entries,
+ *     metadata, backing files): nothing leaked.
+ * The daemon must exit cleanly at unmount, which under the sanitizer build also means
+ * LeakSanitizer found nothing. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <sys/xattr.h>
+
+#define MAX_FAULT_POINTS 200
+
+struct ctx {
+	struct pool_fixture *p;
+	char mnt[PATH_MAX];
+	char base[PATH_MAX];      /* a pinned folder the operations work in */
+	char existing[PATH_MAX];  /* base/existing: a file kept by the folder's pin */
+	char fresh[PATH_MAX];     /* base/fresh: what create/mkdir/rename make */
+	char victim[PATH_MAX];    /* base/victim: what rename replaces */
+};
+
+struct op {
+	const char *name;
+	void (*prepare)(const struct ctx *c);  /* before arming; may be NULL */
+	int (*run)(const struct ctx *c);       /* 0 or -errno */
+	void (*undo)(const struct ctx *c);     /* back to the state before prepare */
+};
+
+/* ---- the operations ---- */
+
+static int ret(int r)
+{
+	return r < 0 ? -errno : 0;
+}
+
+static int run_create(const struct ctx *c)
+{
+	int fd = open(c->fresh, O_RDWR | O_CREAT | O_EXCL, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "0123456789", 10) != 10) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return ret(close(fd));
+}
+
+static void undo_fresh_file(const struct ctx *c)
+{
+	if (unlink(c->fresh) < 0 && errno != ENOENT)
+		fail_msg("unlink %s: %s", c->fresh, errname(errno));
+}
+
+static int run_open(const struct ctx *c)
+{
+	int fd = open(c->existing, O_RDWR);
+
+	if (fd < 0)
+		return -errno;
+	return ret(close(fd));
+}
+
+static void undo_nothing(const struct ctx *c)
+{
+	(void)c;
+}
+
+static int run_mkdir(const struct ctx *c)
+{
+	return ret(mkdir(c->fresh, 0700));
+}
+
+static void undo_fresh_dir(const struct ctx *c)
+{
+	if (rmdir(c->fresh) < 0 && errno != ENOENT)
+		fail_msg("rmdir %s: %s", c->fresh, errname(errno));
+}
+
+static void make_victim(const struct ctx *c)
+{
+	int fd = open(c->victim, O_RDWR | O_CREAT | O_EXCL, 0600);
+
+	CHECK(fd);
+	CHECK(close(fd));
+	/* Like `existing`, kept by the folder's pin alone, so undoing an exchange is unlinking
+	 * whichever file then has this name. */
+	if (removexattr(c->victim, "user.poolfs.hold") < 0 && errno != ENODATA)
+		fail_msg("removexattr %s: %s", c->victim, errname(errno));
+}
+
+static int run_rename_over(const struct ctx *c)
+{
+	return ret(rename(c->existing, c->victim));
+}
+
+/* Put `existing` back under its name and drop the victim, whichever way the rename went. */
+static void undo_rename_over(const struct ctx *c)
+{
+	struct stat st;
+
+	if (stat(c->existing, &st) < 0) {
+		CHECK(rename(c->victim, c->existing));
+		return;
+	}
+	if (unlink(c->victim) < 0 && errno != ENOENT)
+		fail_msg("unlink %s: %s", c->victim, errname(errno));
+}
+
+static int run_rename_exchange(const struct ctx *c)
+{
+	return ret(renameat2(AT_FDCWD, c->existing, AT_FDCWD, c->victim, RENAME_EXCHANGE));
+}
+
+static void undo_rename_exchange(const struct ctx *c)
+{
+	/* Exchanged or not, both names exist: the victim name goes, whichever file it is now. */
+	if (unlink(c->victim) < 0)
+		fail_msg("unlink %s: %s", c->victim, errname(errno));
+}
+
+static int run_setxattr(const struct ctx *c)
+{
+	char value[200];
+
+	memset(value, 'x', sizeof(value));
+	return ret(setxattr(c->existing, "user.fault", value, sizeof(value), 0));
+}
+
+static void undo_setxattr(const struct ctx *c)
+{
+	if (removexattr(c->existing, "user.fault") < 0 && errno != ENODATA)
+		fail_msg("removexattr user.fault: %s", errname(errno));
+}
+
+static int run_hold(const struct ctx *c)
+{
+	return ret(setxattr(c->existing, "user.poolfs.hold", "process", 7, 0));
+}
+
+static void undo_hold(const struct ctx *c)
+{
+	if (removexattr(c->existing, "user.poolfs.hold") < 0 && errno != ENODATA)
+		fail_msg("removexattr user.poolfs.hold: %s", errname(errno));
+}
+
+static int run_list(const struct ctx *c)
+{
+	DIR *d = opendir(c->base);
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	errno = 0;
+	while (readdir(d))
+		n++;
+	if (errno) {
+		int e = errno;
+		closedir(d);
+		return -e;
+	}
+	closedir(d);
+	return n >= 3 ? 0 : -EPROTO; /* ".", "..", existing */
+}
+
+static const struct op ops[] = {
+	{"create", NULL, run_create, undo_fresh_file},
+	{"open", NULL, run_open, undo_nothing},
+	{"mkdir", NULL, run_mkdir, undo_fresh_dir},
+	{"rename over", make_victim, run_rename_over, undo_rename_over},
+	{"rename exchange", make_victim, run_rename_exchange, undo_rename_exchange},
+	{"setxattr", NULL, run_setxattr, undo_setxattr},
+	{"hold", NULL, run_hold, undo_hold},
+	{"list", NULL, run_list, undo_nothing},
+};
+
+/* ---- the daemon's controls ---- */
+
+static void arm(const struct ctx *c, const char *what)
+{
+	if (setxattr(c->mnt, "user.poolfs.debug.fault", what, strlen(what), 0) < 0)
+		fail_msg("arming '%s': %s (is this the faultsim daemon?)", what, errname(errno));
+}
+
+/* Did the armed fault of `site` fire? Disarms everything. */
+static int fired_and_disarm(const struct ctx *c, const char *site)
+{
+	char buf[256], want[64];
+	ssize_t n = getxattr(c->mnt, "user.poolfs.debug.fault", buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		fail_msg("reading the fault state: %s", errname(errno));
+	buf[n] = '\0';
+	arm(c, "off");
+	snprintf(want, sizeof(want), "%s fired\n", site);
+	return strstr(buf, want) != NULL;
+}
+
+static void expect_consistent(const struct ctx *c, const char *op, const char *site, int n,
+			      const char *when)
+{
+	char buf[4096];
+	ssize_t len = getxattr(c->mnt, "user.poolfs.debug.check", buf, sizeof(buf) - 1);
+
+	if (len < 0)
+		fail_msg("%s, %s %d, %s: the check failed: %s", op, site, n, when, errname(errno));
+	buf[len] = '\0';
+	if (strcmp(buf, "ok\n") != 0)
+		fail_msg("%s, %s fault %d, %s: inconsistent pool: %s", op, site, n, when, buf);
+}
+
+/* "entries N" and "meta N" of user.poolfs.stat. */
+static void usage_now(const struct ctx *c, long long *entries, long long *meta)
+{
+	char buf[4096], *at;
+	ssize_t len = getxattr(c->mnt, "user.poolfs.stat", buf, sizeof(buf) - 1);
+
+	CHECK(len);
+	buf[len] = '\0';
+	at = strstr(buf, "\nmeta ");
+	if (sscanf(buf, "entries %lld", entries) != 1 || !at || sscanf(at, "\nmeta %lld", meta) != 1)
+		fail_msg("unexpected user.poolfs.stat text: %s", buf);
+}
+
+/* ---- the loop ---- */
+
+struct fs_state {
+	struct tu_fixture t;
+	struct ctx c;
+	long long entries, meta;  /* the pool at rest */
+	int backing;
+};
+
+static int expected_errno(const char *site, int r)
+{
+	if (r == 0)
+		return 1;
+	return strcmp(site, "alloc") == 0 ? r == -ENOMEM : r == -EIO;
+}
+
+/* Run `op` with fault `site` at N = 1, 2, ... until it no longer fires; returns how many
+ * fault points the operation has. */
+static int drive(struct fs_state *s, const struct op *op, const char *site)
+{
+	const struct ctx *c = &s->c;
+	int n;
+
+	for (n = 1; n <= MAX_FAULT_POINTS; n++) {
+		char what[64];
+		long long entries, meta;
+		int r, fired;
+
+		if (op->prepare)
+			op->prepare(c);
+		snprintf(what, sizeof(what), "%s %d", site, n);
+		arm(c, what);
+		r = op->run(c);
+		fired = fired_and_disarm(c, site);
+		if (!expected_errno(site, r))
+			fail_msg("%s with %s fault %d: %s, want success or %s", op->name, site, n,
+				 errname(-r), strcmp(site, "alloc") == 0 ? "ENOMEM" : "EIO");
+		if (!fired && r != 0)
+			fail_msg("%s failed (%s) with no fault injected", op->name, errname(-r));
+		expect_consistent(c, op->name, site, n, "after the operation");
+		op->undo(c);
+		expect_consistent(c, op->name, site, n, "after undoing it");
+		/* On passthrough a closed file goes once the mapping probe proves it unmapped,
+		 * a moment after the close: wait for it (bounded). */
+		for (long long until = pool_now_ms() + GONE_MS;; pool_sleep_ms(5)) {
+			usage_now(c, &entries, &meta);
+			if ((entries == s->entries && meta == s->meta) || pool_now_ms() > until)
+				break;
+		}
+		if (entries != s->entries || meta != s->meta)
+			fail_msg("%s, %s fault %d: entries %lld meta %lld, want %lld and %lld (a leak)",
+				 op->name, site, n, entries, meta, s->entries, s->meta);
+		if (pool_wait_backing_files(s->c.p, s->backing, GONE_MS) != 0)
+			fail_msg("%s, %s fault %d: %d backing files, want %d", op->name, site, n,
+				 pool_backing_files(s->c.p), s->backing);
+		if (!fired)
+			return n - 1;
+	}
+	fail_msg("%s: still failing at %s fault %d", op->name, site, MAX_FAULT_POINTS);
+	return -1;
+}
+
+static int setup_opts(void **state, const char *opts)
+{
+	struct fs_state *s;
+	int fd;
+
+	if (tu_setup_sized(state, opts, sizeof(struct fs_state)) < 0)
+		return -1;
+	s = *state;
+	if (s->t.unsupported)
+		return 0;
+	s->c.p = &s->t.p;
+	if (pool_path(&s->t.p, "", s->c.mnt, sizeof(s->c.mnt)) < 0 ||
+	    pool_path(&s->t.p, "base", s->c.base, sizeof(s->c.base)) < 0 ||
+	    pool_path(&s->t.p, "base/existing", s->c.existing, sizeof(s->c.existing)) < 0 ||
+	    pool_path(&s->t.p, "base/fresh", s->c.fresh, sizeof(s->c.fresh)) < 0 ||
+	    pool_path(&s->t.p, "base/victim", s->c.victim, sizeof(s->c.victim)) < 0)
+		return -1;
+	if (mkdir(s->c.base, 0700) < 0 || setxattr(s->c.base, "user.poolfs.hold", "pin", 3, 0) < 0)
+		return -1;
+	fd = open(s->c.existing, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 || write(fd, "data", 4) != 4 || close(fd) < 0)
+		return -1;
+	/* The folder's pin keeps it; without its autohold, the hold operation's undo (which
+	 * drops all our holds on it) puts it back exactly as it was. */
+	if (removexattr(s->c.existing, "user.poolfs.hold") < 0 && errno != ENODATA)
+		return -1;
+	return 0;
+}
+
+static int setup_strict(void **state)
+{
+	return setup_opts(state, "autohold=none");
+}
+
+static int setup_autohold(void **state)
+{
+	/* Every create also takes a hold: its allocations are fault points too. */
+	return setup_opts(state, "autohold=process");
+}
+
+static int teardown(void **state)
+{
+	struct fs_state *s = *state;
+
+	if (s && !s->t.unsupported && s->c.base[0]) {
+		removexattr(s->c.base, "user.poolfs.hold");
+		pool_wait_gone(s->c.base, GONE_MS);
+	}
+	return tu_teardown(state);
+}
+
+static void test_every_fault_point(void **state)
+{
+	struct fs_state *s = *state;
+
+	tu_pool(state);
+	usage_now(&s->c, &s->entries, &s->meta);
+	s->backing = pool_backing_files(s->c.p);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		int allocs = drive(s, &ops[i], "alloc");
+		int replies = drive(s, &ops[i], "reply");
+		fprintf(stderr, "# %-16s %3d allocation and %d reply fault points\n", ops[i].name,
+			allocs, replies);
+	}
+	/* A run that reached no fault point at all would prove nothing. */
+	assert_true(drive(s, &ops[0], "alloc") > 0);
+	assert_true(drive(s, &ops[0], "reply") > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		{"every_fault_point_autohold_none", test_every_fault_point, setup_strict, teardown,
+		 NULL},
+		{"every_fault_point_autohold_process", test_every_fault_point, setup_autohold,
+		 teardown, NULL},
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
