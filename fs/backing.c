@@ -92,7 +92,7 @@ static bool owner_alive(const char *name)
 	return !(state && (state[2] == 'Z' || state[2] == 'X'));
 }
 
-/* A dead daemon's private tmpfs (max_size) is still mounted on its subfolder: detach it. */
+/* A dead daemon of an earlier version mounted its max_size tmpfs on its subfolder: detach it. */
 static int unmount_private(int parent_fd, const char *name)
 {
 	struct stat parent, sub;
