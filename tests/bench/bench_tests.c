@@ -71,7 +71,7 @@ static int t_mmap(const struct bench_cfg *c, struct bench_target *t, unsigned re
 {
 	char path[PATH_MAX];
 	int anchor, ret, ret2;
-	double secs;
+	double secs = 0;
 
 	bench_path(path, t, "mmap", rep, 0);
 	anchor = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
