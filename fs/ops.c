@@ -1239,8 +1239,9 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 		*r = -EPERM;
 		return 1;
 	}
-	if (set) {
-		*r = strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_arm(&p->fault, value, size) : -EPERM;
+	if (set || !out) {
+		*r = set && strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_arm(&p->fault, value, size)
+								  : -EPERM;
 		return 1;
 	}
 	*out = malloc(4096);

@@ -425,7 +425,7 @@ static int text_add(struct text *t, const char *fmt, ...)
 	int w;
 
 	va_start(ap, fmt);
-	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt, ap);
+	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
 	va_end(ap);
 	if (w < 0 || (size_t)w >= t->cap - t->used)
 		return -ERANGE;

@@ -200,8 +200,10 @@ static int fired_and_disarm(const struct ctx *c, const char *site)
 	char buf[256], want[64];
 	ssize_t n = getxattr(c->mnt, "user.poolfs.debug.fault", buf, sizeof(buf) - 1);
 
-	if (n < 0)
+	if (n < 0) {
 		fail_msg("reading the fault state: %s", errname(errno));
+		return 0;
+	}
 	buf[n] = '\0';
 	arm(c, "off");
 	snprintf(want, sizeof(want), "%s fired\n", site);
@@ -214,8 +216,10 @@ static void expect_consistent(const struct ctx *c, const char *op, const char *s
 	char buf[4096];
 	ssize_t len = getxattr(c->mnt, "user.poolfs.debug.check", buf, sizeof(buf) - 1);
 
-	if (len < 0)
+	if (len < 0) {
 		fail_msg("%s, %s %d, %s: the check failed: %s", op, site, n, when, errname(errno));
+		return;
+	}
 	buf[len] = '\0';
 	if (strcmp(buf, "ok\n") != 0)
 		fail_msg("%s, %s fault %d, %s: inconsistent pool: %s", op, site, n, when, buf);
@@ -227,7 +231,10 @@ static void usage_now(const struct ctx *c, long long *entries, long long *meta)
 	char buf[4096], *at;
 	ssize_t len = getxattr(c->mnt, "user.poolfs.stat", buf, sizeof(buf) - 1);
 
-	CHECK(len);
+	if (len < 0) {
+		fail_msg("reading user.poolfs.stat: %s", errname(errno));
+		return;
+	}
 	buf[len] = '\0';
 	at = strstr(buf, "\nmeta ");
 	if (sscanf(buf, "entries %lld", entries) != 1 || !at || sscanf(at, "\nmeta %lld", meta) != 1)

@@ -268,32 +268,32 @@ static void setattr_table(void **state)
 	(void)state;
 	enum { OWNER = 1000, OTHER = 2000 };
 	static const struct {
-		bool root_exempt;
 		uid_t caller;
 		unsigned what;
-		bool via_handle;
 		int want;
+		bool root_exempt;
+		bool via_handle;
 	} rows[] = {
-		{false, OWNER, ACCESS_ATTR_MODE, false, 0},
-		{false, OWNER, ACCESS_ATTR_OWNER, false, 0},
-		{false, OWNER, ACCESS_ATTR_TIMES, false, 0},
-		{false, OWNER, ACCESS_ATTR_TIMES_NOW, false, 0},
-		{false, OWNER, ACCESS_ATTR_SIZE, false, 0},
-		{false, OTHER, ACCESS_ATTR_MODE, false, -EPERM},
-		{false, OTHER, ACCESS_ATTR_MODE, true, -EPERM},
-		{false, OTHER, ACCESS_ATTR_OWNER, false, -EPERM},
-		{false, OTHER, ACCESS_ATTR_TIMES, false, -EPERM},
-		{false, OTHER, ACCESS_ATTR_TIMES | ACCESS_ATTR_TIMES_NOW, false, -EPERM},
-		{false, OTHER, ACCESS_ATTR_TIMES_NOW, false, -EACCES},
-		{false, OTHER, ACCESS_ATTR_TIMES_NOW, true, -EACCES},
-		{false, OTHER, ACCESS_ATTR_SIZE, false, -EACCES},
-		{false, OTHER, ACCESS_ATTR_SIZE, true, 0},   /* ftruncate on a passed fd */
-		{false, OTHER, ACCESS_ATTR_SIZE | ACCESS_ATTR_MODE, true, -EPERM},
-		{false, OTHER, 0, false, 0},
-		{false, 0, ACCESS_ATTR_MODE, false, -EPERM},  /* root is not exempt by default */
-		{false, 0, ACCESS_ATTR_TIMES_NOW, false, -EACCES},
-		{true, 0, ACCESS_ATTR_MODE | ACCESS_ATTR_TIMES | ACCESS_ATTR_SIZE, false, 0},
-		{true, OTHER, ACCESS_ATTR_MODE, false, -EPERM},
+		{OWNER, ACCESS_ATTR_MODE, 0, false, false},
+		{OWNER, ACCESS_ATTR_OWNER, 0, false, false},
+		{OWNER, ACCESS_ATTR_TIMES, 0, false, false},
+		{OWNER, ACCESS_ATTR_TIMES_NOW, 0, false, false},
+		{OWNER, ACCESS_ATTR_SIZE, 0, false, false},
+		{OTHER, ACCESS_ATTR_MODE, -EPERM, false, false},
+		{OTHER, ACCESS_ATTR_MODE, -EPERM, false, true},
+		{OTHER, ACCESS_ATTR_OWNER, -EPERM, false, false},
+		{OTHER, ACCESS_ATTR_TIMES, -EPERM, false, false},
+		{OTHER, ACCESS_ATTR_TIMES | ACCESS_ATTR_TIMES_NOW, -EPERM, false, false},
+		{OTHER, ACCESS_ATTR_TIMES_NOW, -EACCES, false, false},
+		{OTHER, ACCESS_ATTR_TIMES_NOW, -EACCES, false, true},
+		{OTHER, ACCESS_ATTR_SIZE, -EACCES, false, false},
+		{OTHER, ACCESS_ATTR_SIZE, 0, false, true}, /* ftruncate on a passed fd */
+		{OTHER, ACCESS_ATTR_SIZE | ACCESS_ATTR_MODE, -EPERM, false, true},
+		{OTHER, 0, 0, false, false},
+		{0, ACCESS_ATTR_MODE, -EPERM, false, false}, /* root: not exempt by default */
+		{0, ACCESS_ATTR_TIMES_NOW, -EACCES, false, false},
+		{0, ACCESS_ATTR_MODE | ACCESS_ATTR_TIMES | ACCESS_ATTR_SIZE, 0, true, false},
+		{OTHER, ACCESS_ATTR_MODE, -EPERM, true, false},
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
