@@ -516,6 +516,22 @@ int pool_dev_alive(dev_t dev)
 #endif
 }
 
+/* Whether some mount in our namespace has device dev (from /proc/self/mountinfo). */
+static int dev_mounted(dev_t dev)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	unsigned maj, min;
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %u:%u", &maj, &min) == 2 && makedev(maj, min) == dev;
+	fclose(f);
+	return found;
+}
+
 int pool_wait_store_gone(const struct pool_fixture *p, int timeout_ms)
 {
 	long long deadline = pool_now_ms() + timeout_ms;
@@ -523,7 +539,10 @@ int pool_wait_store_gone(const struct pool_fixture *p, int timeout_ms)
 
 	if (!p->store_dev)
 		return -ENOENT;
-	while ((r = pool_dev_alive(p->store_dev)) == 1) {
+	/* Device numbers of dead superblocks are reused at once, and other pools on this machine
+	 * mount all the time: a superblock with our number that is mounted is not our detached
+	 * instance (which never is). */
+	while ((r = pool_dev_alive(p->store_dev)) == 1 && !dev_mounted(p->store_dev)) {
 		if (pool_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		pool_sleep_ms(5);

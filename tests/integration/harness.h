@@ -85,7 +85,8 @@ int pool_path(const struct pool_fixture *p, const char *rel, char *buf, size_t l
  * the architecture has no ustat). How a test tells that a private tmpfs instance is gone. */
 int pool_dev_alive(dev_t dev);
 
-/* Poll until the last private store (p->store_dev) is gone: 0, -ETIMEDOUT, -ENOENT (none known). */
+/* Poll until the last private store (p->store_dev) is gone: 0, -ETIMEDOUT, -ENOENT (none known).
+ * A mounted superblock that got the same device number since counts as gone. */
 int pool_wait_store_gone(const struct pool_fixture *p, int timeout_ms);
 
 /* Number of non-directory entries anywhere under the backing dir (the daemon's files; with a
