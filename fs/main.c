@@ -4,6 +4,7 @@
  * 3 when the requested data path is not available here. */
 #include <errno.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +14,12 @@
 
 #include "datapath.h"
 #include "log.h"
+#include "mountopts.h"
 #include "notify.h"
 #include "ops.h"
 #include "options.h"
 #include "pool.h"
+#include "sdnotify.h"
 #include "watch.h"
 
 #define EXIT_USAGE 2
@@ -24,6 +27,9 @@
 
 struct parse_state {
 	struct pool_options *opts;
+	struct mount_extras *extras;
+	const char *operands[2];  /* [SOURCE] MOUNTPOINT, as mount.fuse3 passes them */
+	int noperands;
 	int error;
 };
 
@@ -34,20 +40,32 @@ static int parse_opt(void *data, const char *arg, int key, struct fuse_args *out
 	int r;
 
 	(void)outargs;
+	if (key == FUSE_OPT_KEY_NONOPT) {
+		if (st->noperands == 2) {
+			fprintf(stderr, "poolfs: unexpected argument '%s' (usage: poolfs [SOURCE] "
+					"MOUNTPOINT [-o OPTIONS])\n", arg);
+			st->error = -EINVAL;
+			return -1;
+		}
+		st->operands[st->noperands++] = arg;
+		return 0; /* put back once we know which operand is the mountpoint */
+	}
 	if (key != FUSE_OPT_KEY_OPT)
 		return 1;
 	r = options_apply(st->opts, arg, &why);
+	if (r == 0)
+		r = mountopts_apply(st->extras, arg, &why);
 	if (r < 0) {
 		fprintf(stderr, "poolfs: bad option '%s': %s\n", arg, why ? why : strerror(-r));
 		st->error = r;
 		return -1;
 	}
-	return r == 1 ? 0 : 1; /* ours: consumed; not ours: on to FUSE */
+	return r == 1 ? 0 : 1; /* ours: consumed; not ours: on to FUSE, which refuses unknown ones */
 }
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [-f] [-d] [-s] [-o opt[,opt...]] MOUNTPOINT\n\n"
+	printf("usage: %s [-f] [-d] [-s] [-o opt[,opt...]] [SOURCE] MOUNTPOINT\n\n"
 	       "A pool of files that vanish when nothing uses them (see README.md).\n\n"
 	       "pool options:\n"
 	       "    -o backing=DIR          tmpfs directory for the data (default: as root a private\n"
@@ -59,8 +77,15 @@ static void usage(const char *prog)
 	       "    -o linger=SECONDS       delay before an unused entry is removed (default 0)\n"
 	       "    -o max_size=BYTES       pool quota, k/M/G/T suffixes (default none)\n"
 	       "    -o max_user_size=BYTES  per-user quota (default none)\n"
+	       "    -o max_user_entries=N   files and folders per user (default 1M, 0: no limit)\n"
+	       "    -o max_user_meta=BYTES  memory per user for xattrs and holds (default 64M, 0: none)\n"
 	       "    -o root_exempt          let root access every user's entries\n"
-	       "    -o allow_other          let other users use the pool (run as root)\n\n"
+	       "    -o allow_other          let other users use the pool (run as root)\n"
+	       "    -o debug                trace every request (in the log when daemonized)\n"
+	       "    -o log_socket=PATH      syslog socket when daemonized (default /dev/log)\n"
+	       "SOURCE (e.g. 'poolfs', as mount.fuse3 passes it) is ignored, and so are the options\n"
+	       "of mount helpers: defaults, auto, noauto, user, users, nouser, owner, group, nofail,\n"
+	       "_netdev, rw, dev, suid, exec, x-*, comment=.\n\n"
 	       "FUSE options:\n",
 	       prog);
 	fuse_lowlevel_help();
@@ -107,168 +132,245 @@ static void raise_fd_limit(void)
 	}
 }
 
-int main(int argc, char *argv[])
-{
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct fuse_cmdline_opts cmd = {0};
+/* Everything main() sets up, so that one cleanup undoes whatever part of it was done. */
+struct daemon {
+	struct fuse_args args;
+	struct fuse_cmdline_opts cmd;
 	struct pool_options opts;
-	struct parse_state ps = {.opts = &opts};
-	struct fuse_session *se = NULL;
-	struct notify *notify = NULL;
-	struct fuse_loop_config *loop_cfg = NULL;
-	struct pool *pool = NULL;
-	const char *why = NULL;
-	bool mounted = false, handlers = false;
-	int ret = 1, r;
+	struct mount_extras extras;
+	struct fuse_session *se;
+	struct notify *notify;
+	struct fuse_loop_config *loop_cfg;
+	struct pool *pool;
+	bool mounted, handlers;
+};
 
-	options_init(&opts);
-	if (fuse_opt_parse(&args, &ps, NULL, parse_opt) < 0) {
-		ret = EXIT_USAGE;
-		goto out;
+/* Command line -> d->opts, d->extras, d->cmd. Returns -1 to go on, or the exit status. */
+static int parse_command_line(struct daemon *d, const char *prog)
+{
+	struct parse_state ps = {.opts = &d->opts, .extras = &d->extras};
+
+	options_init(&d->opts);
+	mountopts_init(&d->extras);
+	if (fuse_opt_parse(&d->args, &ps, NULL, parse_opt) < 0)
+		return EXIT_USAGE;
+	/* `poolfs SOURCE MOUNTPOINT`: the last operand is the mountpoint, SOURCE only names the
+	 * filesystem in fstab (mount.fuse3 passes it first). */
+	if (ps.noperands > 0 && fuse_opt_add_arg(&d->args, ps.operands[ps.noperands - 1]) < 0)
+		return 1;
+	/* After fuse_parse_cmdline, which would take `debug` to mean "stay in the foreground". */
+	if (fuse_parse_cmdline(&d->args, &d->cmd) != 0)
+		return EXIT_USAGE;
+	if (d->extras.debug && fuse_opt_add_arg(&d->args, "-odebug") < 0)
+		return 1;
+	if (d->cmd.show_help) {
+		usage(prog);
+		return 0;
 	}
-	if (fuse_parse_cmdline(&args, &cmd) != 0) {
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (cmd.show_help) {
-		usage(argv[0]);
-		ret = 0;
-		goto out;
-	}
-	if (cmd.show_version) {
+	if (d->cmd.show_version) {
 		printf("poolfs %s (libfuse %s)\n", POOLFS_VERSION, fuse_pkgversion());
-		ret = 0;
-		goto out;
+		return 0;
 	}
-	if (!cmd.mountpoint) {
+	if (!d->cmd.mountpoint) {
 		fprintf(stderr, "poolfs: no mountpoint given (try --help)\n");
-		ret = EXIT_USAGE;
-		goto out;
+		return EXIT_USAGE;
 	}
+	return -1;
+}
 
-	/* Data path feasibility that can be known before mounting. */
-	if (opts.datapath == DATAPATH_PASSTHROUGH) {
+/* Data path feasibility that can be known before mounting: 0, or EXIT_NO_DATAPATH (reported). */
+static int check_datapath(const struct pool_options *opts)
+{
+	const char *why = NULL;
+
+	if (opts->datapath != DATAPATH_PASSTHROUGH)
+		return 0;
 #ifdef POOLFS_HAVE_PASSTHROUGH
-		if (!have_cap_sys_admin())
-			why = "passthrough needs CAP_SYS_ADMIN (run the daemon as root)";
-		else if (opts.max_user_size)
-			why = "max_user_size needs the page-cache path: passthrough writes that grow a "
-			      "file never reach the daemon, so it could not refuse them with EDQUOT";
+	if (!have_cap_sys_admin())
+		why = "passthrough needs CAP_SYS_ADMIN (run the daemon as root)";
+	else if (opts->max_user_size)
+		why = "max_user_size needs the page-cache path: passthrough writes that grow a "
+		      "file never reach the daemon, so it could not refuse them with EDQUOT";
 #else
-		why = "this poolfs was built against libfuse < 3.17, which has no passthrough";
+	why = "this poolfs was built against libfuse < 3.17, which has no passthrough";
 #endif
-		if (why) {
-			fprintf(stderr, "poolfs: datapath=passthrough is not supported here: %s\n", why);
-			ret = EXIT_NO_DATAPATH;
-			goto out;
-		}
-	}
+	if (!why)
+		return 0;
+	fprintf(stderr, "poolfs: datapath=passthrough is not supported here: %s\n", why);
+	return EXIT_NO_DATAPATH;
+}
 
-	signal(SIGPIPE, SIG_IGN);
-	/* A lease break (passthrough's mapping probe) raises SIGIO; it must never kill us. */
-	signal(SIGIO, SIG_IGN);
-	raise_fd_limit();
+/* The pool object with its data path chosen: 0 or a negative errno (reported). */
+static int make_pool(struct daemon *d)
+{
+	const struct pool_options *opts = &d->opts;
+	struct pool *pool = calloc(1, sizeof(*pool));
+	int r;
 
-	pool = calloc(1, sizeof(*pool));
 	if (!pool)
-		goto out;
-	r = pool_init(pool, &opts);
+		return -ENOMEM;
+	d->pool = pool;
+	r = pool_init(pool, opts);
 	if (r < 0) {
 		fprintf(stderr, "poolfs: cannot set up the pool: %s\n", strerror(-r));
-		goto out;
+		return r;
 	}
 	pool->dp = &datapath_pagecache;
 #ifdef POOLFS_HAVE_PASSTHROUGH
-	if (opts.datapath != DATAPATH_PAGECACHE && have_cap_sys_admin() && !opts.max_user_size)
+	if (opts->datapath != DATAPATH_PAGECACHE && have_cap_sys_admin() && !opts->max_user_size)
 		pool->dp = &datapath_passthrough; /* confirmed (or dropped, for auto) at INIT */
-	else if (opts.datapath == DATAPATH_AUTO)
+	else if (opts->datapath == DATAPATH_AUTO)
 		log_info("datapath=auto: %s, using the page-cache path",
-			 opts.max_user_size ? "max_user_size is set" : "no CAP_SYS_ADMIN");
+			 opts->max_user_size ? "max_user_size is set" : "no CAP_SYS_ADMIN");
 #else
-	if (opts.datapath == DATAPATH_AUTO)
+	if (opts->datapath == DATAPATH_AUTO)
 		log_info("datapath=auto: built without passthrough (libfuse < 3.17), using the page-cache path");
 #endif
-	/* Other users can reach a pool mounted allow_other, and the kernel does not ask the daemon
-	 * about cached names and attributes: so nothing is cached there and every access is
-	 * checked here. A private pool is reachable by its owner only and may cache. */
-	pool->entry_timeout = opts.allow_other ? 0.0 : 1.0;
-	pool->attr_timeout = opts.allow_other ? 0.0 : 1.0;
+	/* The daemon is the only writer of names and attributes, and the kernel enforces the
+	 * owner-only modes itself (default_permissions): names and attributes are cached for long
+	 * (ops.c entry_timeout() keeps the shared root's names uncached on multi-user pools). */
+	pool->entry_timeout = POOL_CACHE_SECONDS;
+	pool->attr_timeout = POOL_CACHE_SECONDS;
 	if (pool_find_cgroup2_root(pool->cgroup2_root, sizeof(pool->cgroup2_root)) < 0)
 		pool->cgroup2_root[0] = '\0';
+	return 0;
+}
 
-	if (fuse_opt_add_arg(&args, "-oauto_unmount") < 0 ||
-	    fuse_opt_add_arg(&args, "-ofsname=poolfs") < 0 ||
-	    fuse_opt_add_arg(&args, "-osubtype=poolfs") < 0)
-		goto out;
-	se = fuse_session_new(&args, &poolfs_ops, sizeof(poolfs_ops), pool);
-	if (!se)
-		goto out;
-	pool->session = se;
-	pool->mountpoint = cmd.mountpoint;
-	if (fuse_set_signal_handlers(se) != 0)
-		goto out;
-	handlers = true;
-	if (fuse_session_mount(se, cmd.mountpoint) != 0)
-		goto out;
-	mounted = true;
-	if (fuse_daemonize(cmd.foreground) != 0)
-		goto out;
+/* Session, mount, daemonize, helper threads: 0 or a negative errno. Once the mount is live and
+ * the daemon detached, its log goes to syslog and the service manager hears READY=1. */
+static int mount_pool(struct daemon *d)
+{
+	struct pool *pool = d->pool;
+	char status[64 + PATH_MAX];
+	int r;
+
+	if (fuse_opt_add_arg(&d->args, "-oauto_unmount") < 0 ||
+	    fuse_opt_add_arg(&d->args, "-odefault_permissions") < 0 ||
+	    fuse_opt_add_arg(&d->args, "-ofsname=poolfs") < 0 ||
+	    fuse_opt_add_arg(&d->args, "-osubtype=poolfs") < 0)
+		return -ENOMEM;
+	d->se = fuse_session_new(&d->args, &poolfs_ops, sizeof(poolfs_ops), pool);
+	if (!d->se)
+		return -EINVAL; /* libfuse said why (an unknown option, most often) */
+	pool->session = d->se;
+	pool->mountpoint = d->cmd.mountpoint;
+	if (fuse_set_signal_handlers(d->se) != 0)
+		return -EIO;
+	d->handlers = true;
+	if (fuse_session_mount(d->se, d->cmd.mountpoint) != 0)
+		return -EIO;
+	d->mounted = true;
+	if (fuse_daemonize(d->cmd.foreground) != 0)
+		return -EIO;
+	if (!d->cmd.foreground)
+		log_to_syslog(d->extras.log_socket);
 	pool->daemon_pid = getpid();
 
 	r = watch_start(&pool->watch);
 	if (r == 0)
 		r = watch_add(pool->watch, pool->linger_timer_fd, linger_fired, pool);
 	if (r == 0)
-		r = notify_start(&notify, se);
+		r = notify_start(&d->notify, d->se);
 	if (r < 0) {
 		log_error("cannot start helper threads: %s", strerror(-r));
-		goto out;
+		return -EIO; /* not -EINVAL, which main() reads as "libfuse refused an option" */
 	}
 	pool->inval = notify_push;
-	pool->inval_ctx = notify;
+	pool->inval_ctx = d->notify;
+	/* The kernel queues requests until the loop below serves them: the mount is in place. */
+	snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %s", d->cmd.mountpoint);
+	r = sdnotify_send(status);
+	if (r < 0)
+		log_warn("cannot tell the service manager we are ready ($NOTIFY_SOCKET): %s", strerror(-r));
+	return 0;
+}
 
-	if (cmd.singlethread) {
-		r = fuse_session_loop(se);
+/* Serve requests until unmount or a signal: the exit status. */
+static int run_loop(struct daemon *d)
+{
+	int r, n;
+
+	if (d->cmd.singlethread) {
+		r = fuse_session_loop(d->se);
 	} else {
-		loop_cfg = fuse_loop_cfg_create();
-		if (!loop_cfg)
-			goto out;
-		fuse_loop_cfg_set_clone_fd(loop_cfg, cmd.clone_fd);
-		fuse_loop_cfg_set_max_threads(loop_cfg, cmd.max_threads ? cmd.max_threads : 16);
-		fuse_loop_cfg_set_idle_threads(loop_cfg, cmd.max_idle_threads);
-		r = fuse_session_loop_mt(se, loop_cfg);
+		d->loop_cfg = fuse_loop_cfg_create();
+		if (!d->loop_cfg)
+			return 1;
+		fuse_loop_cfg_set_clone_fd(d->loop_cfg, d->cmd.clone_fd);
+		fuse_loop_cfg_set_max_threads(d->loop_cfg, d->cmd.max_threads ? d->cmd.max_threads : 16);
+		fuse_loop_cfg_set_idle_threads(d->loop_cfg, d->cmd.max_idle_threads);
+		r = fuse_session_loop_mt(d->se, d->loop_cfg);
 	}
-	if (pool->init_error) {
-		fprintf(stderr, "poolfs: %s\n", pool->init_error);
-		ret = EXIT_NO_DATAPATH;
-	} else {
-		/* libfuse's signal handlers end the loop with the signal's number: SIGTERM, SIGINT
-		 * and SIGHUP are how a supervisor asks for a clean unmount, not failures. */
-		ret = (r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP) ? 0 : 1;
+	n = sdnotify_send("STOPPING=1");
+	if (n < 0)
+		log_warn("cannot tell the service manager we are stopping: %s", strerror(-n));
+	if (d->pool->init_error) {
+		log_error("%s", d->pool->init_error);
+		return EXIT_NO_DATAPATH;
 	}
-out:
-	if (mounted)
-		fuse_session_unmount(se);
+	/* libfuse's signal handlers end the loop with the signal's number: SIGTERM, SIGINT and
+	 * SIGHUP are how a supervisor asks for a clean unmount, not failures. */
+	return (r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP) ? 0 : 1;
+}
+
+static void cleanup(struct daemon *d)
+{
+	struct pool *pool = d->pool;
+
+	if (d->mounted)
+		fuse_session_unmount(d->se);
 	if (pool && pool->watch) {
 		watch_stop(pool->watch);
 		pool->watch = NULL;
 	}
 	if (pool && pool->dp)
 		pool->dp->stop(pool);
-	notify_stop(notify);
-	if (handlers)
-		fuse_remove_signal_handlers(se);
-	if (se)
-		fuse_session_destroy(se);
-	if (loop_cfg)
-		fuse_loop_cfg_destroy(loop_cfg);
+	notify_stop(d->notify);
+	if (d->handlers)
+		fuse_remove_signal_handlers(d->se);
+	if (d->se)
+		fuse_session_destroy(d->se);
+	if (d->loop_cfg)
+		fuse_loop_cfg_destroy(d->loop_cfg);
 	if (pool) {
 		pool_destroy(pool);
 		free(pool);
 	}
-	free(cmd.mountpoint);
-	fuse_opt_free_args(&args);
-	if (ret == 0 && mounted)
+	free(d->cmd.mountpoint);
+	fuse_opt_free_args(&d->args);
+}
+
+int main(int argc, char *argv[])
+{
+	struct daemon d = {.args = FUSE_ARGS_INIT(argc, argv)};
+	int ret, r;
+
+	log_take_fuse_messages();
+	ret = parse_command_line(&d, argv[0]);
+	if (ret >= 0) /* done (--help, --version) or bad usage */
+		goto out;
+	ret = check_datapath(&d.opts);
+	if (ret != 0)
+		goto out;
+
+	signal(SIGPIPE, SIG_IGN);
+	/* A lease break (passthrough's mapping probe) raises SIGIO; it must never kill us. */
+	signal(SIGIO, SIG_IGN);
+	raise_fd_limit();
+
+	ret = 1;
+	if (make_pool(&d) < 0)
+		goto out;
+	r = mount_pool(&d);
+	if (r < 0) {
+		ret = r == -EINVAL ? EXIT_USAGE : 1; /* -EINVAL: libfuse refused an option */
+		goto out;
+	}
+	ret = run_loop(&d);
+out:
+	cleanup(&d);
+	if (ret == 0 && d.mounted)
 		log_info("unmounted cleanly");
+	log_close();
 	return ret;
 }

@@ -21,6 +21,7 @@
 #define XATTR_HOLD "user.poolfs.hold"
 #define XATTR_REFS "user.poolfs.refs"
 #define XATTR_STAT "user.poolfs.stat"
+#define XATTR_OPS "user.poolfs.ops"
 #define XATTR_RESERVED_PREFIX "user.poolfs."
 
 static struct pool *pool_of(fuse_req_t req)
@@ -72,6 +73,15 @@ static int check_name(const char *name)
 	return 0;
 }
 
+/* How long the kernel may keep a name without asking (docs/design-notes.md, "Caching"). With
+ * default_permissions the kernel checks every access below a user's own 0700 folder itself,
+ * so those names are cached for long. Names directly in the shared root of a multi-user pool
+ * are revalidated on every access: the LOOKUP is where the daemon refuses other users. */
+static double entry_timeout(const struct pool *p, const struct node *n)
+{
+	return p->opts.allow_other && n->parent == p->root ? 0.0 : p->entry_timeout;
+}
+
 static void fill_entry(struct pool *p, struct node *n, const struct stat *st,
 		       struct fuse_entry_param *e)
 {
@@ -79,8 +89,10 @@ static void fill_entry(struct pool *p, struct node *n, const struct stat *st,
 	e->ino = n->ino;
 	e->generation = 1; /* inode numbers are never reused */
 	e->attr = *st;
+	/* Attributes may be cached everywhere: a revalidating LOOKUP refreshes them, and only the
+	 * daemon changes them (passthrough writes invalidate them in the kernel themselves). */
 	e->attr_timeout = p->attr_timeout;
-	e->entry_timeout = p->entry_timeout;
+	e->entry_timeout = entry_timeout(p, n);
 }
 
 /* A folder where `req`'s caller may look up or create entries. */
@@ -151,6 +163,21 @@ static void forget_one(struct pool *p, uint64_t ino)
 	pool_unlock(p);
 }
 
+/* A reply creating an entry (mkdir, mknod) was lost: the kernel keeps its negative entry for
+ * the name, so invalidate it, and take back the lookup count. */
+static void forget_new_entry(struct pool *p, uint64_t ino)
+{
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n) {
+		pool_forget_name(p, n);
+		pool_forget(p, n, 1);
+	}
+	pool_unlock(p);
+}
+
 /* Folder handles are defined with the folder handlers below; unmount frees leftovers. */
 struct dir_handle;
 static void dir_handle_unlink(struct dir_handle *d);
@@ -163,8 +190,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	struct pool *p = userdata;
 
 	/* We do our own permission checks; 1 MiB requests (design section 3). */
+	/* Entries never carry setuid/setgid bits or capabilities (access_effective_mode): the
+	 * kernel need not ask getxattr(security.capability) or clear bits around each write. */
 	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
-		conn->want |= FUSE_CAP_HANDLE_KILLPRIV; /* no getxattr(security.capability) per write */
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
+#ifdef FUSE_CAP_HANDLE_KILLPRIV_V2
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV_V2)
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV_V2;
+#endif
 	conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->max_write = 1024 * 1024;
 	conn->max_readahead = 1024 * 1024;
@@ -231,10 +264,16 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fill_entry(p, n, &st, &e);
 out:
 	pool_unlock(p);
-	if (r < 0)
+	if (r == -ENOENT) {
+		/* A negative entry: names appear only through requests the kernel itself sends. */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = p->entry_timeout;
+		fuse_reply_entry(req, &e);
+	} else if (r < 0) {
 		fuse_reply_err(req, -r);
-	else if (reply_entry(p, req, &e) < 0)
+	} else if (reply_entry(p, req, &e) < 0) {
 		forget_one(p, e.ino);
+	}
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -327,7 +366,7 @@ static void reply_new_entry(fuse_req_t req, struct pool *p, struct node *n, int 
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else if (reply_entry(p, req, &e) < 0)
-		forget_one(p, e.ino);
+		forget_new_entry(p, e.ino);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -544,7 +583,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	 * LOOKUP the daemon allowed, or through a handle it holds (an fd passed over a socket must
 	 * keep working, as on any filesystem). Names and paths are guarded at LOOKUP. */
 	pool_lock(p);
-	r = get_node(p, ino, &n);
+	n = pool_node(p, ino);
+	r = n ? 0 : -ESTALE; /* a removed entry still answers, as an unlinked inode does */
 	reply_attr(req, p, n, r);
 }
 
@@ -823,8 +863,11 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fill_entry(p, n, &st, &e);
 	pool_unlock(p);
 	if (reply_create(p, req, &e, fi) < 0) {
-		/* Nodes are freed only in pool_unlock(): n is valid until the forget below. */
+		/* Nodes are freed only in pool_unlock(): n is valid until the forget below. The
+		 * kernel still holds the negative entry it looked up: if the file stays (a held
+		 * folder keeps it), that entry must go. */
 		pool_lock(p);
+		pool_forget_name(p, n);
 		close_handle(p, n, fi);
 		pool_forget(p, n, 1);
 		pool_unlock(p);
@@ -881,13 +924,6 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 		fuse_reply_err(req, (int)-res);
 	else
 		fuse_reply_write(req, (size_t)res);
-}
-
-static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	(void)fi;
-	fuse_reply_err(req, 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -1257,6 +1293,17 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 }
 #endif
 
+/* "reset" written to the root's user.poolfs.ops zeroes the request counters. */
+static int ops_reset(struct pool *p, const char *value, size_t size)
+{
+	if (size > 0 && (value[size - 1] == '\0' || value[size - 1] == '\n'))
+		size--;
+	if (size != 5 || memcmp(value, "reset", 5) != 0)
+		return -EINVAL;
+	opstats_reset(&p->opstats);
+	return 0;
+}
+
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
@@ -1277,7 +1324,9 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	if (debug_xattr(p, req, n, name, value, size, NULL, &r))
 		goto out;
 #endif
-	if (hold) {
+	if (strcmp(name, XATTR_OPS) == 0) {
+		r = n->ino != POOL_ROOT_INO ? -EINVAL : ops_reset(p, value, size);
+	} else if (hold) {
 		struct hold_request hr;
 		r = hold_request_parse(value, size, &hr);
 		if (r == 0)
@@ -1307,6 +1356,14 @@ static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const cha
 #endif
 	if (strcmp(name, XATTR_REFS) == 0)
 		return pool_refs_text(p, n, out);
+	if (strcmp(name, XATTR_OPS) == 0 && n->ino == POOL_ROOT_INO) {
+		if (!pool_may_change(p, caller_uid(req), n))
+			return -EACCES; /* what others do is the pool owner's business only */
+		*out = pool_alloc(p, 4096);
+		if (!*out)
+			return -ENOMEM;
+		return opstats_format(&p->opstats, *out, 4096);
+	}
 	if (strcmp(name, XATTR_STAT) == 0) {
 		*out = pool_alloc(p, POOL_XATTR_VALUE_MAX);
 		if (!*out)
@@ -1413,38 +1470,86 @@ out:
 	fuse_reply_err(req, -r);
 }
 
+/* ---- the table --------------------------------------------------------------------------- */
+
+/* Every request handler is wrapped to count it and time it (opstats.h). The pool is taken from
+ * the request before the handler runs: after its reply the request is gone. */
+#define TIMED(name, id, params, args)                                                         \
+	static void timed_##name(fuse_req_t req, params)                                       \
+	{                                                                                     \
+		struct pool *p_ = pool_of(req);                                               \
+		uint64_t t0_ = opstats_now();                                                 \
+		op_##name(req, args);                                                         \
+		opstats_add(&p_->opstats, OPSTAT_##id, t0_);                                  \
+	}
+#define P(...) __VA_ARGS__
+
+TIMED(lookup, LOOKUP, P(fuse_ino_t parent, const char *name), P(parent, name))
+TIMED(forget, FORGET, P(fuse_ino_t ino, uint64_t nlookup), P(ino, nlookup))
+TIMED(forget_multi, FORGET, P(size_t count, struct fuse_forget_data *forgets), P(count, forgets))
+TIMED(getattr, GETATTR, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
+TIMED(setattr, SETATTR, P(fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi), P(ino, attr, to_set, fi))
+TIMED(access, ACCESS, P(fuse_ino_t ino, int mask), P(ino, mask))
+TIMED(mknod, MKNOD, P(fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev), P(parent, name, mode, rdev))
+TIMED(mkdir, MKDIR, P(fuse_ino_t parent, const char *name, mode_t mode), P(parent, name, mode))
+TIMED(symlink, OTHER, P(const char *link, fuse_ino_t parent, const char *name), P(link, parent, name))
+TIMED(link, OTHER, P(fuse_ino_t ino, fuse_ino_t newparent, const char *newname), P(ino, newparent, newname))
+TIMED(unlink, UNLINK, P(fuse_ino_t parent, const char *name), P(parent, name))
+TIMED(rmdir, RMDIR, P(fuse_ino_t parent, const char *name), P(parent, name))
+TIMED(rename, RENAME, P(fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname, unsigned int flags), P(parent, name, newparent, newname, flags))
+TIMED(create, CREATE, P(fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi), P(parent, name, mode, fi))
+TIMED(open, OPEN, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
+TIMED(read, READ, P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi), P(ino, size, off, fi))
+TIMED(write_buf, WRITE, P(fuse_ino_t ino, struct fuse_bufvec *in, off_t off, struct fuse_file_info *fi), P(ino, in, off, fi))
+TIMED(fsync, FSYNC, P(fuse_ino_t ino, int datasync, struct fuse_file_info *fi), P(ino, datasync, fi))
+TIMED(release, RELEASE, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
+TIMED(fallocate, FALLOCATE, P(fuse_ino_t ino, int mode, off_t off, off_t len, struct fuse_file_info *fi), P(ino, mode, off, len, fi))
+TIMED(opendir, OPENDIR, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
+TIMED(readdir, READDIR, P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi), P(ino, size, off, fi))
+TIMED(readdirplus, READDIRPLUS, P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi), P(ino, size, off, fi))
+TIMED(releasedir, RELEASEDIR, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
+TIMED(fsyncdir, FSYNCDIR, P(fuse_ino_t ino, int datasync, struct fuse_file_info *fi), P(ino, datasync, fi))
+TIMED(statfs, STATFS, P(fuse_ino_t ino), P(ino))
+TIMED(setxattr, SETXATTR, P(fuse_ino_t ino, const char *name, const char *value, size_t size, int flags), P(ino, name, value, size, flags))
+TIMED(getxattr, GETXATTR, P(fuse_ino_t ino, const char *name, size_t size), P(ino, name, size))
+TIMED(listxattr, LISTXATTR, P(fuse_ino_t ino, size_t size), P(ino, size))
+TIMED(removexattr, REMOVEXATTR, P(fuse_ino_t ino, const char *name), P(ino, name))
+#undef P
+#undef TIMED
+
 const struct fuse_lowlevel_ops poolfs_ops = {
 	.init = op_init,
 	.destroy = op_destroy,
-	.lookup = op_lookup,
-	.forget = op_forget,
-	.forget_multi = op_forget_multi,
-	.getattr = op_getattr,
-	.setattr = op_setattr,
-	.access = op_access,
-	.mknod = op_mknod,
-	.mkdir = op_mkdir,
-	.symlink = op_symlink,
-	.link = op_link,
-	.unlink = op_unlink,
-	.rmdir = op_rmdir,
-	.rename = op_rename,
-	.create = op_create,
-	.open = op_open,
-	.read = op_read,
-	.write_buf = op_write_buf,
-	.flush = op_flush,
-	.fsync = op_fsync,
-	.release = op_release,
-	.fallocate = op_fallocate,
-	.opendir = op_opendir,
-	.readdir = op_readdir,
-	.readdirplus = op_readdirplus,
-	.releasedir = op_releasedir,
-	.fsyncdir = op_fsyncdir,
-	.statfs = op_statfs,
-	.setxattr = op_setxattr,
-	.getxattr = op_getxattr,
-	.listxattr = op_listxattr,
-	.removexattr = op_removexattr,
+	.lookup = timed_lookup,
+	.forget = timed_forget,
+	.forget_multi = timed_forget_multi,
+	.getattr = timed_getattr,
+	.setattr = timed_setattr,
+	.access = timed_access,
+	.mknod = timed_mknod,
+	.mkdir = timed_mkdir,
+	.symlink = timed_symlink,
+	.link = timed_link,
+	.unlink = timed_unlink,
+	.rmdir = timed_rmdir,
+	.rename = timed_rename,
+	.create = timed_create,
+	.open = timed_open,
+	.read = timed_read,
+	.write_buf = timed_write_buf,
+	/* No .flush: nothing happens at close() but RELEASE, and libfuse's ENOSYS answer makes
+	 * the kernel stop sending FLUSH at all. */
+	.fsync = timed_fsync,
+	.release = timed_release,
+	.fallocate = timed_fallocate,
+	.opendir = timed_opendir,
+	.readdir = timed_readdir,
+	.readdirplus = timed_readdirplus,
+	.releasedir = timed_releasedir,
+	.fsyncdir = timed_fsyncdir,
+	.statfs = timed_statfs,
+	.setxattr = timed_setxattr,
+	.getxattr = timed_getxattr,
+	.listxattr = timed_listxattr,
+	.removexattr = timed_removexattr,
 };

@@ -15,6 +15,8 @@
 #include "pool.h"
 #include "watch.h"
 
+static void queue_inval(struct pool *p, uint64_t parent, const char *name);
+
 static void *xattr_alloc(void *ctx, size_t size)
 {
 	return pool_alloc(ctx, size);
@@ -402,6 +404,12 @@ int pool_xattr_remove(struct pool *p, struct node *n, const char *name)
 	return r;
 }
 
+void pool_forget_name(struct pool *p, const struct node *n)
+{
+	if (n->life.linked)
+		queue_inval(p, n->parent->ino, n->name);
+}
+
 static void queue_inval(struct pool *p, uint64_t parent, const char *name)
 {
 	size_t len = strlen(name);
@@ -681,7 +689,17 @@ int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir,
 int pool_stat(struct pool *p, struct node *n, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	if (!n->is_dir) {
+	if (n->life.removed) {
+		/* Reached only through the kernel's caches (a path walk racing the removal, an fd's
+		 * fstat): answer like an unlinked inode, with what the node still knows, so the walk
+		 * goes on to a clean ENOENT instead of failing with ESTALE. */
+		st->st_mode = (n->is_dir ? S_IFDIR : S_IFREG) | n->perm;
+		st->st_nlink = 0;
+		st->st_blksize = 4096;
+		st->st_atim = n->atime;
+		st->st_mtim = n->mtime;
+		st->st_ctim = n->ctime;
+	} else if (!n->is_dir) {
 		int r = backing_stat(&p->backing, n->ino, st);
 		if (r < 0)
 			return r == -ENOENT ? -ESTALE : r;

@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "holds.h"
 #include "lifetime.h"
+#include "opstats.h"
 #include "options.h"
 #include "xattrs.h"
 
@@ -26,6 +27,8 @@
 #define POOL_NAME_MAX 255
 #define POOL_XATTR_BYTES_MAX ((size_t)64 * 1024)
 #define POOL_OPEN_GRACE_MS 500
+/* How long the kernel may cache names and attributes (docs/design-notes.md, "Caching"). */
+#define POOL_CACHE_SECONDS 3600.0
 /* Holds one entry may carry (docs/interface.md, "Limits"): more gives ENOSPC. */
 #define POOL_HOLDS_PER_ENTRY_MAX 256
 /* The largest value getxattr can return (the kernel's XATTR_SIZE_MAX). */
@@ -122,6 +125,7 @@ struct pool {
 	void *session;                /* struct fuse_session *, to stop the loop from INIT */
 	const char *init_error;       /* why INIT refused the requested data path */
 	struct fault_state fault;     /* test-only fault injection (fault.h); inert otherwise */
+	struct opstats opstats;       /* requests served, by type (lock-free) */
 	/* log_denied rate limit */
 	long denied_window;
 	int denied_count;
@@ -165,6 +169,9 @@ void pool_recheck_subtree(struct pool *p, struct node *n);
 void pool_linger_expire(struct pool *p);
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count);
+/* The kernel may hold a stale (negative) entry for `n`'s name: a reply that created it was
+ * lost. Queue its invalidation (sent after unlock). */
+void pool_forget_name(struct pool *p, const struct node *n);
 
 /* A LOOKUP by thread `tid` is answered with `n`; an OPEN (or CREATE) of `n` by `tid` arrived. */
 void pool_note_lookup(struct pool *p, struct node *n, pid_t tid);

@@ -341,21 +341,21 @@ static int take_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid
 		if (r < 0)
 			return r;
 		break;
-	case HOLD_SESSION:
-		pid = tgid_of(caller_tid);
-		if (pid <= 0)
-			return -ESRCH;
-		{
-			pid_t leader = getsid(pid);
-			r = leader > 0 ? source_get(p, HOLD_SESSION, leader, NULL, &src) : -ESRCH;
-			/* The leader is gone (a daemonized job, a closed terminal): the caller's own
-			 * process is the best lifetime left. */
-			if (r == -ESRCH)
-				r = source_get(p, HOLD_PID, pid, NULL, &src);
+	case HOLD_SESSION: {
+		/* getsid() takes a thread id as well, so the default autohold needs no /proc read:
+		 * one syscall, and the session's source is usually watched already. */
+		pid_t leader = getsid(caller_tid);
+		r = leader > 0 ? source_get(p, HOLD_SESSION, leader, NULL, &src) : -ESRCH;
+		/* The leader is gone (a daemonized job, a closed terminal): the caller's own
+		 * process is the best lifetime left. */
+		if (r == -ESRCH) {
+			pid = tgid_of(caller_tid);
+			r = pid > 0 ? source_get(p, HOLD_PID, pid, NULL, &src) : -ESRCH;
 		}
 		if (r < 0)
 			return r;
 		break;
+	}
 	case HOLD_CGROUP: {
 		char cg[4096];
 		if (!p->cgroup2_root[0])

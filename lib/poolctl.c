@@ -4,6 +4,7 @@
  * stderr), 2 usage error.
  */
 #include "cli_text.h"
+#include "poolctl_ls.h"
 #include "poolfs.h"
 
 #include <errno.h>
@@ -340,8 +341,13 @@ static int cmd_stat(int argc, char **argv)
 		human_size(u.users[k].meta, m, sizeof m);
 		printf("%-14s ", "user");
 		print_uid(u.users[k].uid);
-		printf(": %llu entries, %s, %s metadata\n", (unsigned long long)u.users[k].entries,
-		       h, m);
+		printf(": %llu entries, %s", (unsigned long long)u.users[k].entries, h);
+		if (u.max_user_size) {
+			int pct = (int)(u.users[k].bytes * 100.0 / (double)u.max_user_size);
+			human_size(u.max_user_size, h, sizeof h);
+			printf(" of %s (%d%%)", h, pct);
+		}
+		printf(", %s metadata\n", m);
 	}
 	if (u.nusers > u.nlisted)
 		printf("%-14s ... %u more not listed\n", "user", u.nusers - u.nlisted);
@@ -402,6 +408,27 @@ static int cmd_mkunique(int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int json_opt(const char *cmd, int argc, char **argv, int *i, void *ctx)
+{
+	(void)cmd;
+	(void)argc;
+	if (strcmp(argv[*i], "--json") != 0)
+		return 0;
+	*(bool *)ctx = true;
+	return 1;
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+	bool json = false;
+	int status = EXIT_OK;
+	int i = parse_options(find_command("ls"), argc, argv, json_opt, &json, &status);
+
+	if (i < 0)
+		return status;
+	return poolctl_ls(argc - i, argv + i, json) ? EXIT_FAILED : EXIT_OK;
+}
+
 static void print_main_help(FILE *f);
 
 static int cmd_help(int argc, char **argv)
@@ -438,6 +465,13 @@ static const struct command commands[] = {
 	{"refs", cmd_refs, "refs PATH...",
 	 "Show what keeps each PATH alive: open handles, whether a mapping may be live, children\n"
 	 "(folders), and the holds with their scope and owner.\n"},
+	{"ls", cmd_ls, "ls [--json] [PATH...]",
+	 "List each PATH (a folder: its entries; default: the current directory) like 'ls -l', then\n"
+	 "why each entry is alive: open=N (handles), mapped, children=N, hold=SCOPE(OWNER) for each\n"
+	 "hold, held-above=FOLDER for a held folder above it, or 'lingering' when nothing keeps it\n"
+	 "(a file about to go, or a folder created empty, which stays until rmdir).\n"
+	 "  --json  one JSON array of objects: path, name, type, mode, uid, user, size, mtime,\n"
+	 "          opens, mapped, children, holds [{scope, uid}], held_above, lingering\n"},
 	{"stat", cmd_stat, "stat [POOL]",
 	 "Show the usage of the pool that POOL (default: the current directory) belongs to: entries,\n"
 	 "bytes, limits, and per-user usage (only your own unless you are root).\n"},

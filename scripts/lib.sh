@@ -17,7 +17,8 @@ LOG_DIR=$DEPS_DIR/logs
 # Debian packages needed to build, run and test poolfs (and to build libfuse from source).
 # libc6-dev is only a Recommends of gcc, and we install without recommends.
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
-              dpkg-dev gcc libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy)
+              dpkg-dev gcc libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy
+              systemd man-db groff-base)
 
 STEP=""        # what we are doing, for the failure message
 REPORTED=0     # set once a failure was explained, so the exit trap stays quiet

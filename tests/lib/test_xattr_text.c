@@ -292,6 +292,16 @@ static void test_usage_valid(void **state)
 	assert_int_equal(u.nusers, 0);
 	assert_int_equal(u.max_user_size, 2);
 
+	/* a newer daemon's lines and per-user keys are skipped */
+	static const char newer[] = "entries 3\nbytes 9\nmax_size 0\nmax_user_size 0\n"
+	                            "max_user_entries 100\nmax_user_meta 65536\ndatapath pagecache\n"
+	                            "user 7 entries 3 bytes 9 meta 120\n";
+	assert_int_equal(usage_str(newer, &u), 0);
+	assert_int_equal(u.nlisted, 1);
+	assert_int_equal(u.users[0].uid, 7);
+	assert_int_equal(u.users[0].entries, 3);
+	assert_int_equal(u.users[0].bytes, 9);
+
 	/* more users than the array holds */
 	char text[8192];
 	size_t n = (size_t)snprintf(text, sizeof text, "entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n"
@@ -327,7 +337,7 @@ static void test_usage_malformed(void **state)
 		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n"
 		"user 1 bytes 1 entries 1\n",
 		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n"
-		"user 1 entries 1 bytes 1 more\n",
+		"user 1 entries 1 bytes 1x meta 2\n",
 		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n"
 		"user x entries 1 bytes 1\n",
 		"entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\ndatapath pagecache\n"

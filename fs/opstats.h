@@ -1,0 +1,36 @@
+/* opstats: how many requests of each type the daemon served and the time it spent in their
+ * handlers (wall time from the handler's start to its return, the reply included).
+ *
+ * The counters are lock-free (atomics) so counting costs no contention. The pool's owner reads
+ * them as text from the root's user.poolfs.ops xattr and resets them by writing "reset" to it;
+ * scripts/bench uses them to say where a workload's time goes (docs/interface.md). */
+#ifndef POOLFS_OPSTATS_H
+#define POOLFS_OPSTATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum opstat {
+	OPSTAT_LOOKUP, OPSTAT_FORGET, OPSTAT_GETATTR, OPSTAT_SETATTR, OPSTAT_ACCESS,
+	OPSTAT_MKNOD, OPSTAT_MKDIR, OPSTAT_UNLINK, OPSTAT_RMDIR, OPSTAT_RENAME,
+	OPSTAT_CREATE, OPSTAT_OPEN, OPSTAT_READ, OPSTAT_WRITE, OPSTAT_FLUSH, OPSTAT_FSYNC,
+	OPSTAT_RELEASE, OPSTAT_FALLOCATE, OPSTAT_OPENDIR, OPSTAT_READDIR, OPSTAT_READDIRPLUS,
+	OPSTAT_RELEASEDIR, OPSTAT_FSYNCDIR, OPSTAT_STATFS, OPSTAT_SETXATTR, OPSTAT_GETXATTR,
+	OPSTAT_LISTXATTR, OPSTAT_REMOVEXATTR, OPSTAT_OTHER,
+	OPSTAT_COUNT,
+};
+
+struct opstats {
+	atomic_uint_fast64_t count[OPSTAT_COUNT];
+	atomic_uint_fast64_t ns[OPSTAT_COUNT];
+};
+
+uint64_t opstats_now(void);   /* monotonic nanoseconds */
+void opstats_add(struct opstats *s, enum opstat op, uint64_t start_ns);
+void opstats_reset(struct opstats *s);
+/* "OP COUNT NS\n" for every type that was served, busiest first by time, then a line
+ * "total COUNT NS". Returns the length, or -ERANGE if buf is too small. */
+int opstats_format(const struct opstats *s, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# poolctl ls and stat against a real pool: each reason an entry lives (open, mapped, children,
+# holds with scope and owner, a held folder above) and "lingering", as text and as JSON; a path
+# that is not on a pool; stat's per-user line with the quota.
+#
+#   poolctl_ls_test.sh POOLFS POOLCTL
+set -euo pipefail
+poolfs=$1
+poolctl=$2
+PY=/usr/bin/python3
+
+T=$(mktemp -d /tmp/poolfs-ls.XXXXXX)
+m=$T/pool
+DAEMON=""
+HELPERS=()
+afd=""
+cleanup() {
+    local p
+    [[ -z $afd ]] || exec {afd}<&-
+    for p in "${HELPERS[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    if mountpoint -q "$m"; then
+        fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    fi
+    if [[ -n $DAEMON ]]; then
+        kill "$DAEMON" 2>/dev/null || true
+        wait "$DAEMON" 2>/dev/null || true
+    fi
+    rm -rf "$T"
+}
+trap cleanup EXIT
+fail() {
+    printf 'FAIL: %s\n' "$*" >&2
+    exit 1
+}
+wait_for() {   # a bound against hanging, not a timing check
+    local what=$1 i
+    shift
+    for ((i = 0; i < 300; i++)); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    fail "gave up waiting for: $what"
+}
+line_of() { "$poolctl" ls "$1" | grep -E " $2 " || true; }
+has() { [[ $(line_of "$1" "$2") == *"$3"* ]]; }
+
+mkdir -p "$m"
+"$poolfs" -f -o "autohold=none,max_user_size=1G,backing=$T" "$m" 2>"$T/daemon.err" &
+DAEMON=$!
+wait_for "the mount" mountpoint -q "$m"
+
+job=$("$poolctl" mkjob --pin "$m") || fail "mkjob"
+jname=${job##*/}
+# a: open by a helper; b: mapped after its fd was closed; c: only the job's hold keeps it.
+echo x >"$job/a"
+exec {afd}<"$job/a"
+"$PY" - "$job/b" "$T/mapped" <<'PYEOF' &
+import ctypes, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+os.ftruncate(fd, 4096)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_long]
+addr = libc.mmap(None, 4096, 3, 1, fd, 0)   # PROT_READ|PROT_WRITE, MAP_SHARED
+if addr in (None, ctypes.c_void_p(-1).value):
+    sys.exit('mmap failed')
+os.close(fd)
+open(sys.argv[2], 'w').close()
+time.sleep(600)
+PYEOF
+HELPERS+=($!)
+echo y >"$job/c"
+mkdir "$m/never"                          # created empty: stays until rmdir, nothing keeps it
+mkdir "$m/held" && setfattr -n user.poolfs.hold -v "pid:$$" "$m/held"
+wait_for "the mapping" test -e "$T/mapped"
+# On the page-cache path (max_user_size selects it) the kernel keeps the mapping's file open, so
+# the daemon counts it as an open handle; on passthrough it is "mapped" once the fd is closed.
+b_alive() { has "$job" b " mapped" || has "$job" b " open=1"; }
+wait_for "b kept by its mapping" b_alive
+
+has "$m" "$jname" "children=3" || fail "job: $(line_of "$m" "$jname")"
+has "$m" "$jname" "hold=pin(root)" || fail "job hold: $(line_of "$m" "$jname")"
+has "$m" held "hold=pid:$$(root)" || fail "held: $(line_of "$m" held)"
+has "$m" never "lingering" || fail "never: $(line_of "$m" never)"
+has "$job" a "open=1" || fail "a: $(line_of "$job" a)"
+[[ $(line_of "$job" b) != *lingering* ]] || fail "b is mapped, not lingering"
+has "$job" c "held-above=$job" || fail "c: $(line_of "$job" c)"
+[[ $(line_of "$job" c) != *lingering* ]] || fail "c is held, not lingering"
+[[ $(line_of "$job" a) == -rw-------* ]] || fail "not an ls -l line: $(line_of "$job" a)"
+# A file operand is listed itself.
+"$poolctl" ls "$job/c" | grep -q "held-above=$job" || fail "ls FILE: $("$poolctl" ls "$job/c")"
+
+# --json: the same facts, as valid JSON.
+"$poolctl" ls --json "$m" "$job" >"$T/ls.json" || fail "ls --json"
+"$PY" - "$T/ls.json" "$jname" "$job" <<'PYEOF' || fail "ls --json: $(cat "$T/ls.json")"
+import json, sys
+entries = {e['name']: e for e in json.load(open(sys.argv[1]))}
+job, jobpath = entries[sys.argv[2]], sys.argv[3]
+assert job['type'] == 'folder' and job['children'] == 3 and job['mode'] == '0700', job
+assert [h['scope'] for h in job['holds']] == ['pin'] and job['holds'][0]['uid'] == 0, job
+assert entries['a']['opens'] == 1 and entries['a']['size'] == 2 and not entries['a']['lingering']
+assert entries['b']['mapped'] or entries['b']['opens'] == 1, entries['b']
+assert not entries['b']['lingering'], entries['b']
+assert entries['c']['held_above'] == [jobpath] and not entries['c']['lingering'], entries['c']
+assert entries['never']['lingering'] is True, entries['never']
+assert entries['held']['holds'][0]['scope'].startswith('pid:'), entries['held']
+PYEOF
+
+# Not a pool: one message, exit 1. Unknown option: exit 2.
+rc=0
+"$poolctl" ls "$T" 2>"$T/err" || rc=$?
+[[ $rc -eq 1 ]] || fail "ls on a non-pool: rc $rc"
+grep -q 'not on a poolfs pool' "$T/err" || fail "ls on a non-pool: $(cat "$T/err")"
+rc=0
+"$poolctl" ls --bogus 2>/dev/null || rc=$?
+[[ $rc -eq 2 ]] || fail "ls --bogus: rc $rc"
+
+# stat: data path, limits, and the caller's own line with its share of the quota.
+"$poolctl" stat "$m" >"$T/stat" || fail "stat"
+grep -q '^datapath  *pagecache' "$T/stat" || fail "stat datapath: $(cat "$T/stat")"
+grep -q '^max_user_size .*1073741824 bytes' "$T/stat" || fail "stat limit: $(cat "$T/stat")"
+grep -Eq '^user  *uid 0 \(root\): [0-9]+ entries, .* of 1.0 GiB \([0-9]+%\)' "$T/stat" ||
+    fail "stat user line: $(cat "$T/stat")"
+echo "ok"
