@@ -542,7 +542,9 @@ int pool_wait_store_gone(const struct pool_fixture *p, int timeout_ms)
 	/* Device numbers of dead superblocks are reused at once, and other pools on this machine
 	 * mount all the time: a superblock with our number that is mounted is not our detached
 	 * instance (which never is). */
-	while ((r = pool_dev_alive(p->store_dev)) == 1 && !dev_mounted(p->store_dev)) {
+	while ((r = pool_dev_alive(p->store_dev)) == 1) {
+		if (dev_mounted(p->store_dev))
+			return 0;
 		if (pool_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		pool_sleep_ms(5);
