@@ -215,6 +215,8 @@ static void test_sigkill_store_lifetime(void **state)
 	assert_false(pool_is_mounted(p));
 	if (passthrough(p)) {
 		assert_int_equal(pool_dev_alive(dev), 1);
+		/* our mapping keeps it: the wait for its end must run out */
+		assert_int_equal(pool_wait_store_gone(p, 100), -ETIMEDOUT);
 		assert_int_equal(pat_check(m, BIG, 21, 0), -1);
 		pat_fill(m, BIG, 22, 0);
 		assert_int_equal(pat_check(m, BIG, 22, 0), -1);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -516,40 +518,39 @@ int pool_dev_alive(dev_t dev)
 #endif
 }
 
-/* Whether some mount in our namespace has device dev (from /proc/self/mountinfo). */
-static int dev_mounted(dev_t dev)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	unsigned maj, min;
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*s %*s %u:%u", &maj, &min) == 2 && makedev(maj, min) == dev;
-	fclose(f);
-	return found;
-}
-
-int pool_wait_store_gone(const struct pool_fixture *p, int timeout_ms)
+int pool_wait_store_gone(struct pool_fixture *p, int timeout_ms)
 {
 	long long deadline = pool_now_ms() + timeout_ms;
-	int r;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
-	if (!p->store_dev)
+	if (p->store_dev && p->store_watch == -1)
+		return 0; /* seen gone already */
+	if (!p->store_dev || p->store_watch <= 0)
 		return -ENOENT;
-	/* Device numbers of dead superblocks are reused at once, and other pools on this machine
-	 * mount all the time: a superblock with our number that is mounted is not our detached
-	 * instance (which never is). */
-	while ((r = pool_dev_alive(p->store_dev)) == 1) {
-		if (dev_mounted(p->store_dev))
-			return 0;
-		if (pool_now_ms() >= deadline)
+	/* The inotify watch on the instance's root gets IN_UNMOUNT when that very superblock shuts
+	 * down (a device number could be reused by another pool's at once), and it does not keep
+	 * the instance alive. */
+	for (;;) {
+		long long left = deadline - pool_now_ms();
+		struct pollfd pfd = {.fd = p->store_watch, .events = POLLIN};
+		ssize_t n;
+
+		if (left <= 0)
 			return -ETIMEDOUT;
-		pool_sleep_ms(5);
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return -errno;
+		n = read(p->store_watch, buf, sizeof(buf));
+		for (char *e = buf; n > 0 && e < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)e;
+
+			if (ev->mask & (IN_UNMOUNT | IN_IGNORED)) {
+				close(p->store_watch);
+				p->store_watch = -1;
+				return 0;
+			}
+			e += sizeof(*ev) + ev->len;
+		}
 	}
-	return r;
 }
 
 /* The daemon's private tmpfs: the descriptor of a tmpfs root that is neither /dev/shm nor the
@@ -578,6 +579,19 @@ static int find_store(struct pool_fixture *p)
 			continue;
 		snprintf(p->store, sizeof(p->store), "%s/.", path);
 		p->store_dev = st.st_dev;
+		if (p->store_watch > 0)
+			close(p->store_watch);
+		p->store_watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+		if (p->store_watch < 0 || inotify_add_watch(p->store_watch, path, IN_DELETE_SELF) < 0) {
+			int e = errno;
+
+			if (p->store_watch > 0)
+				close(p->store_watch);
+			p->store_watch = 0;
+			closedir(d);
+			diag("inotify on the private tmpfs: %s", strerror(e));
+			return -e;
+		}
 		closedir(d);
 		return 0;
 	}
@@ -877,6 +891,9 @@ int pool_unmount(struct pool_fixture *p)
 		     minor(p->store_dev), strerror(-r));
 		KEEP_FIRST(-ENOTEMPTY);
 	}
+	if (p->store_watch > 0)
+		close(p->store_watch);
+	p->store_watch = 0;
 
 	if (ret || env_flag("POOLFS_SHOW_LOG"))
 		pool_dump_log(p);

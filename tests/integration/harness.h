@@ -44,6 +44,7 @@ struct pool_fixture {
 	int private_store;	/* POOLFS_BACKING=private: no backing=, the daemon's own tmpfs */
 	char store[128];	/* "/proc/PID/fd/N/." of that tmpfs while the daemon runs, else "" */
 	dev_t store_dev;	/* its device (0 if none was found) */
+	int store_watch;	/* inotify descriptor watching its root (> 0); -1 once seen gone */
 };
 
 /* Mount a pool: returns 0, -EOPNOTSUPP if the daemon refused the datapath as unsupported (exit 3,
@@ -85,9 +86,9 @@ int pool_path(const struct pool_fixture *p, const char *rel, char *buf, size_t l
  * the architecture has no ustat). How a test tells that a private tmpfs instance is gone. */
 int pool_dev_alive(dev_t dev);
 
-/* Poll until the last private store (p->store_dev) is gone: 0, -ETIMEDOUT, -ENOENT (none known).
- * A mounted superblock that got the same device number since counts as gone. */
-int pool_wait_store_gone(const struct pool_fixture *p, int timeout_ms);
+/* Wait until the last private store's superblock has shut down (inotify IN_UNMOUNT on its root):
+ * 0, -ETIMEDOUT, -ENOENT (none known), or -errno. */
+int pool_wait_store_gone(struct pool_fixture *p, int timeout_ms);
 
 /* Number of non-directory entries anywhere under the backing dir (the daemon's files; with a
  * private store, under it), or -errno. */
