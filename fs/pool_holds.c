@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "pool.h"
+#include "session.h"
 #include "datapath.h"
 #include "watch.h"
 
@@ -303,6 +304,23 @@ static void hold_poll_fired(void *ctx, int fd)
 static int take_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
 		     const struct hold_request *req);
 
+/* The source of a session hold taken by process `pid`: the leader, or the caller's topmost
+ * ancestor in a leaderless session (a Slurm step's slurmstepd; docs/cluster.md). If that is the
+ * caller itself or it just exited, the caller's own process is the best lifetime left. */
+static int session_source(struct pool *p, pid_t pid, struct hold_source **src)
+{
+	pid_t anchor = 0;
+	int r = session_anchor(pid, &anchor);
+
+	if (r == 0 && (anchor != pid || getsid(pid) == pid))
+		r = source_get(p, HOLD_SESSION, anchor, NULL, src);
+	else if (r == 0)
+		r = -ESRCH;
+	if (r == -ESRCH)
+		r = source_get(p, HOLD_PID, pid, NULL, src);
+	return r;
+}
+
 int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
 	      const struct hold_request *req)
 {
@@ -342,16 +360,10 @@ static int take_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid
 			return r;
 		break;
 	case HOLD_SESSION: {
-		/* getsid() takes a thread id as well, so the default autohold needs no /proc read:
-		 * one syscall, and the session's source is usually watched already. */
-		pid_t leader = getsid(caller_tid);
-		r = leader > 0 ? source_get(p, HOLD_SESSION, leader, NULL, &src) : -ESRCH;
-		/* The leader is gone (a daemonized job, a closed terminal): the caller's own
-		 * process is the best lifetime left. */
-		if (r == -ESRCH) {
-			pid = tgid_of(caller_tid);
-			r = pid > 0 ? source_get(p, HOLD_PID, pid, NULL, &src) : -ESRCH;
-		}
+		pid = tgid_of(caller_tid);
+		if (pid <= 0)
+			return -ESRCH;
+		r = session_source(p, pid, &src);
 		if (r < 0)
 			return r;
 		break;

@@ -45,7 +45,8 @@ int npy_header_parse(const void *buf, size_t len, struct npy_meta *m, size_t *da
 /* Write the header for *m into buf[0..cap): format `major` (1 or 2; 0 picks 1.0 unless the dict
  * needs more than 65535 bytes), padded so its length is a multiple of NPY_ALIGN.
  * Returns the header length (> 0), or -EINVAL (bad meta or version), -ERANGE (cap too small),
- * -EOVERFLOW (header too large for the version asked). */
+ * -EOVERFLOW (header too large for the version asked, a dimension over INT64_MAX, or header + data
+ * larger than an off_t: the limits npy_header_parse() applies). */
 ssize_t npy_header_build(const struct npy_meta *m, int major, void *buf, size_t cap);
 
 /* *nbytes = itemsize * product(shape). Returns 0, -EINVAL (bad dtype/ndim), -EOVERFLOW. */

@@ -5,6 +5,7 @@
  */
 #include "cli_text.h"
 #include "poolctl_ls.h"
+#include "poolctl_env.h"
 #include "poolfs.h"
 
 #include <errno.h>
@@ -482,6 +483,7 @@ static const struct command commands[] = {
 	 "Create a new empty file named P<pid>-<tid>-<uuid>S in DIR and print its path.\n"
 	 "On a pool mounted with autohold=none the file goes as soon as poolctl closes it: make it in\n"
 	 "a held folder (see mkjob) to keep it.\n"},
+	{"env", poolctl_env, POOLCTL_ENV_SYNOPSIS, POOLCTL_ENV_HELP},
 	{"help", cmd_help, "help [COMMAND]", "Show the help of poolctl or of one COMMAND.\n"},
 };
 

@@ -75,7 +75,8 @@ POOLFS_API int poolfs_release(const char *path);
 
 struct poolfs_hold_info {
 	enum poolfs_scope scope; /* PIN, PID (also how "process" holds are reported), SESSION, CGROUP,
-	                          * or UNKNOWN for a scope newer than this library */
+	                          * or UNKNOWN for a scope newer than this library; PROCESS (pid 0)
+	                          * only for a daemon that writes a bare "process" line */
 	pid_t pid;               /* PID: the process; SESSION: the session leader; else 0 */
 	uid_t uid;               /* the owner of the hold */
 	int truncated;           /* 1 if `text` was cut to fit (a very long cgroup path) */

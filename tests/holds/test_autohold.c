@@ -1,6 +1,7 @@
 /* The autohold mount option (DESIGN.md section 1 "autohold", docs/interface.md): every creator
  * gets a hold of the mount's scope on each entry it creates. process: the creator's process;
- * session (the default): the creator's session leader; cgroup: the creator's cgroup v2 group;
+ * session (the default): the creator's session leader, or in a leaderless session its topmost
+ * ancestor there (as under Slurm's slurmstepd); cgroup: the creator's cgroup v2 group;
  * none: no hold, the strict rule. Real mounts, real processes, a test cgroup under the cgroup2
  * mount for the cgroup scope. */
 #include "holdtest.h"
@@ -253,6 +254,75 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 	tu_backing_back_to_base(state);
 }
 
+/* slurmstepd's shape (docs/cluster.md): the leader forks a middle process and exits at once; the
+ * middle forks the creator, reaps it, reports, waits for go. */
+static int middle_body(struct job *j)
+{
+	int status;
+	pid_t w;
+
+	/* Until the leader has gone, so the creator's session is leaderless when it creates. */
+	while (getppid() == getsid(0))
+		usleep(1000);
+	fflush(NULL);
+	w = fork();
+	CHILD_CHECK(w >= 0, 50);
+	if (w == 0)
+		_exit(create_all(j) == 0 ? 0 : 51);
+	CHILD_CHECK(waitpid(w, &status, 0) == w, 52);
+	CHILD_CHECK(link_send(&j->l2, (int)getpid()) == 0, 53);
+	CHILD_CHECK(link_send(&j->l2, WIFEXITED(status) ? WEXITSTATUS(status) : 128) == 0, 54);
+	CHILD_CHECK(link_wait_go(&j->l2) == 0, 55);
+	return 0;
+}
+
+static int stepd_leader_fn(void *arg)
+{
+	struct job *j = arg;
+	pid_t m;
+
+	link_far_end(&j->l2);
+	CHILD_CHECK(setsid() == getpid(), 56);
+	fflush(NULL);
+	m = fork();
+	CHILD_CHECK(m >= 0, 57);
+	if (m == 0)
+		_exit(middle_body(j));
+	return 0;
+}
+
+/* A leaderless session: the creator's topmost ancestor in it (the middle) keeps the files. */
+static void test_session_without_leader_is_kept_by_top_ancestor(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	struct job j;
+	char scope[32];
+	pid_t a;
+	int m = 0, v = -1;
+
+	job_init(p, &j);
+	chan_open(&j.l2);
+	a = tu_spawn(stepd_leader_fn, &j);
+	link_near_end(&j.l2);
+	REAP_OK(a);
+	LINK_RECV(&j.l2, m);
+	tu_track(m);	/* reparented to us, a subreaper */
+	LINK_RECV(&j.l2, v);
+	if (v != 0)
+		fail_msg("the creator failed at step %d", v);
+
+	/* The leader and the creator are gone; the middle runs. */
+	assert_all_stay(&j);
+	snprintf(scope, sizeof(scope), "session:%d", m);
+	assert_autoheld(&j, scope);
+
+	LINK_GO(&j.l2);
+	REAP_OK(m);
+	assert_all_gone(&j);
+	link_close_near(&j.l2);
+	tu_backing_back_to_base(state);
+}
+
 /* ---- cgroup ---- */
 
 static int member_fn(void *arg)
@@ -342,6 +412,7 @@ int main(void)
 		T(test_default_is_session, setup_default),
 		T(test_session_files_live_while_leader_lives, setup_session),
 		T(test_session_without_leader_falls_back_to_process, setup_session),
+		T(test_session_without_leader_is_kept_by_top_ancestor, setup_session),
 		T(test_cgroup_files_live_while_group_lives, setup_cgroup),
 		T(test_none_closed_file_goes_at_once, setup_none),
 	};

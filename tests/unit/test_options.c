@@ -571,6 +571,25 @@ static void size_blanks_refused(void **state)
 	assert_int_equal(v, 77);
 }
 
+/* docs/interface.md: a B may follow a suffix ("64MB"), but a bare "64B" is refused. */
+static void size_byte_suffix(void **state)
+{
+	(void)state;
+	uint64_t v = 77;
+
+	assert_int_equal(options_parse_size("64MB", &v), 0);
+	assert_true(v == 64ull << 20);
+	assert_int_equal(options_parse_size("2kb", &v), 0);
+	assert_true(v == 2048);
+	assert_int_equal(options_parse_size("1TB", &v), 0);
+	assert_true(v == 1ull << 40);
+	v = 77;
+	assert_int_equal(options_parse_size("64B", &v), -EINVAL);
+	assert_int_equal(options_parse_size("64MBB", &v), -EINVAL);
+	assert_int_equal(options_parse_size("64BM", &v), -EINVAL);
+	assert_int_equal(v, 77);
+}
+
 static void max_size_options(void **state)
 {
 	(void)state;
@@ -795,6 +814,7 @@ int main(void)
 		cmocka_unit_test(size_junk_refused),
 		cmocka_unit_test(size_signs_refused),
 		cmocka_unit_test(size_blanks_refused),
+		cmocka_unit_test(size_byte_suffix),
 		cmocka_unit_test(max_size_options),
 		cmocka_unit_test(max_size_bad_values),
 		cmocka_unit_test(user_limits_table),

@@ -1,0 +1,288 @@
+/* ops_dirs: folders: opendir snapshots, readdir(plus), releasedir, statfs (see
+ * ops_internal.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "datapath.h"
+#include "log.h"
+#include "ops_internal.h"
+
+/* ---- folders ------------------------------------------------------------------------------- */
+
+struct dir_entry {
+	uint64_t ino;
+	bool is_dir;
+	char *name;
+};
+
+struct dir_handle {
+	struct handle_link link;   /* first: the pool's list of open folder handles */
+	size_t count;
+	struct dir_entry *entries;
+};
+
+static void dir_handle_link(struct pool *p, struct dir_handle *d)
+{
+	d->link.next = p->dir_handles.next;
+	d->link.prev = &p->dir_handles;
+	p->dir_handles.next->prev = &d->link;
+	p->dir_handles.next = &d->link;
+}
+
+static void dir_handle_unlink(struct dir_handle *d)
+{
+	d->link.prev->next = d->link.next;
+	d->link.next->prev = d->link.prev;
+	d->link.prev = d->link.next = &d->link;
+}
+
+static void dir_handle_free(struct dir_handle *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->count; i++)
+		free(d->entries[i].name);
+	free(d->entries);
+	free(d);
+}
+
+static int dir_entry_add(struct pool *p, struct dir_handle *d, size_t cap, uint64_t ino,
+			 bool is_dir, const char *name)
+{
+	if (d->count >= cap)
+		return -EOVERFLOW;
+	d->entries[d->count].name = pool_strdup(p, name);
+	if (!d->entries[d->count].name)
+		return -ENOMEM;
+	d->entries[d->count].ino = ino;
+	d->entries[d->count].is_dir = is_dir;
+	d->count++;
+	return 0;
+}
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct dir_handle *d = NULL;
+	struct node *n;
+	size_t cap;
+	int r;
+
+	pool_lock(p);
+	r = get_owned(p, req, ino, "list", &n);
+	if (r < 0)
+		goto fail;
+	if (!n->is_dir) {
+		r = -ENOTDIR;
+		goto fail;
+	}
+	/* A snapshot taken at opendir: offsets stay stable whatever happens to the folder. */
+	cap = (size_t)n->life.children + 2;
+	d = pool_alloc(p, sizeof(*d));
+	if (!d || !(d->entries = pool_alloc(p, cap * sizeof(*d->entries)))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = dir_entry_add(p, d, cap, n->ino, true, ".");
+	if (r == 0)
+		r = dir_entry_add(p, d, cap, n->parent ? n->parent->ino : n->ino, true, "..");
+	for (struct node *c = n->child_first; c && r == 0; c = c->sib_next)
+		if (access_may_list(&p->policy, caller_uid(req), c->uid))
+			r = dir_entry_add(p, d, cap, c->ino, c->is_dir, c->name);
+	if (r < 0)
+		goto fail;
+	fi->fh = (uint64_t)(uintptr_t)d;
+	n->life.opens++;
+	dir_handle_link(p, d);
+	pool_unlock(p);
+	if (reply_open(p, req, fi) < 0) {
+		pool_lock(p);
+		n->life.opens--;
+		dir_handle_unlink(d);
+		pool_recheck(p, n);
+		pool_unlock(p);
+		dir_handle_free(d);
+	}
+	return;
+fail:
+	pool_unlock(p);
+	dir_handle_free(d);
+	fuse_reply_err(req, -r);
+}
+
+/* One READDIRPLUS entry into buf: its length (> room if it does not fit), or 0 to skip a name
+ * gone since opendir. *given gets the inode whose lookup count the entry carries, 0 if none.
+ * Lock held. */
+static size_t plus_entry(struct pool *p, fuse_req_t req, const struct dir_entry *de, char *buf,
+			 size_t room, off_t next, uint64_t *given)
+{
+	struct fuse_entry_param e = {0};
+	struct node *n = pool_node(p, de->ino);
+	bool dot = strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
+	size_t len;
+
+	*given = 0;
+	if (dot) {
+		e.attr.st_ino = de->ino;
+		e.attr.st_mode = S_IFDIR;
+	} else {
+		struct stat st;
+		if (!n || n->life.removed || pool_stat(p, n, &st) < 0)
+			return 0;
+		fill_entry(p, n, &st, &e);
+	}
+	len = fuse_add_direntry_plus(req, buf, room, de->name, &e, next);
+	if (len <= room && !dot) {
+		n->nlookup++; /* the kernel instantiates what READDIRPLUS returns */
+		*given = n->ino;
+	}
+	return len;
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct pool *p = pool_of(req);
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+	size_t left = off >= 0 && (size_t)off < d->count ? d->count - (size_t)off : 0;
+	char *buf = calloc(1, size);
+	uint64_t *given = plus ? calloc(left ? left : 1, sizeof(*given)) : NULL;
+	size_t used = 0, ngiven = 0;
+
+	(void)ino;
+	if (!buf || (plus && !given)) {
+		free(buf);
+		free(given);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pool_lock(p);
+	for (size_t i = (size_t)off; i < d->count; i++) {
+		const struct dir_entry *de = &d->entries[i];
+		struct stat st = {.st_ino = de->ino, .st_mode = de->is_dir ? S_IFDIR : S_IFREG};
+		size_t len;
+
+		if (plus)
+			len = plus_entry(p, req, de, buf + used, size - used, (off_t)i + 1,
+					 &given[ngiven]);
+		else
+			len = fuse_add_direntry(req, buf + used, size - used, de->name, &st,
+						(off_t)i + 1);
+		if (len > size - used)
+			break;
+		if (plus && given[ngiven])
+			ngiven++;
+		used += len;
+	}
+	pool_unlock(p);
+	if ((plus && reply_lost(p, req)) || fuse_reply_buf(req, buf, used) < 0) {
+		/* The kernel got none of these entries: take back their lookup counts. */
+		for (size_t i = 0; i < ngiven; i++)
+			forget_one(p, given[i]);
+	}
+	free(buf);
+	free(given);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n && n->life.opens > 0) {
+		n->life.opens--;
+		pool_recheck(p, n);
+	}
+	dir_handle_unlink(d);
+	pool_unlock(p);
+	dir_handle_free(d);
+	fuse_reply_err(req, 0);
+}
+
+void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)datasync;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+/* Lower the block counts of `sv` to a limit of `limit` bytes of which `used` are used, when
+ * that is tighter than what is there. */
+static void statfs_limit_blocks(struct statvfs *sv, uint64_t limit, uint64_t used)
+{
+	fsblkcnt_t blocks = (fsblkcnt_t)(limit / sv->f_frsize);
+	fsblkcnt_t taken = (fsblkcnt_t)((used + sv->f_frsize - 1) / sv->f_frsize);
+	fsblkcnt_t free_blocks = taken < blocks ? blocks - taken : 0;
+
+	if (blocks < sv->f_blocks)
+		sv->f_blocks = blocks;
+	if (free_blocks < sv->f_bfree)
+		sv->f_bfree = free_blocks;
+	if (free_blocks < sv->f_bavail)
+		sv->f_bavail = free_blocks;
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct pool *p = pool_of(req);
+	struct user_usage u;
+	struct statvfs sv;
+	int r;
+
+	(void)ino;
+	pool_lock(p);
+	u = pool_user_usage(p, caller_uid(req));
+	r = backing_statvfs(&p->backing, &sv);
+	/* df shows the tightest limit the caller meets: the pool's, then its own quota; inodes
+	 * are the caller's own entries against max_user_entries. */
+	if (r == 0 && sv.f_frsize && p->opts.max_size)
+		statfs_limit_blocks(&sv, p->opts.max_size, p->bytes);
+	if (r == 0 && sv.f_frsize && p->opts.max_user_size)
+		statfs_limit_blocks(&sv, p->opts.max_user_size, u.bytes);
+	if (r == 0 && p->opts.max_user_entries) {
+		sv.f_files = p->opts.max_user_entries;
+		sv.f_ffree = u.entries < sv.f_files ? sv.f_files - u.entries : 0;
+		sv.f_favail = sv.f_ffree;
+	}
+	sv.f_namemax = POOL_NAME_MAX;
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+void ops_free_dir_handles(struct pool *p)
+{
+	while (p->dir_handles.next != &p->dir_handles) {
+		struct dir_handle *d = (struct dir_handle *)p->dir_handles.next;
+		dir_handle_unlink(d);
+		dir_handle_free(d);
+	}
+}

@@ -1,0 +1,436 @@
+/* ops_files: attributes and file data: getattr, setattr, open, create, read, write, fsync,
+ * release, fallocate (see ops_internal.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "datapath.h"
+#include "log.h"
+#include "ops_internal.h"
+
+/* ---- attributes ---------------------------------------------------------------------------- */
+
+static void reply_attr(fuse_req_t req, struct pool *p, struct node *n, int r)
+{
+	struct stat st;
+
+	if (r == 0)
+		r = pool_stat(p, n, &st);
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_attr(req, &st, p->attr_timeout);
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n = NULL;
+	int r;
+
+	(void)fi;
+	/* No owner check: the kernel sends GETATTR only for an inode the caller reached through a
+	 * LOOKUP the daemon allowed, or through a handle it holds (an fd passed over a socket must
+	 * keep working, as on any filesystem). Names and paths are guarded at LOOKUP. */
+	pool_lock(p);
+	n = pool_node(p, ino);
+	r = n ? 0 : -ESTALE; /* a removed entry still answers, as an unlinked inode does */
+	reply_attr(req, p, n, r);
+}
+
+/* Grow or shrink a file to `size`, reserving tmpfs space for growth so a full pool fails here
+ * with ENOSPC instead of killing a mapper with SIGBUS later. */
+static int resize_file(struct pool *p, struct node *n, int fd, uint64_t size)
+{
+	struct stat st;
+	uint64_t old_reserved = n->reserved;
+	int r;
+
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	r = pool_reserve(p, n, size > (uint64_t)st.st_size ? size : n->reserved);
+	if (r < 0)
+		return r;
+	if (size > (uint64_t)st.st_size) {
+		if (fallocate(fd, 0, st.st_size, (off_t)(size - (uint64_t)st.st_size)) < 0) {
+			r = -errno;
+			if (r != -EOPNOTSUPP)
+				goto fail;
+		}
+	}
+	if (ftruncate(fd, (off_t)size) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (size < (uint64_t)st.st_size || size < n->reserved)
+		pool_reserve(p, n, size);
+	return 0;
+fail:
+	if (ftruncate(fd, st.st_size) < 0)
+		log_warn("inode %" PRIu64 ": could not undo a failed resize", n->ino);
+	pool_reserve(p, n, old_reserved);
+	return r;
+}
+
+/* What a SETATTR asks, in access.h's terms. The kernel marks "now" with both the time bit and
+ * its _NOW bit. */
+static unsigned attr_changes(int to_set)
+{
+	unsigned what = 0;
+
+	if (to_set & FUSE_SET_ATTR_MODE)
+		what |= ACCESS_ATTR_MODE;
+	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		what |= ACCESS_ATTR_OWNER;
+	if (((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) ||
+	    ((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW)))
+		what |= ACCESS_ATTR_TIMES;
+	if (to_set & (FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))
+		what |= ACCESS_ATTR_TIMES_NOW;
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		what |= ACCESS_ATTR_SIZE;
+	return what;
+}
+
+static int check_setattr(struct pool *p, fuse_req_t req, struct node *n, const struct stat *attr,
+			 int to_set, bool via_handle)
+{
+	unsigned what = attr_changes(to_set);
+	uid_t caller = caller_uid(req);
+	int r;
+
+	if (n->ino == POOL_ROOT_INO && (what & (ACCESS_ATTR_MODE | ACCESS_ATTR_OWNER)))
+		return -EPERM; /* the shared root stays 01777 and the pool owner's */
+	r = access_check_setattr(&p->policy, caller, n->uid, what, via_handle);
+	if (r < 0) {
+		pool_log_denied(p, caller, "change", n);
+		return r;
+	}
+	if ((what & ACCESS_ATTR_SIZE) && n->is_dir)
+		return -EISDIR;
+	if ((what & ACCESS_ATTR_SIZE) && attr->st_size < 0)
+		return -EINVAL;
+	r = access_check_chown(n->uid, n->gid, to_set & FUSE_SET_ATTR_UID, attr->st_uid,
+			       to_set & FUSE_SET_ATTR_GID, attr->st_gid);
+	if (r < 0)
+		pool_log_denied(p, caller, "give away", n);
+	return r;
+}
+
+static int set_size(struct pool *p, struct node *n, off_t size, const struct fuse_file_info *fi)
+{
+	int fd = fi ? (int)fi->fh : backing_open_file(&p->backing, n->ino, O_RDWR);
+	int r;
+
+	if (fd < 0)
+		return fd == -ENOENT ? -ESTALE : fd;
+	r = resize_file(p, n, fd, (uint64_t)size);
+	if (!fi)
+		close(fd);
+	return r;
+}
+
+static int set_times(struct pool *p, struct node *n, const struct stat *attr, int to_set)
+{
+	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}}, now;
+	char name[20];
+
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		ts[0].tv_nsec = UTIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_ATIME)
+		ts[0] = attr->st_atim;
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+		ts[1].tv_nsec = UTIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_MTIME)
+		ts[1] = attr->st_mtim;
+	if (!n->is_dir) {
+		snprintf(name, sizeof(name), "%016" PRIx64, n->ino);
+		if (utimensat(p->backing.dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT ? -ESTALE : -errno;
+		return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (ts[0].tv_nsec != UTIME_OMIT)
+		n->atime = ts[0].tv_nsec == UTIME_NOW ? now : ts[0];
+	if (ts[1].tv_nsec != UTIME_OMIT)
+		n->mtime = ts[1].tv_nsec == UTIME_NOW ? now : ts[1];
+	return 0;
+}
+
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	const int times = FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+			  FUSE_SET_ATTR_MTIME_NOW;
+	struct pool *p = pool_of(req);
+	struct node *n = NULL;
+	int r;
+
+	pool_lock(p);
+	r = get_node(p, ino, &n);
+	if (r == 0)
+		r = check_setattr(p, req, n, attr, to_set, fi != NULL);
+	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
+		r = set_size(p, n, attr->st_size, fi);
+	if (r == 0 && (to_set & times))
+		r = set_times(p, n, attr, to_set);
+	if (r == 0 && (to_set & FUSE_SET_ATTR_MODE))
+		n->perm = access_effective_mode(attr->st_mode);
+	/* POSIX: every successful attribute change moves ctime, chown to oneself included. */
+	if (r == 0 && (to_set & (times | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+				 FUSE_SET_ATTR_SIZE)))
+		pool_touch_ctime(n);
+	reply_attr(req, p, n, r);
+}
+
+void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	int r;
+
+	pool_lock(p);
+	r = get_owned(p, req, ino, "access", &n);
+	if (r == 0 && mask != F_OK && n->ino != POOL_ROOT_INO)
+		r = access_check_mask(n->perm, mask);
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+/* ---- files --------------------------------------------------------------------------------- */
+
+/* Count a new handle on `n` and prepare `fi`; lock held. On success the handle owns `fd`. */
+static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd,
+		       struct fuse_file_info *fi)
+{
+	int r;
+
+	fi->fh = (uint64_t)fd;
+	n->life.opens++;
+	pool_note_open(p, n, fuse_req_ctx(req)->pid);
+	r = p->dp->open(p, n, req, fd, fi);
+	if (r < 0) {
+		n->life.opens--;
+		return r;
+	}
+	return 0;
+}
+
+/* Undo a handle: the reply could not be delivered, or RELEASE. Lock held. Takes no request:
+ * after a failed reply it is freed already. */
+static void close_handle(struct pool *p, struct node *n, const struct fuse_file_info *fi)
+{
+	close((int)fi->fh);
+	if (n->life.opens > 0 && --n->life.opens == 0)
+		p->dp->last_release(p, n);
+	pool_recheck(p, n);
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	int r, fd = -1;
+
+	if (fi->flags & O_DIRECT) {
+		fuse_reply_err(req, EINVAL); /* as on tmpfs */
+		return;
+	}
+	pool_lock(p);
+	r = get_owned(p, req, ino, "open", &n);
+	if (r < 0)
+		goto fail;
+	if (n->is_dir) {
+		r = -EISDIR;
+		goto fail;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && !(n->perm & 0200)) {
+		r = -EACCES;
+		goto fail;
+	}
+	if ((fi->flags & O_ACCMODE) != O_WRONLY && !(n->perm & 0400)) {
+		r = -EACCES;
+		goto fail;
+	}
+	/* The daemon's fd is always read-write: on the page-cache path the kernel writes dirty
+	 * mmap pages back through whichever handle it picks. */
+	fd = backing_open_file(&p->backing, n->ino, O_RDWR);
+	if (fd < 0) {
+		r = fd == -ENOENT ? -ESTALE : fd;
+		goto fail;
+	}
+	if (fi->flags & O_TRUNC) {
+		r = resize_file(p, n, fd, 0);
+		if (r < 0)
+			goto fail;
+	}
+	r = open_handle(p, n, req, fd, fi);
+	if (r < 0)
+		goto fail;
+	pool_unlock(p);
+	if (reply_open(p, req, fi) < 0) {
+		pool_lock(p);
+		close_handle(p, n, fi);
+		pool_unlock(p);
+	}
+	return;
+fail:
+	if (fd >= 0)
+		close(fd);
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n = NULL;
+	struct fuse_entry_param e;
+	struct stat st;
+	int r, fd = -1;
+
+	if (fi->flags & O_DIRECT) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pool_lock(p);
+	r = make_entry(p, req, parent, name, false, mode, &n, &fd);
+	if (r < 0)
+		goto fail;
+	r = open_handle(p, n, req, fd, fi);
+	if (r < 0)
+		goto fail_node;
+	r = pool_stat(p, n, &st);
+	if (r < 0) {
+		close_handle(p, n, fi);
+		fd = -1;
+		goto fail;
+	}
+	n->nlookup++;
+	fill_entry(p, n, &st, &e);
+	pool_unlock(p);
+	if (reply_create(p, req, &e, fi) < 0) {
+		/* Nodes are freed only in pool_unlock(): n is valid until the forget below. The
+		 * kernel still holds the negative entry it looked up: if the file stays (a held
+		 * folder keeps it), that entry must go. */
+		pool_lock(p);
+		pool_forget_name(p, n);
+		close_handle(p, n, fi);
+		pool_forget(p, n, 1);
+		pool_unlock(p);
+	}
+	return;
+fail_node:
+	close(fd);
+	fd = -1;
+	pool_recheck(p, n);
+fail:
+	if (fd >= 0)
+		close(fd);
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+
+	(void)ino;
+	buf.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+	buf.buf[0].fd = (int)fi->fh;
+	buf.buf[0].pos = off;
+	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
+			 struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	uint64_t end = (uint64_t)off + fuse_buf_size(in);
+	struct node *n;
+	ssize_t res;
+	int r = 0;
+
+	/* Growth is checked against the quotas before the data lands. */
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n && end > n->reserved)
+		r = pool_reserve(p, n, end);
+	pool_unlock(p);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	out.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+	out.buf[0].fd = (int)fi->fh;
+	out.buf[0].pos = off;
+	res = fuse_buf_copy(&out, in, 0);
+	if (res < 0)
+		fuse_reply_err(req, (int)-res);
+	else
+		fuse_reply_write(req, (size_t)res);
+}
+
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	/* tmpfs has nowhere further to write; this only reports errors the fd has seen. */
+	fuse_reply_err(req, (datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh)) < 0 ? errno : 0);
+}
+
+void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n) {
+		close_handle(p, n, fi);
+	} else {
+		close((int)fi->fh);
+		log_warn("release of unknown inode %" PRIu64, (uint64_t)ino);
+	}
+	pool_unlock(p);
+	fuse_reply_err(req, 0);
+}
+
+void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			 struct fuse_file_info *fi)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	uint64_t end = (uint64_t)off + (uint64_t)len, old;
+	int r = 0;
+
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pool_lock(p);
+	r = get_node(p, ino, &n);
+	old = r == 0 ? n->reserved : 0;
+	if (r == 0 && !(mode & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) && end > n->reserved)
+		r = pool_reserve(p, n, end);
+	if (r == 0 && fallocate((int)fi->fh, mode, off, len) < 0) {
+		r = -errno;
+		pool_reserve(p, n, old);
+	}
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}

@@ -1,0 +1,172 @@
+/* ops_request: what every handler does with a request: find the nodes it names, check the
+ * caller, and reply (see ops_internal.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "datapath.h"
+#include "log.h"
+#include "ops_internal.h"
+
+struct pool *pool_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+uid_t caller_uid(fuse_req_t req)
+{
+	return fuse_req_ctx(req)->uid;
+}
+
+/* A node the request names, or an errno: unknown or removed inodes are stale. */
+int get_node(struct pool *p, fuse_ino_t ino, struct node **out)
+{
+	struct node *n = pool_node(p, ino);
+
+	if (!n || n->life.removed)
+		return -ESTALE;
+	*out = n;
+	return 0;
+}
+
+/* get_node + the owner-only rule. */
+int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what,
+		     struct node **out)
+{
+	int r = get_node(p, ino, out);
+
+	if (r < 0)
+		return r;
+	if (!pool_may(p, caller_uid(req), *out)) {
+		pool_log_denied(p, caller_uid(req), what, *out);
+		return -EACCES;
+	}
+	return 0;
+}
+
+int check_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0)
+		return -ENOENT;
+	if (len > POOL_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* How long the kernel may keep a name without asking (docs/design-notes.md, "Caching"). With
+ * default_permissions the kernel checks every access below a user's own 0700 folder itself,
+ * so those names are cached for long. Names directly in the shared root of a multi-user pool
+ * are revalidated on every access: the LOOKUP is where the daemon refuses other users. */
+static double entry_timeout(const struct pool *p, const struct node *n)
+{
+	return p->opts.allow_other && n->parent == p->root ? 0.0 : p->entry_timeout;
+}
+
+void fill_entry(struct pool *p, struct node *n, const struct stat *st,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = n->ino;
+	e->generation = 1; /* inode numbers are never reused */
+	e->attr = *st;
+	/* Attributes may be cached everywhere: a revalidating LOOKUP refreshes them, and only the
+	 * daemon changes them (passthrough writes invalidate them in the kernel themselves). */
+	e->attr_timeout = p->attr_timeout;
+	e->entry_timeout = entry_timeout(p, n);
+}
+
+/* A folder where `req`'s caller may look up or create entries. */
+int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out)
+{
+	int r = get_owned(p, req, ino, "use folder", out);
+
+	if (r < 0)
+		return r == -ESTALE ? -ENOENT : r;
+	if (!(*out)->is_dir)
+		return -ENOTDIR;
+	return 0;
+}
+
+/* The entry `name` in `dir`, if the caller may touch it: 0, -ENOENT or -EACCES. */
+int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
+		     const char *what, struct node **out)
+{
+	struct node *n = pool_child(p, dir, name);
+
+	if (!n)
+		return -ENOENT;
+	if (!pool_may(p, caller_uid(req), n)) {
+		pool_log_denied(p, caller_uid(req), what, n);
+		return -EACCES;
+	}
+	*out = n;
+	return 0;
+}
+
+/* Replies that hand the kernel a new entry or handle. A real one fails when the caller was
+ * killed before it arrived; the faultsim daemon (fault.h) makes them fail on purpose: the
+ * request then ends with EIO, so nobody hangs, and the handler undoes what the reply would
+ * have given, exactly as after a real failure. The request is gone either way. */
+bool reply_lost(struct pool *p, fuse_req_t req)
+{
+	if (!fault_fire(&p->fault, FAULT_REPLY))
+		return false;
+	fuse_reply_err(req, EIO);
+	return true;
+}
+
+int reply_entry(struct pool *p, fuse_req_t req, const struct fuse_entry_param *e)
+{
+	return reply_lost(p, req) ? -ENOENT : fuse_reply_entry(req, e);
+}
+
+int reply_open(struct pool *p, fuse_req_t req, const struct fuse_file_info *fi)
+{
+	return reply_lost(p, req) ? -ENOENT : fuse_reply_open(req, fi);
+}
+
+int reply_create(struct pool *p, fuse_req_t req, const struct fuse_entry_param *e,
+			const struct fuse_file_info *fi)
+{
+	return reply_lost(p, req) ? -ENOENT : fuse_reply_create(req, e, fi);
+}
+
+/* The kernel never got the entry a failed reply carried: take back its lookup count. */
+void forget_one(struct pool *p, uint64_t ino)
+{
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n)
+		pool_forget(p, n, 1);
+	pool_unlock(p);
+}
+
+/* A reply creating an entry (mkdir, mknod) was lost: the kernel keeps its negative entry for
+ * the name, so invalidate it, and take back the lookup count. */
+void forget_new_entry(struct pool *p, uint64_t ino)
+{
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n) {
+		pool_forget_name(p, n);
+		pool_forget(p, n, 1);
+	}
+	pool_unlock(p);
+}

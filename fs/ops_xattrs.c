@@ -1,0 +1,252 @@
+/* ops_xattrs: extended attributes: user.* values, holds, and the pool's own user.poolfs.*
+ * texts (see ops_internal.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "datapath.h"
+#include "log.h"
+#include "ops_internal.h"
+
+/* ---- extended attributes ------------------------------------------------------------------- */
+
+static bool is_reserved(const char *name)
+{
+	return strncmp(name, XATTR_RESERVED_PREFIX, strlen(XATTR_RESERVED_PREFIX)) == 0;
+}
+
+/* The node a setxattr/removexattr names, if the caller may change it: -EACCES for another
+ * user's entry, -EPERM for the shared root (only its owner may hold it or label it, as only
+ * the owner of a sticky folder may change it). */
+static int get_changeable(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what,
+			  struct node **out)
+{
+	int r = get_owned(p, req, ino, what, out);
+
+	if (r == 0 && !pool_may_change(p, caller_uid(req), *out)) {
+		pool_log_denied(p, caller_uid(req), what, *out);
+		r = -EPERM;
+	}
+	return r;
+}
+
+#ifdef POOLFS_FAULT_INJECTION
+#define XATTR_DEBUG_FAULT "user.poolfs.debug.fault"
+#define XATTR_DEBUG_CHECK "user.poolfs.debug.check"
+
+/* The faultsim daemon's controls, on the root and for its owner only. 1 if `name` is one,
+ * with *r set; 0 otherwise. Lock held. */
+static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const char *name,
+		       const char *value, size_t size, char **out, int *r)
+{
+	bool set = value != NULL;
+
+	if (strcmp(name, XATTR_DEBUG_FAULT) != 0 && strcmp(name, XATTR_DEBUG_CHECK) != 0)
+		return 0;
+	if (n->ino != POOL_ROOT_INO || !pool_may_change(p, caller_uid(req), n)) {
+		*r = -EPERM;
+		return 1;
+	}
+	if (set || !out) {
+		*r = set && strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_arm(&p->fault, value, size)
+								  : -EPERM;
+		return 1;
+	}
+	*out = malloc(4096);
+	if (!*out) {
+		*r = -ENOMEM;
+		return 1;
+	}
+	*r = strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_report(&p->fault, *out, 4096)
+						   : pool_check(p, *out, 4096);
+	if (*r == 0 || *r == -EUCLEAN)
+		*r = (int)strlen(*out); /* a broken invariant is reported as text, not an error */
+	return 1;
+}
+#endif
+
+/* "reset" written to the root's user.poolfs.ops zeroes the request counters. */
+static int ops_reset(struct pool *p, const char *value, size_t size)
+{
+	if (size > 0 && (value[size - 1] == '\0' || value[size - 1] == '\n'))
+		size--;
+	if (size != 5 || memcmp(value, "reset", 5) != 0)
+		return -EINVAL;
+	opstats_reset(&p->opstats);
+	return 0;
+}
+
+void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags)
+{
+	struct pool *p = pool_of(req);
+	bool hold = strcmp(name, XATTR_HOLD) == 0;
+	struct node *n;
+	int r;
+
+	if (strncmp(name, "user.", 5) != 0) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	pool_lock(p);
+	r = get_changeable(p, req, ino, hold ? "hold" : "set xattr on", &n);
+	if (r < 0)
+		goto out;
+#ifdef POOLFS_FAULT_INJECTION
+	if (debug_xattr(p, req, n, name, value, size, NULL, &r))
+		goto out;
+#endif
+	if (strcmp(name, XATTR_OPS) == 0) {
+		r = n->ino != POOL_ROOT_INO ? -EINVAL : ops_reset(p, value, size);
+	} else if (hold) {
+		struct hold_request hr;
+		r = hold_request_parse(value, size, &hr);
+		if (r == 0)
+			r = pool_hold(p, n, caller_uid(req), fuse_req_ctx(req)->pid, &hr);
+	} else if (strcmp(name, XATTR_REFS) == 0 || strcmp(name, XATTR_STAT) == 0) {
+		r = -EPERM;
+	} else if (is_reserved(name)) {
+		r = -EINVAL;
+	} else {
+		r = pool_xattr_set(p, n, name, value, size, flags);
+	}
+out:
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}
+
+/* The value of xattr `name` of `n` in a new buffer: its length, or a negative errno. Lock held. */
+static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const char *name,
+		       char **out)
+{
+	const struct xattr *x;
+	int r;
+
+#ifdef POOLFS_FAULT_INJECTION
+	if (debug_xattr(p, req, n, name, NULL, 0, out, &r))
+		return r;
+#endif
+	if (strcmp(name, XATTR_REFS) == 0)
+		return pool_refs_text(p, n, out);
+	if (strcmp(name, XATTR_OPS) == 0 && n->ino == POOL_ROOT_INO) {
+		if (!pool_may_change(p, caller_uid(req), n))
+			return -EACCES; /* what others do is the pool owner's business only */
+		*out = pool_alloc(p, 4096);
+		if (!*out)
+			return -ENOMEM;
+		return opstats_format(&p->opstats, *out, 4096);
+	}
+	if (strcmp(name, XATTR_STAT) == 0) {
+		*out = pool_alloc(p, POOL_XATTR_VALUE_MAX);
+		if (!*out)
+			return -ENOMEM;
+		r = pool_stat_text(p, caller_uid(req), *out, POOL_XATTR_VALUE_MAX);
+		return r;
+	}
+	if (is_reserved(name))
+		return -ENODATA;
+	x = xattr_get(&n->xattrs, name);
+	if (!x)
+		return -ENODATA;
+	*out = pool_alloc(p, x->size ? x->size : 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, x->value, x->size);
+	return (int)x->size;
+}
+
+/* Reply to getxattr/listxattr with `len` bytes of `data`: the size if the caller asked for it
+ * (size 0), ERANGE if its buffer is too small. */
+static void reply_xattr_data(fuse_req_t req, int r, const char *data, size_t size)
+{
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)r);
+	else if ((size_t)r > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, data, (size_t)r);
+}
+
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	char *data = NULL;
+	int r;
+
+	if (strncmp(name, "user.", 5) != 0) {
+		/* security.capability is asked on every write by some kernels: answer fast. */
+		fuse_reply_err(req, strncmp(name, "security.", 9) == 0 ? ENODATA : EOPNOTSUPP);
+		return;
+	}
+	pool_lock(p);
+	r = get_owned(p, req, ino, "read xattr of", &n);
+	if (r == 0)
+		r = xattr_value(p, req, n, name, &data);
+	pool_unlock(p);
+	reply_xattr_data(req, r, data, size);
+	free(data);
+}
+
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	pool_lock(p);
+	r = get_owned(p, req, ino, "list xattrs of", &n);
+	if (r == 0) {
+		len = xattr_names(&n->xattrs, NULL, 0);
+		if (size > 0 && len <= size) {
+			buf = pool_alloc(p, len ? len : 1);
+			if (buf)
+				xattr_names(&n->xattrs, buf, len);
+			else
+				r = -ENOMEM;
+		}
+	}
+	pool_unlock(p);
+	reply_xattr_data(req, r < 0 ? r : (int)len, buf, size);
+	free(buf);
+}
+
+void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	int r;
+
+	if (strncmp(name, "user.", 5) != 0) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	pool_lock(p);
+	r = get_changeable(p, req, ino, "remove xattr of", &n);
+	if (r < 0)
+		goto out;
+	if (strcmp(name, XATTR_HOLD) == 0)
+		r = pool_release_holds(p, n, caller_uid(req));
+	else if (strcmp(name, XATTR_REFS) == 0 || strcmp(name, XATTR_STAT) == 0)
+		r = -EPERM;
+	else if (is_reserved(name))
+		r = -EINVAL;
+	else
+		r = pool_xattr_remove(p, n, name);
+out:
+	pool_unlock(p);
+	fuse_reply_err(req, -r);
+}

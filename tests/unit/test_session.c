@@ -1,0 +1,181 @@
+/* Unit tests of fs/session.c: parsing /proc/PID/stat (command names with spaces and parentheses,
+ * malformed texts) and the anchor a session hold watches, on real processes: the running leader,
+ * a leaderless session (the caller's topmost ancestor in it, as under Slurm's slurmstepd), and a
+ * process that is gone. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "session.h"
+
+static void test_parse_plain(void **state)
+{
+	struct proc_stat st;
+	(void)state;
+	assert_int_equal(proc_stat_parse("123 (bash) S 45 67 89 34816 0 4194560", &st), 0);
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.ppid, 45);
+	assert_int_equal(st.sid, 89);
+}
+
+static void test_parse_name_with_spaces_and_parens(void **state)
+{
+	struct proc_stat st;
+	(void)state;
+	assert_int_equal(proc_stat_parse("7 (slurmstepd: [2.batch]) ) Z 1 6 6 0 -1", &st), 0);
+	assert_int_equal(st.state, 'Z');
+	assert_int_equal(st.ppid, 1);
+	assert_int_equal(st.sid, 6);
+}
+
+static void test_parse_malformed(void **state)
+{
+	struct proc_stat st;
+	(void)state;
+	assert_int_equal(proc_stat_parse("", &st), -EINVAL);
+	assert_int_equal(proc_stat_parse("12 bash S 1 2 3", &st), -EINVAL);
+	assert_int_equal(proc_stat_parse("12 (bash)S 1 2 3", &st), -EINVAL);
+	assert_int_equal(proc_stat_parse("12 (bash) S 1 2", &st), -EINVAL);
+	assert_int_equal(proc_stat_parse("12 (bash) S -4 2 3", &st), -EINVAL);
+}
+
+/* A pipe a child writes one int to. */
+static int read_int(int fd)
+{
+	int v = -1;
+	assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	return v;
+}
+
+static void write_int(int fd, int v)
+{
+	if (write(fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		_exit(90);
+}
+
+/* The caller leads its own session: it is its own anchor. */
+static void test_anchor_is_running_leader(void **state)
+{
+	int fds[2], status;
+	pid_t c, anchor = 0;
+	(void)state;
+
+	assert_int_equal(pipe(fds), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		pid_t a = 0;
+		if (setsid() != getpid() || session_anchor(getpid(), &a) != 0)
+			_exit(91);
+		write_int(fds[1], (int)a);
+		_exit(0);
+	}
+	anchor = read_int(fds[0]);
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(anchor, c);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* slurmstepd's shape: the leader forks a middle process and exits; the middle forks a worker. The
+ * worker's anchor is the middle (its topmost ancestor in the leaderless session), not itself, and
+ * not the leader, which stays a zombie until the worker has answered. */
+static void test_anchor_in_leaderless_session(void **state)
+{
+	int up[2], go[2], status;
+	pid_t leader, middle = 0, anchor = 0;
+	(void)state;
+
+	/* The middle is reparented to us when the leader exits, so we can reap it. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(go), 0);
+	leader = fork();
+	assert_true(leader >= 0);
+	if (leader == 0) {
+		/* Only the test writes "go": if it fails and exits, the middle reads EOF and ends. */
+		close(go[1]);
+		close(up[0]);
+		if (setsid() != getpid())
+			_exit(92);
+		pid_t m = fork();
+		if (m < 0)
+			_exit(93);
+		if (m > 0)
+			_exit(0);	/* the leader leaves at once */
+		/* The middle: wait until the leader is gone, fork the worker, wait for it. */
+		while (getppid() == getsid(0))
+			usleep(1000);
+		pid_t w = fork();
+		if (w < 0)
+			_exit(94);
+		if (w == 0) {
+			pid_t a = 0;
+			if (session_anchor(getpid(), &a) != 0)
+				_exit(95);
+			write_int(up[1], (int)getppid());
+			write_int(up[1], (int)a);
+			_exit(0);
+		}
+		int ws;
+		if (waitpid(w, &ws, 0) != w || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+			_exit(96);
+		/* Stay until the test has looked at us. */
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(97);
+		_exit(0);
+	}
+	/* The leader stays a zombie (unreaped) until the worker has asked: a zombie leader is gone. */
+	middle = read_int(up[0]);
+	anchor = read_int(up[0]);
+	assert_int_equal(waitpid(leader, &status, 0), leader);
+	assert_int_equal(anchor, middle);
+	assert_true(anchor != leader);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(middle, &status, 0), middle);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(up[0]);
+	close(up[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+static void test_anchor_of_gone_process(void **state)
+{
+	pid_t c, anchor = 0;
+	int status;
+	(void)state;
+
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0)
+		_exit(0);
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_int_equal(session_anchor(c, &anchor), -ESRCH);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_plain),
+		cmocka_unit_test(test_parse_name_with_spaces_and_parens),
+		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test(test_anchor_is_running_leader),
+		cmocka_unit_test(test_anchor_in_leaderless_session),
+		cmocka_unit_test(test_anchor_of_gone_process),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
