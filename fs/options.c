@@ -12,6 +12,7 @@ void options_init(struct pool_options *o)
 	snprintf(o->backing, sizeof(o->backing), "%s", "/dev/shm");
 	o->datapath = DATAPATH_AUTO;
 	o->autohold = AUTOHOLD_SESSION;
+	o->huge = HUGE_WITHIN_SIZE;
 	o->max_user_entries = OPTIONS_DEFAULT_MAX_USER_ENTRIES;
 	o->max_user_meta = OPTIONS_DEFAULT_MAX_USER_META;
 }
@@ -84,6 +85,7 @@ static int parse_enum(const char *value, const char *const names[], int count)
 
 static const char *const datapath_names[] = {"auto", "passthrough", "pagecache"};
 static const char *const autohold_names[] = {"none", "process", "session", "cgroup"};
+static const char *const huge_names[] = {"never", "within_size", "always", "advise"};
 
 const char *options_datapath_name(enum datapath_choice d)
 {
@@ -93,6 +95,11 @@ const char *options_datapath_name(enum datapath_choice d)
 const char *options_autohold_name(enum autohold_choice a)
 {
 	return autohold_names[a];
+}
+
+const char *options_huge_name(enum huge_choice h)
+{
+	return huge_names[h];
 }
 
 /* Returns the value if `item` is `key=value`, NULL otherwise. */
@@ -154,6 +161,7 @@ int options_apply(struct pool_options *o, const char *item, const char **why)
 			return -ENAMETOOLONG;
 		}
 		snprintf(o->backing, sizeof(o->backing), "%s", v);
+		o->backing_given = true;
 		return 1;
 	}
 	if ((v = value_of(item, "datapath"))) {
@@ -163,6 +171,16 @@ int options_apply(struct pool_options *o, const char *item, const char **why)
 			return r;
 		}
 		o->datapath = (enum datapath_choice)r;
+		return 1;
+	}
+	if ((v = value_of(item, "huge"))) {
+		r = parse_enum(v, huge_names, 4);
+		if (r < 0) {
+			*why = "huge= must be never, within_size, always or advise";
+			return r;
+		}
+		o->huge = (enum huge_choice)r;
+		o->huge_given = true;
 		return 1;
 	}
 	if ((v = value_of(item, "autohold"))) {
