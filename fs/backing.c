@@ -11,11 +11,13 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "backing.h"
 #include "log.h"
+#include "tmpfs_instance.h"
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
 #define SUBDIR_PREFIX "poolfs-"
@@ -90,7 +92,7 @@ static bool owner_alive(const char *name)
 	return !(state && (state[2] == 'Z' || state[2] == 'X'));
 }
 
-/* A dead daemon's private tmpfs (max_size) is still mounted on its subfolder: detach it. */
+/* A dead daemon of an earlier version mounted its max_size tmpfs on its subfolder: detach it. */
 static int unmount_private(int parent_fd, const char *name)
 {
 	struct stat parent, sub;
@@ -155,102 +157,114 @@ int backing_sweep(int dir_fd)
 	return removed;
 }
 
-/* Put a tmpfs of exactly `limit` bytes on our subfolder, so the kernel itself refuses growth
- * past max_size on every path (write, fallocate, truncate), including passthrough writes the
- * daemon never sees. Needs CAP_SYS_ADMIN; without it the daemon's own accounting applies. */
-static int mount_private(struct backing *b, uint64_t limit)
+/* The private instance: as big as the tmpfs the data would otherwise go to (/dev/shm offers
+ * half of RAM by default) unless max_size says otherwise, so the default pool never offers less
+ * than writing into /dev/shm directly. Returns 0, -EPERM (no CAP_SYS_ADMIN: the caller falls
+ * back to a subfolder) or another negative errno after logging it. */
+static int open_private(struct backing *b, const struct backing_cfg *cfg)
 {
-	char opts[96];
+	uint64_t size = cfg->limit;
+	struct statvfs sv;
+	const char *why = "";
 	int fd;
 
-	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0700,nr_inodes=0", limit);
-	if (mount("poolfs-backing", b->path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
-		return -errno;
-	/* From now on our files live in the new tmpfs: point dir_fd at its root and lock that, so
-	 * a sweep that opens the path finds it locked. */
-	fd = open(b->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int r = -errno;
-		if (fd >= 0)
-			close(fd);
-		umount2(b->path, MNT_DETACH);
-		return r;
+	if (!size && statvfs(cfg->dir, &sv) == 0)
+		size = (uint64_t)sv.f_blocks * sv.f_frsize;
+	fd = tmpfs_instance_open(size, cfg->huge, &why);
+	if (fd == -EINVAL && !cfg->huge_given && cfg->huge) {
+		/* A kernel without transparent huge pages: the default huge= is a wish, not a need. */
+		log_warn("%s: %s; using a tmpfs without huge pages", why, strerror(EINVAL));
+		fd = tmpfs_instance_open(size, NULL, &why);
 	}
-	b->under_fd = b->dir_fd;
+	if (fd == -EPERM || fd == -ENOSYS)
+		return -EPERM;
+	if (fd < 0) {
+		log_error("private tmpfs: %s: %s", why, strerror(-fd));
+		return fd;
+	}
 	b->dir_fd = fd;
-	b->private_mount = true;
+	b->private_store = true;
+	b->is_tmpfs = true;
+	log_info("backing: a private tmpfs instance, size %" PRIu64 " bytes, huge=%s (reachable "
+		 "only through the daemon's descriptor; nothing outlives the daemon)", size,
+		 cfg->huge ? cfg->huge : "default");
 	return 0;
 }
 
-int backing_open(struct backing *b, const char *dir, uint64_t limit)
+/* The subfolder `poolfs-PID-RANDOM` of the backing directory, created under a name the sweep
+ * ignores, locked, then renamed into view: another daemon's sweep never sees it unlocked. */
+static int open_subfolder(struct backing *b, const char *dir)
 {
-	struct statfs sfs;
-	struct stat st;
 	char tmpname[64], final[64];
 	unsigned char rnd[6];
-	int r, swept;
+	struct stat st;
 
-	b->parent_fd = -1;
-	b->dir_fd = -1;
-	b->under_fd = -1;
-	b->private_mount = false;
-	b->path[0] = '\0';
-
-	b->parent_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (b->parent_fd < 0) {
-		r = -errno;
-		log_error("backing directory %s: %s", dir, strerror(-r));
-		return r;
-	}
-	if (fstatfs(b->parent_fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC_NUMBER)
-		b->is_tmpfs = true;
-	else
-		log_warn("backing directory %s is not a tmpfs: data will not live in memory", dir);
-
-	swept = backing_sweep(b->parent_fd);
-	if (swept > 0)
-		log_info("removed %d backing folder(s) left by daemons that are gone", swept);
-
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		r = -EIO;
-		goto fail;
-	}
-	/* Create under a name the sweep ignores, lock it, then rename it into view: another daemon's
-	 * sweep can never see our folder unlocked. */
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -EIO;
 	snprintf(tmpname, sizeof(tmpname), ".poolfs-new-%d-%02x%02x%02x%02x%02x%02x", (int)getpid(),
 		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 	snprintf(final, sizeof(final), SUBDIR_PREFIX "%d-%02x%02x%02x%02x%02x%02x", (int)getpid(),
 		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 	if (mkdirat(b->parent_fd, tmpname, 0700) < 0) {
-		r = -errno;
+		int r = -errno;
 		log_error("cannot create a folder in %s: %s", dir, strerror(-r));
-		goto fail;
+		return r;
 	}
 	b->dir_fd = openat(b->parent_fd, tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (b->dir_fd < 0 || flock(b->dir_fd, LOCK_EX | LOCK_NB) < 0 ||
 	    fstat(b->dir_fd, &st) < 0 || renameat(b->parent_fd, tmpname, b->parent_fd, final) < 0) {
-		r = -errno;
+		int r = -errno;
 		unlinkat(b->parent_fd, tmpname, AT_REMOVEDIR);
-		goto fail;
-	}
-	/* Whatever umask we run under, the store is ours alone. */
-	if (fchmod(b->dir_fd, 0700) < 0) {
-		r = -errno;
-		goto fail;
+		return r;
 	}
 	snprintf(b->path, sizeof(b->path), "%s/%s", dir, final);
-	if (limit) {
-		r = mount_private(b, limit);
-		if (r < 0 && r != -EPERM) {
-			log_error("cannot mount a %" PRIu64 "-byte tmpfs for max_size: %s", limit, strerror(-r));
-			goto fail;
-		}
-		if (r == -EPERM)
+	/* Whatever umask we run under, the store is ours alone. */
+	return fchmod(b->dir_fd, 0700) < 0 ? -errno : 0;
+}
+
+int backing_open(struct backing *b, const struct backing_cfg *cfg)
+{
+	struct statfs sfs;
+	int r, swept;
+
+	b->parent_fd = -1;
+	b->dir_fd = -1;
+	b->private_store = false;
+	b->is_tmpfs = false;
+	b->path[0] = '\0';
+
+	/* backing=DIR alone means "put the data there"; with max_size the data always went to a
+	 * tmpfs of that size, now the private instance. */
+	if (!cfg->dir_given || cfg->limit) {
+		r = open_private(b, cfg);
+		if (r != -EPERM)
+			return r;
+		if (cfg->limit)
 			log_info("max_size: no CAP_SYS_ADMIN for a private tmpfs, the daemon counts bytes itself");
+		else
+			log_info("backing: no CAP_SYS_ADMIN for a private tmpfs, using a subfolder of %s",
+				 cfg->dir);
 	}
-	return 0;
-fail:
-	backing_close(b);
+	if (cfg->huge_given)
+		log_warn("huge= applies only to a private tmpfs instance: ignored (the backing "
+			 "directory's own huge= setting applies)");
+	b->parent_fd = open(cfg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (b->parent_fd < 0) {
+		r = -errno;
+		log_error("backing directory %s: %s", cfg->dir, strerror(-r));
+		return r;
+	}
+	if (fstatfs(b->parent_fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC_NUMBER)
+		b->is_tmpfs = true;
+	else
+		log_warn("backing directory %s is not a tmpfs: data will not live in memory", cfg->dir);
+
+	swept = backing_sweep(b->parent_fd);
+	if (swept > 0)
+		log_info("removed %d backing folder(s) left by daemons that are gone", swept);
+	r = open_subfolder(b, cfg->dir);
+	if (r < 0)
+		backing_close(b);
 	return r;
 }
 
@@ -258,17 +272,10 @@ void backing_close(struct backing *b)
 {
 	const char *name;
 
-	if (b->dir_fd >= 0 && b->parent_fd >= 0 && b->path[0]) {
+	/* A private instance needs no clean-up: closing our descriptor lets the kernel free it, and
+	 * data someone still maps or holds open stays theirs until they let go. */
+	if (!b->private_store && b->dir_fd >= 0 && b->parent_fd >= 0 && b->path[0]) {
 		name = strrchr(b->path, '/');
-		if (b->private_mount) {
-			/* Data still mapped by someone stays theirs: a detached tmpfs lives until its
-			 * last user goes. */
-			close(b->dir_fd);
-			b->dir_fd = b->under_fd;
-			b->under_fd = -1;
-			if (umount2(b->path, MNT_DETACH) < 0)
-				log_warn("unmounting the private tmpfs %s: %m", b->path);
-		}
 		if (name) {
 			int r = remove_subdir(b->parent_fd, name + 1);
 			if (r < 0)
@@ -277,12 +284,10 @@ void backing_close(struct backing *b)
 	}
 	if (b->dir_fd >= 0)
 		close(b->dir_fd);
-	if (b->under_fd >= 0)
-		close(b->under_fd);
-	b->under_fd = -1;
 	if (b->parent_fd >= 0)
 		close(b->parent_fd);
 	b->dir_fd = b->parent_fd = -1;
+	b->private_store = false;
 	b->path[0] = '\0';
 }
 
@@ -325,11 +330,4 @@ int backing_stat(struct backing *b, uint64_t ino, struct stat *st)
 int backing_statvfs(struct backing *b, struct statvfs *sv)
 {
 	return fstatvfs(b->dir_fd, sv) < 0 ? -errno : 0;
-}
-
-int backing_file_path(const struct backing *b, uint64_t ino, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%s/%016" PRIx64, b->path, ino);
-
-	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
 }

@@ -1,9 +1,11 @@
 /* backing: the tmpfs store behind a pool.
  *
- * Owns the daemon's private 0700 subfolder of the backing directory (locked with flock while the
- * daemon lives, so a later daemon can tell it from the leftovers of a dead one), one file per pool
- * inode named by inode number, the sweep of dead daemons' subfolders, and removal at unmount.
- * Folders of the pool exist only in the daemon's memory: the store is flat. */
+ * Owns where file data lives: by default (CAP_SYS_ADMIN) a tmpfs instance of the daemon's own that
+ * no path reaches (tmpfs_instance.h), which also enforces max_size; otherwise the daemon's private
+ * 0700 subfolder of the backing directory (locked with flock while the daemon lives, so a later
+ * daemon can tell it from the leftovers of a dead one), the sweep of dead daemons' subfolders and
+ * removal at unmount. Either way one file per pool inode named by inode number: folders of the
+ * pool exist only in the daemon's memory, the store is flat. */
 #ifndef POOLFS_BACKING_H
 #define POOLFS_BACKING_H
 
@@ -13,17 +15,26 @@
 #include <sys/statvfs.h>
 
 struct backing {
-	int parent_fd;        /* the backing directory (backing=DIR) */
-	int dir_fd;           /* our private subfolder (or the tmpfs on it); flock'ed while we run */
-	int under_fd;         /* the subfolder itself when a private tmpfs covers it, else -1 */
-	bool private_mount;   /* max_size: a tmpfs of that size is mounted on the subfolder */
-	char path[4096];      /* absolute path of the private subfolder */
+	int parent_fd;        /* the backing directory (backing=DIR), -1 for a private instance */
+	int dir_fd;           /* the private instance's root, or our subfolder (flock'ed while we run) */
+	bool private_store;   /* dir_fd is a tmpfs instance of our own (tmpfs_instance.h) */
+	char path[4096];      /* absolute path of the private subfolder; "" for a private instance */
 	bool is_tmpfs;
 };
 
-/* Sweep dead daemons' subfolders in `dir`, then create and lock our own. With `limit` > 0 and
- * CAP_SYS_ADMIN, a tmpfs of `limit` bytes is mounted on it (max_size). */
-int backing_open(struct backing *b, const char *dir, uint64_t limit);
+/* What the pool asks for (docs/interface.md, backing= / max_size= / huge=). */
+struct backing_cfg {
+	const char *dir;      /* backing directory: the given one, else the default (/dev/shm) */
+	bool dir_given;       /* backing= was on the command line */
+	uint64_t limit;       /* max_size, 0 = none */
+	const char *huge;     /* huge= for a private instance */
+	bool huge_given;      /* huge= was on the command line: failing to apply it is an error */
+};
+
+/* With CAP_SYS_ADMIN and no backing= (or with max_size): a private tmpfs instance, `limit` bytes
+ * (default: the size of the backing directory's tmpfs), huge pages as asked. Otherwise: sweep
+ * dead daemons' subfolders in the backing directory, then create and lock our own. */
+int backing_open(struct backing *b, const struct backing_cfg *cfg);
 /* Remove every file and the subfolder; accepts a half-opened store. */
 void backing_close(struct backing *b);
 
@@ -37,7 +48,6 @@ int backing_open_file(struct backing *b, uint64_t ino, int flags); /* fd */
 int backing_unlink(struct backing *b, uint64_t ino);
 int backing_stat(struct backing *b, uint64_t ino, struct stat *st);
 int backing_statvfs(struct backing *b, struct statvfs *sv);
-int backing_file_path(const struct backing *b, uint64_t ino, char *buf, size_t len);
 /* Parse a backing file name back into an inode number; 0 if it is not one of ours. */
 uint64_t backing_name_to_ino(const char *name);
 

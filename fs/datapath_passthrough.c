@@ -5,10 +5,15 @@
  * while mappings live, so after the last release the node is "maybe mapped" until proven free:
  *   - trigger: fanotify close events on the backing folder fire when the kernel's internal backing
  *     file goes, i.e. at the last munmap or process death (events from our own pid are ignored:
- *     our probes and fd closes never end a mapping);
+ *     our probes and fd closes never end a mapping). The group reports names (FAN_REPORT_DFID_NAME)
+ *     instead of opening an fd per event: nothing of ours is open on the file when we probe;
  *   - proof: a write lease on an O_RDONLY fd is granted only when no other fd or mapping of the
- *     file exists anywhere (the lease is dropped at once; SIGIO is ignored by main.c).
- * On queue overflow every maybe-mapped node is probed again. */
+ *     file exists anywhere (the lease is dropped at once; SIGIO is ignored by main.c);
+ *   - the race: the kernel queues the close event (and RELEASE) a moment before it drops the
+ *     file's open count, so a probe right after either may still fail. Such a node is probed
+ *     again within microseconds to a few milliseconds (the "soon" list) instead of waiting for
+ *     the backstop timer, which only covers events that never come (backing off to 1 s).
+ * On queue overflow every maybe-mapped node is probed again. See docs/design-notes.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,12 +29,23 @@
 #include "log.h"
 #include "watch.h"
 
+#define SOON_MAX 256
+#define SOON_STEPS 5
+
 struct passthrough_state {
 	int fan_fd;
 	int backstop_fd;      /* timerfd: re-probes maybe-mapped nodes while any exist */
 	uint64_t backstop_ms; /* the interval it is armed with, 0 if disarmed */
 	bool backstop_noted;  /* logged once that the backstop, not fanotify, found an end */
+	int soon_fd;          /* timerfd: re-probes the nodes of soon[] after a failed probe */
+	size_t nsoon;
+	struct { uint64_t ino; unsigned step; } soon[SOON_MAX];
+	bool soon_overflow;   /* soon[] was full: re-probe every maybe-mapped node instead */
 };
+
+/* Delays of the re-probes after a probe that failed right after a close event or RELEASE: the
+ * open count drops microseconds after the event, so most nodes are free at the first step. */
+static const long soon_us[SOON_STEPS] = {50, 200, 1000, 3000, 8000};
 
 #define BACKSTOP_FIRST_MS 2
 #define BACKSTOP_MAX_MS 1000
@@ -43,11 +59,9 @@ static void backstop_set(struct passthrough_state *st, uint64_t ms)
 		st->backstop_ms = ms;
 }
 
-/* fanotify is the trigger; this timer is the backstop. A probe that fails right after the last
- * release often fails only because the kernel has not yet dropped the closing process's own
- * backing file (it does so a moment after queueing RELEASE), and that close's event can reach
- * us before the node is marked maybe-mapped. So a failed probe is retried soon (2 ms), then
- * at growing intervals up to a second, as long as some node stays maybe-mapped. Lock held. */
+/* The backstop: a node still maybe-mapped after its "soon" re-probes (a mapping that lives on)
+ * is freed by the close event of its last munmap; this timer only covers an event that never
+ * came. Armed at 2 ms, backing off to once a second while any node stays maybe-mapped. Lock held. */
 static void backstop_arm(struct pool *p)
 {
 	struct passthrough_state *st = p->dp_state;
@@ -101,18 +115,62 @@ static bool probe_in_use(struct pool *p, struct node *n)
 	return busy;
 }
 
-/* Returns true if the node was maybe-mapped and is now proven free. */
-static bool recheck_mapped(struct pool *p, struct node *n)
+/* Whether `n` waits for the proof that its last mapping is gone. Lock held. */
+static bool watched(const struct node *n)
 {
-	if (!n || n->life.removed || !n->life.maybe_mapped || n->life.opens > 0)
+	return n && !n->life.removed && n->life.maybe_mapped && n->life.opens == 0;
+}
+
+/* Probe a watched node; true if it was proven free and handed back to the pool (which may have
+ * freed it: do not touch `n` then). Lock held. */
+static bool try_free(struct pool *p, struct node *n)
+{
+	if (!watched(n) || probe_in_use(p, n))
 		return false;
-	if (probe_in_use(p, n)) {
-		backstop_arm(p);
-		return false;
-	}
 	n->life.maybe_mapped = false;
 	pool_recheck(p, n);
 	return true;
+}
+
+static void soon_set(struct passthrough_state *st, long us)
+{
+	struct itimerspec its = {.it_value = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L}};
+
+	if (timerfd_settime(st->soon_fd, 0, &its, NULL) < 0)
+		log_warn("passthrough: arming the re-probe timer: %m");
+}
+
+/* A probe of `ino` failed right after its close event or RELEASE: probe it again soon, from the
+ * first step (a later event restarts the sequence). Lock held. */
+static void soon_add(struct pool *p, uint64_t ino)
+{
+	struct passthrough_state *st = p->dp_state;
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->nsoon && st->soon[i].ino != ino; i++)
+		;
+	if (i == st->nsoon) {
+		if (st->nsoon == SOON_MAX)
+			st->soon_overflow = true;
+		else
+			st->soon[st->nsoon++].ino = ino;
+	}
+	if (i < SOON_MAX)
+		st->soon[i].step = 0;
+	soon_set(st, soon_us[0]);
+}
+
+/* Returns true if the node was maybe-mapped and is now proven free; arms the backstop if not. */
+static bool recheck_mapped(struct pool *p, struct node *n)
+{
+	if (!watched(n))
+		return false;
+	if (try_free(p, n))
+		return true;
+	backstop_arm(p);
+	return false;
 }
 
 /* Probe every maybe-mapped node; returns how many were found free. */
@@ -128,6 +186,39 @@ static size_t recheck_all(struct pool *p)
 		}
 	}
 	return freed;
+}
+
+static void soon_fired(void *ctx, int fd)
+{
+	struct pool *p = ctx;
+	struct passthrough_state *st;
+	uint64_t ticks;
+	unsigned first = SOON_STEPS;
+	size_t keep = 0;
+
+	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		log_warn("passthrough re-probe timer: %m");
+	pool_lock(p);
+	st = p->dp_state;
+	if (st->soon_overflow) {
+		st->soon_overflow = false;
+		recheck_all(p);
+	}
+	for (size_t i = 0; i < st->nsoon; i++) {
+		struct node *n = pool_node(p, st->soon[i].ino);
+
+		/* Free, gone, reopened, or busy past the last step (a mapping that lives on: its
+		 * munmap will send an event; the backstop covers the rest). */
+		if (!watched(n) || try_free(p, n) || ++st->soon[i].step >= SOON_STEPS)
+			continue;
+		st->soon[keep++] = st->soon[i];
+		if (st->soon[i].step < first)
+			first = st->soon[i].step;
+	}
+	st->nsoon = keep;
+	if (keep)
+		soon_set(st, soon_us[first]);
+	pool_unlock(p);
 }
 
 static void backstop_fired(void *ctx, int fd)
@@ -163,6 +254,32 @@ static void backstop_fired(void *ctx, int fd)
 	pool_unlock(p);
 }
 
+/* The backing file an event is about, from its name record (FAN_REPORT_DFID_NAME: the folder's
+ * file handle, then the child's name); 0 if it carries none or the name is not one of ours. */
+static uint64_t event_ino(const struct fanotify_event_metadata *m)
+{
+	const char *rec = (const char *)m + m->metadata_len, *end = (const char *)m + m->event_len;
+
+	while (rec + sizeof(struct fanotify_event_info_header) <= end) {
+		const struct fanotify_event_info_header *h = (const void *)rec;
+		const struct fanotify_event_info_fid *fid = (const void *)rec;
+		const struct file_handle *fh;
+		const char *name;
+
+		if (h->len < sizeof(*h) || rec + h->len > end)
+			break;
+		if (h->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+		    h->len > sizeof(*fid) + sizeof(*fh)) {
+			fh = (const struct file_handle *)fid->handle;
+			name = (const char *)(fh->f_handle + fh->handle_bytes);
+			if (name < rec + h->len && memchr(name, '\0', (size_t)(rec + h->len - name)))
+				return backing_name_to_ino(name);
+		}
+		rec += h->len;
+	}
+	return 0;
+}
+
 static void fanotify_fired(void *ctx, int fan_fd)
 {
 	struct pool *p = ctx;
@@ -172,32 +289,22 @@ static void fanotify_fired(void *ctx, int fan_fd)
 	bool overflow = false;
 	ssize_t len;
 
-	/* Collect first and close every event fd: an open event fd would itself fail the probe. */
 	while ((len = read(fan_fd, buf, sizeof(buf))) > 0) {
 		struct fanotify_event_metadata *m = (struct fanotify_event_metadata *)buf;
 		for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+			uint64_t ino;
+
 			if (m->mask & FAN_Q_OVERFLOW)
 				overflow = true;
-			if (m->fd < 0)
+			if (m->fd >= 0)
+				close(m->fd); /* never with FID reporting; closed if a kernel sends one */
+			if (m->pid == p->daemon_pid || overflow)
 				continue;
-			if (m->pid != p->daemon_pid && !overflow) {
-				char link[64], target[4096];
-				ssize_t tl;
-				snprintf(link, sizeof(link), "/proc/self/fd/%d", m->fd);
-				tl = readlink(link, target, sizeof(target) - 1);
-				if (tl > 0) {
-					const char *base;
-					uint64_t ino;
-					target[tl] = '\0';
-					base = strrchr(target, '/');
-					ino = backing_name_to_ino(base ? base + 1 : target);
-					if (ino && count < sizeof(inos) / sizeof(inos[0]))
-						inos[count++] = ino;
-					else if (ino)
-						overflow = true;
-				}
-			}
-			close(m->fd);
+			ino = event_ino(m);
+			if (ino && count < sizeof(inos) / sizeof(inos[0]))
+				inos[count++] = ino;
+			else if (ino)
+				overflow = true;
 		}
 	}
 	if (!count && !overflow)
@@ -205,9 +312,14 @@ static void fanotify_fired(void *ctx, int fan_fd)
 	pool_lock(p);
 	if (overflow)
 		recheck_all(p);
-	else
-		for (size_t i = 0; i < count; i++)
-			recheck_mapped(p, pool_node(p, inos[i]));
+	for (size_t i = 0; i < count && !overflow; i++) {
+		struct node *n = pool_node(p, inos[i]);
+
+		if (watched(n) && !try_free(p, n)) {
+			soon_add(p, inos[i]);
+			backstop_arm(p);
+		}
+	}
 	pool_unlock(p);
 }
 
@@ -218,32 +330,35 @@ static int passthrough_start(struct pool *p)
 
 	if (!st)
 		return -ENOMEM;
+	st->fan_fd = -1;
+	st->soon_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	st->backstop_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (st->backstop_fd < 0) {
+	if (st->backstop_fd < 0 || st->soon_fd < 0) {
 		r = -errno;
-		st->fan_fd = -1;
 		goto fail;
 	}
-	st->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
+	st->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
 				   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (st->fan_fd < 0) {
 		r = -errno;
 		log_error("fanotify_init: %s", strerror(-r));
 		goto fail;
 	}
+	/* Marked by descriptor: a private tmpfs instance has no path. */
 	if (fanotify_mark(st->fan_fd, FAN_MARK_ADD,
-			  FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE | FAN_EVENT_ON_CHILD, AT_FDCWD,
-			  p->backing.path) < 0) {
+			  FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE | FAN_EVENT_ON_CHILD, p->backing.dir_fd,
+			  NULL) < 0) {
 		r = -errno;
-		log_error("fanotify_mark %s: %s", p->backing.path, strerror(-r));
+		log_error("fanotify_mark on the backing store: %s", strerror(-r));
 		goto fail;
 	}
 	r = watch_add(p->watch, st->fan_fd, fanotify_fired, p);
+	if (r == 0)
+		r = watch_add(p->watch, st->backstop_fd, backstop_fired, p);
+	if (r == 0)
+		r = watch_add(p->watch, st->soon_fd, soon_fired, p);
 	if (r < 0)
-		goto fail;
-	r = watch_add(p->watch, st->backstop_fd, backstop_fired, p);
-	if (r < 0)
-		goto fail; /* watch_stop() at unmount drops the fanotify registration */
+		goto fail; /* watch_stop() at unmount drops the registrations made */
 	p->dp_state = st;
 	return 0;
 fail:
@@ -251,6 +366,8 @@ fail:
 		close(st->fan_fd);
 	if (st->backstop_fd >= 0)
 		close(st->backstop_fd);
+	if (st->soon_fd >= 0)
+		close(st->soon_fd);
 	free(st);
 	return r;
 }
@@ -264,6 +381,7 @@ static void passthrough_stop(struct pool *p)
 		return;
 	close(st->fan_fd);
 	close(st->backstop_fd);
+	close(st->soon_fd);
 	free(st);
 	p->dp_state = NULL;
 }
@@ -311,12 +429,15 @@ static void passthrough_last_release(struct pool *p, struct node *n)
 				 strerror(-r));
 		n->backing_id = 0;
 	}
-	/* Handles are gone, mappings may not be: prove it now, or wait for fanotify. */
+	/* Handles are gone, mappings may not be: prove it now, soon (the closing process's backing
+	 * file goes a moment after RELEASE), or when fanotify reports a close. */
 	n->life.maybe_mapped = true;
-	if (!probe_in_use(p, n))
+	if (!probe_in_use(p, n)) {
 		n->life.maybe_mapped = false;
-	else
+	} else {
+		soon_add(p, n->ino);
 		backstop_arm(p);
+	}
 }
 
 const struct datapath datapath_passthrough = {

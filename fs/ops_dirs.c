@@ -280,9 +280,13 @@ void op_statfs(fuse_req_t req, fuse_ino_t ino)
 
 void ops_free_dir_handles(struct pool *p)
 {
-	while (p->dir_handles.next != &p->dir_handles) {
-		struct dir_handle *d = (struct dir_handle *)p->dir_handles.next;
-		dir_handle_unlink(d);
-		dir_handle_free(d);
+	struct handle_link *l = p->dir_handles.next;
+
+	/* Take the whole list off the pool, then free it link by link. */
+	p->dir_handles.next = p->dir_handles.prev = &p->dir_handles;
+	while (l != &p->dir_handles) {
+		struct handle_link *next = l->next;
+		dir_handle_free((struct dir_handle *)l); /* the link is its first member */
+		l = next;
 	}
 }

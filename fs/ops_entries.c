@@ -271,7 +271,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		      const char *newname, unsigned int flags)
 {
 	struct pool *p = pool_of(req);
-	struct node *src_dir, *dst_dir, *src, *dst;
+	struct node *src_dir = NULL, *dst_dir = NULL, *src = NULL, *dst = NULL;
 	int r;
 
 	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {

@@ -12,6 +12,7 @@ void options_init(struct pool_options *o)
 	snprintf(o->backing, sizeof(o->backing), "%s", "/dev/shm");
 	o->datapath = DATAPATH_AUTO;
 	o->autohold = AUTOHOLD_SESSION;
+	o->huge = HUGE_WITHIN_SIZE;
 	o->max_user_entries = OPTIONS_DEFAULT_MAX_USER_ENTRIES;
 	o->max_user_meta = OPTIONS_DEFAULT_MAX_USER_META;
 }
@@ -85,6 +86,7 @@ static int parse_enum(const char *value, const char *const names[], int count)
 static const char *const datapath_names[] = {"auto", "passthrough", "pagecache"};
 static const char *const autohold_names[] = {"none", "process", "session", "cgroup"};
 static const char *const uring_names[] = {"auto", "on", "off"};
+static const char *const huge_names[] = {"never", "within_size", "always", "advise"};
 
 const char *options_datapath_name(enum datapath_choice d)
 {
@@ -99,6 +101,11 @@ const char *options_autohold_name(enum autohold_choice a)
 const char *options_uring_name(enum uring_choice u)
 {
 	return uring_names[u];
+}
+
+const char *options_huge_name(enum huge_choice h)
+{
+	return huge_names[h];
 }
 
 /* Returns the value if `item` is `key=value`, NULL otherwise. */
@@ -160,6 +167,7 @@ int options_apply(struct pool_options *o, const char *item, const char **why)
 			return -ENAMETOOLONG;
 		}
 		snprintf(o->backing, sizeof(o->backing), "%s", v);
+		o->backing_given = true;
 		return 1;
 	}
 	if ((v = value_of(item, "datapath"))) {
@@ -169,6 +177,16 @@ int options_apply(struct pool_options *o, const char *item, const char **why)
 			return r;
 		}
 		o->datapath = (enum datapath_choice)r;
+		return 1;
+	}
+	if ((v = value_of(item, "huge"))) {
+		r = parse_enum(v, huge_names, 4);
+		if (r < 0) {
+			*why = "huge= must be never, within_size, always or advise";
+			return r;
+		}
+		o->huge = (enum huge_choice)r;
+		o->huge_given = true;
 		return 1;
 	}
 	if ((v = value_of(item, "autohold"))) {

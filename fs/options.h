@@ -10,6 +10,8 @@
 enum datapath_choice { DATAPATH_AUTO, DATAPATH_PASSTHROUGH, DATAPATH_PAGECACHE };
 enum autohold_choice { AUTOHOLD_NONE, AUTOHOLD_PROCESS, AUTOHOLD_SESSION, AUTOHOLD_CGROUP };
 enum uring_choice { URING_AUTO, URING_ON, URING_OFF }; /* FUSE over io_uring (fs/transport.h) */
+/* tmpfs huge= of the private backing instance (the values tmpfs itself takes). */
+enum huge_choice { HUGE_NEVER, HUGE_WITHIN_SIZE, HUGE_ALWAYS, HUGE_ADVISE };
 
 /* Defaults that bound what one user can make the daemon hold in memory (docs/interface.md,
  * "Limits"): a million entries is far beyond any job's scratch tree, and 64 MiB of xattrs and
@@ -19,6 +21,9 @@ enum uring_choice { URING_AUTO, URING_ON, URING_OFF }; /* FUSE over io_uring (fs
 
 struct pool_options {
 	char backing[4096];
+	bool backing_given;       /* backing= was given: no private tmpfs instance (unless max_size) */
+	enum huge_choice huge;    /* default within_size */
+	bool huge_given;
 	enum datapath_choice datapath;
 	enum autohold_choice autohold;
 	uint64_t linger_ms;
@@ -47,5 +52,6 @@ int options_parse_seconds(const char *text, uint64_t *out_ms);
 const char *options_datapath_name(enum datapath_choice d);
 const char *options_autohold_name(enum autohold_choice a);
 const char *options_uring_name(enum uring_choice u);
+const char *options_huge_name(enum huge_choice h);
 
 #endif

@@ -773,7 +773,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	int r;
 
 	memset(p, 0, sizeof(*p));
-	p->backing.parent_fd = p->backing.dir_fd = p->backing.under_fd = -1;
+	p->backing.parent_fd = p->backing.dir_fd = -1;
 	p->linger_timer_fd = -1;
 	p->hold_poll_fd = -1;
 	p->inval_tail = &p->inval_head;
@@ -809,7 +809,9 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	p->linger_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (p->linger_timer_fd < 0)
 		return -errno;
-	r = backing_open(&p->backing, opts->backing, opts->max_size);
+	r = backing_open(&p->backing, &(struct backing_cfg){
+		.dir = opts->backing, .dir_given = opts->backing_given, .limit = opts->max_size,
+		.huge = options_huge_name(opts->huge), .huge_given = opts->huge_given});
 	if (r < 0)
 		return r;
 	return 0;

@@ -21,6 +21,7 @@ struct bench_cfg {
 enum metric {
 	M_MMAP_WRITE,
 	M_MMAP_READ,
+	M_MMAP_REWRITE,
 	M_PWRITE,
 	M_PREAD,
 	M_CREATE,

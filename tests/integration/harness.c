@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,9 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -147,7 +151,9 @@ static int count_cb(const char *path, const struct stat *st, int type, struct FT
 int pool_backing_files(const struct pool_fixture *p)
 {
 	walk_count = 0;
-	if (nftw(p->backing, count_cb, 16, FTW_PHYS | FTW_MOUNT) == -1)
+	if (p->private_store && !p->store[0])
+		return -ENOENT;
+	if (nftw(p->private_store ? p->store : p->backing, count_cb, 16, FTW_PHYS | FTW_MOUNT) == -1)
 		return -errno;
 	return walk_count;
 }
@@ -498,6 +504,102 @@ static void exec_daemon(const struct pool_fixture *p, const char *bin, const cha
 	_exit(127);
 }
 
+int pool_dev_alive(dev_t dev)
+{
+#ifdef SYS_ustat
+	char buf[64];
+
+	if (syscall(SYS_ustat, (unsigned)dev, buf) == 0)
+		return 1;
+	return errno == EINVAL ? 0 : -errno;
+#else
+	(void)dev;
+	return -ENOSYS;
+#endif
+}
+
+int pool_wait_store_gone(struct pool_fixture *p, int timeout_ms)
+{
+	long long deadline = pool_now_ms() + timeout_ms;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	if (p->store_dev && p->store_watch == -1)
+		return 0; /* seen gone already */
+	if (!p->store_dev || p->store_watch <= 0)
+		return -ENOENT;
+	/* The inotify watch on the instance's root gets IN_UNMOUNT when that very superblock shuts
+	 * down (a device number could be reused by another pool's at once), and it does not keep
+	 * the instance alive. */
+	for (;;) {
+		long long left = deadline - pool_now_ms();
+		struct pollfd pfd = {.fd = p->store_watch, .events = POLLIN};
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return -errno;
+		n = read(p->store_watch, buf, sizeof(buf));
+		for (char *e = buf; n > 0 && e < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)e;
+
+			if (ev->mask & (IN_UNMOUNT | IN_IGNORED)) {
+				close(p->store_watch);
+				p->store_watch = -1;
+				return 0;
+			}
+			e += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
+/* The daemon's private tmpfs: the descriptor of a tmpfs root that is neither /dev/shm nor the
+ * tmpfs of our temporary dirs (a detached mount's root reads as "/"). 0 or -ENOENT. */
+static int find_store(struct pool_fixture *p)
+{
+	char fds[48], path[96], link[16];
+	struct stat shm, tmp, st;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(fds, sizeof(fds), "/proc/%ld/fd", (long)p->daemon_pid);
+	if (stat("/dev/shm", &shm) == -1 || stat(p->root, &tmp) == -1 || !(d = opendir(fds)))
+		return -errno;
+	while ((e = readdir(d))) {
+		struct statfs sf;
+		ssize_t n;
+
+		if (e->d_name[0] == '.' || strlen(e->d_name) > 16)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", fds, e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n != 1 || link[0] != '/' || stat(path, &st) == -1 || !S_ISDIR(st.st_mode) ||
+		    statfs(path, &sf) == -1 || sf.f_type != 0x01021994 || st.st_dev == shm.st_dev ||
+		    st.st_dev == tmp.st_dev)
+			continue;
+		snprintf(p->store, sizeof(p->store), "%s/.", path);
+		p->store_dev = st.st_dev;
+		if (p->store_watch > 0)
+			close(p->store_watch);
+		p->store_watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+		if (p->store_watch < 0 || inotify_add_watch(p->store_watch, path, IN_DELETE_SELF) < 0) {
+			int e = errno;
+
+			if (p->store_watch > 0)
+				close(p->store_watch);
+			p->store_watch = 0;
+			closedir(d);
+			diag("inotify on the private tmpfs: %s", strerror(e));
+			return -e;
+		}
+		closedir(d);
+		return 0;
+	}
+	closedir(d);
+	diag("POOLFS_BACKING=private, but daemon %ld has no private tmpfs open", (long)p->daemon_pid);
+	return -ENOENT;
+}
+
 /* Start the daemon on the fixture's dirs and wait until the mount is live. On failure the
  * daemon is reaped and the fixture's dirs are left for the caller to clean. */
 static int start_daemon(struct pool_fixture *p, const char *extra_opts)
@@ -517,13 +619,15 @@ static int start_daemon(struct pool_fixture *p, const char *extra_opts)
 	/* Under valgrind the daemon stays on /dev/fuse: valgrind keeps its thread lock across a ring
 	 * thread's blocking io_uring_enter, so every other thread (and each request) waits forever. A
 	 * test's own uring= comes later and wins (docs/interface.md, "Transport"). */
-	if ((size_t)snprintf(opts, sizeof(opts), "backing=%s,datapath=%s,allow_other%s%s%s",
-			     p->backing, p->datapath, p->valgrind ? ",uring=off" : "",
+	if ((size_t)snprintf(opts, sizeof(opts), "%s%s%sdatapath=%s,allow_other%s%s%s",
+			     p->private_store ? "" : "backing=", p->private_store ? "" : p->backing,
+			     p->private_store ? "" : ",", p->datapath, p->valgrind ? ",uring=off" : "",
 			     extra_opts && extra_opts[0] ? "," : "",
 			     extra_opts ? extra_opts : "") >= sizeof(opts))
 		return -ENAMETOOLONG;
 
 	p->active_datapath[0] = '\0';
+	p->store[0] = '\0';
 	p->exit_status = -1;
 	fflush(NULL); /* nothing buffered may be written twice by the child */
 	p->daemon_pid = fork();
@@ -585,19 +689,22 @@ static int start_daemon(struct pool_fixture *p, const char *extra_opts)
 		     p->active_datapath);
 		return -EPROTO;
 	}
-	return 0;
+	return p->private_store ? find_store(p) : 0;
 }
 
 int pool_mount(struct pool_fixture *p, const char *extra_opts)
 {
 	const char *base = getenv("POOLFS_TEST_TMP");
 	const char *dp = getenv("POOLFS_DATAPATH");
+	const char *store = getenv("POOLFS_BACKING");
 	int ret;
 
 	memset(p, 0, sizeof(*p));
 	p->owner = getpid();
 	p->exit_status = -1;
 	p->valgrind = env_flag("POOLFS_VALGRIND");
+	/* As root the daemon's default is its own tmpfs: test that unless told otherwise. */
+	p->private_store = store && store[0] ? strcmp(store, "private") == 0 : geteuid() == 0;
 	if (!base || !base[0])
 		base = "/dev/shm";
 	if (!dp || !dp[0])
@@ -668,6 +775,7 @@ int pool_kill_daemon(struct pool_fixture *p, int sig)
 	}
 	p->daemon_pid = 0;
 	p->exit_status = status;
+	p->store[0] = '\0'; /* /proc/PID/fd of a dead daemon; store_dev stays for the test */
 	/* auto_unmount's helper takes the mount away once the daemon is gone */
 	deadline = pool_now_ms() + MOUNT_TIMEOUT_MS;
 	while (is_mountpoint(p->mnt)) {
@@ -779,6 +887,17 @@ int pool_unmount(struct pool_fixture *p)
 
 	if (p->backing[0] && p->mounted)
 		KEEP_FIRST(check_backing_empty(p));
+	/* The daemon is gone, so must its tmpfs be: nothing of ours maps or opens it any more. */
+	p->store[0] = '\0';
+	if (p->private_store && p->store_dev && (r = pool_wait_store_gone(p, EXIT_TIMEOUT_MS)) != 0 &&
+	    r != -ENOSYS) {
+		diag("the daemon's private tmpfs (dev %u:%u) outlived it: %s", major(p->store_dev),
+		     minor(p->store_dev), strerror(-r));
+		KEEP_FIRST(-ENOTEMPTY);
+	}
+	if (p->store_watch > 0)
+		close(p->store_watch);
+	p->store_watch = 0;
 
 	if (ret || env_flag("POOLFS_SHOW_LOG"))
 		pool_dump_log(p);

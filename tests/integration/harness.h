@@ -8,6 +8,10 @@
  *                    (such daemons get uring=off: io_uring deadlocks under valgrind)
  *   POOLFS_TEST_TMP  where the temporary directories go (default /dev/shm: the backing must be tmpfs)
  *   POOLFS_SHOW_LOG  "1": copy the daemon's stderr to ours at every unmount, not only on failure
+ *   POOLFS_BACKING   "private" (the default as root): mount without backing=, so the daemon keeps
+ *                    the data in a tmpfs instance of its own; the harness reaches it through
+ *                    /proc/PID/fd and checks at unmount that the instance is gone with the daemon.
+ *                    "dir" (the default otherwise): backing=<the test's temporary dir>/backing
  *
  * Rules for tests that use it:
  *   - mount from the main thread (the daemon gets SIGTERM through PR_SET_PDEATHSIG when the
@@ -38,6 +42,10 @@ struct pool_fixture {
 	int valgrind;		/* the daemon runs under valgrind */
 	int exit_status;	/* the last daemon's wait status, -1 while unknown */
 	pid_t owner;		/* the process that mounted: only it may tear down */
+	int private_store;	/* POOLFS_BACKING=private: no backing=, the daemon's own tmpfs */
+	char store[128];	/* "/proc/PID/fd/N/." of that tmpfs while the daemon runs, else "" */
+	dev_t store_dev;	/* its device (0 if none was found) */
+	int store_watch;	/* inotify descriptor watching its root (> 0); -1 once seen gone */
 };
 
 /* Mount a pool: returns 0, -EOPNOTSUPP if the daemon refused the datapath as unsupported (exit 3,
@@ -75,7 +83,16 @@ int pool_wait_exists(const char *path, int timeout_ms);
 /* buf = mnt "/" rel (rel "" or NULL gives the mountpoint): 0 or -ENAMETOOLONG. */
 int pool_path(const struct pool_fixture *p, const char *rel, char *buf, size_t len);
 
-/* Number of non-directory entries anywhere under the backing dir (the daemon's files), or -errno. */
+/* Whether the superblock of device `dev` still exists (ustat(2)): 1, 0, or -errno (-ENOSYS where
+ * the architecture has no ustat). How a test tells that a private tmpfs instance is gone. */
+int pool_dev_alive(dev_t dev);
+
+/* Wait until the last private store's superblock has shut down (inotify IN_UNMOUNT on its root):
+ * 0, -ETIMEDOUT, -ENOENT (none known), or -errno. */
+int pool_wait_store_gone(struct pool_fixture *p, int timeout_ms);
+
+/* Number of non-directory entries anywhere under the backing dir (the daemon's files; with a
+ * private store, under it), or -errno. */
 int pool_backing_files(const struct pool_fixture *p);
 
 /* Poll until pool_backing_files(p) == want: 0, -ETIMEDOUT or -errno. */

@@ -37,6 +37,9 @@ static void assert_same_options(const struct pool_options *a, const struct pool_
 	assert_int_equal(a->uring, b->uring);
 	assert_int_equal(a->root_exempt, b->root_exempt);
 	assert_int_equal(a->allow_other, b->allow_other);
+	assert_int_equal(a->backing_given, b->backing_given);
+	assert_int_equal(a->huge, b->huge);
+	assert_int_equal(a->huge_given, b->huge_given);
 }
 
 /* Apply one item and check the result and, on error, that a reason naming `key` was given. */
@@ -76,6 +79,9 @@ static void defaults(void **state)
 	assert_false(o.root_exempt);
 	assert_false(o.allow_other);
 	assert_int_equal(o.uring, URING_AUTO);
+	assert_false(o.backing_given);
+	assert_int_equal(o.huge, HUGE_WITHIN_SIZE);
+	assert_false(o.huge_given);
 }
 
 static void names(void **state)
@@ -275,6 +281,58 @@ static void autohold_bad_names(void **state)
 		assert_non_null(strstr(why, "autohold"));
 		assert_int_equal(o.autohold, AUTOHOLD_NONE);
 	}
+}
+
+/* ---- huge / backing_given -------------------------------------------------------------------- */
+
+static void huge_values(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+	static const char *const names[] = {"never", "within_size", "always", "advise"};
+
+	for (enum huge_choice h = HUGE_NEVER; h <= HUGE_ADVISE; h++) {
+		char item[64];
+
+		assert_string_equal(options_huge_name(h), names[h]);
+		snprintf(item, sizeof(item), "huge=%s", names[h]);
+		assert_int_equal(apply(&o, item), 1);
+		assert_int_equal(o.huge, h);
+		assert_true(o.huge_given);
+	}
+}
+
+static void huge_bad_names(void **state)
+{
+	(void)state;
+	/* "deny" and "force" are values of the global shmem_enabled knob, not of a tmpfs mount. */
+	static const char *const bad[] = {
+		"huge=", "huge=deny", "huge=force", "huge=Always", "huge=within-size", "huge=yes",
+		"huge=1", "huge= never", "huge=never ",
+	};
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "huge=never"), 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *why = NULL;
+
+		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
+		assert_non_null(why);
+		assert_non_null(strstr(why, "huge"));
+		assert_int_equal(o.huge, HUGE_NEVER);
+	}
+}
+
+static void backing_given_noted(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh();
+
+	assert_int_equal(apply(&o, "backing=/"), 1);
+	assert_true(o.backing_given);
+	o = fresh();
+	assert_int_equal(apply(&o, "backing=x"), -EINVAL);
+	assert_false(o.backing_given);
 }
 
 /* ---- linger --------------------------------------------------------------------------------- */
@@ -786,6 +844,9 @@ int main(void)
 		cmocka_unit_test(uring_bad_names),
 		cmocka_unit_test(autohold_values),
 		cmocka_unit_test(autohold_bad_names),
+		cmocka_unit_test(huge_values),
+		cmocka_unit_test(huge_bad_names),
+		cmocka_unit_test(backing_given_noted),
 		cmocka_unit_test(linger_values),
 		cmocka_unit_test(linger_rounds_to_ms),
 		cmocka_unit_test(linger_upper_bound),
