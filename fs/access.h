@@ -1,4 +1,4 @@
-/* access: the owner-only rules of design section 2, as pure functions.
+/* access: the owner-only rules of docs/interface.md "Entries and permissions", as pure functions.
  *
  * Who may touch an entry, and which mode bits an entry really gets. The daemon enforces these
  * itself for every request; mode bits are only what `ls -l` shows. */

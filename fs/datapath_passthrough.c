@@ -1,4 +1,4 @@
-/* datapath_passthrough: the zero-copy data path (design section 3), libfuse >= 3.17, Linux >= 6.9.
+/* datapath_passthrough: the zero-copy data path (docs/design-notes.md "Data paths"), libfuse >= 3.17, Linux >= 6.9.
  *
  * Each file's backing tmpfs file is registered once (one backing_id per inode, shared by its
  * opens) and the kernel sends read/write/mmap straight to it. RELEASE then comes at close() even

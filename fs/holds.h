@@ -1,4 +1,4 @@
-/* holds: explicit holds on entries (design section 1) and the scope language of user.poolfs.hold.
+/* holds: explicit holds on entries (docs/interface.md "Lifetime") and the scope language of user.poolfs.hold.
  *
  * A hold belongs to a user and to a node, and (except `pin`) to a *source*: the process, session
  * leader or cgroup whose end ends the hold. Sources are shared by every hold they end, so one pidfd

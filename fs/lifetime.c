@@ -18,7 +18,7 @@ enum lifetime_verdict lifetime_decide(const struct lifetime *l, bool held_above)
 		return (l->opens > 0 || l->maybe_mapped) ? LIFETIME_KEEP : LIFETIME_DESTROY;
 	if (lifetime_in_use(l, held_above))
 		return LIFETIME_KEEP;
-	/* A folder made empty and never used is somebody's plan, not garbage (design section 1). */
+	/* A folder made empty and never used is somebody's plan, not garbage (docs/interface.md "Lifetime"). */
 	if (l->is_dir && !l->armed)
 		return LIFETIME_KEEP;
 	return LIFETIME_REMOVE;

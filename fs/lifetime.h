@@ -1,4 +1,4 @@
-/* lifetime: the removal rule of design section 1, as a pure function of one node's counters.
+/* lifetime: the removal rule of docs/interface.md "Lifetime", as a pure function of one node's counters.
  *
  * The pool feeds it what it knows about a node (open handles, a possibly-live mapping, holds on the
  * node and above it, children) and applies the verdict. Nothing here touches FUSE, files or locks,
@@ -27,7 +27,7 @@ enum lifetime_verdict {
 	LIFETIME_DESTROY,     /* unused and already unlinked: destroy the data */
 };
 
-/* True while something listed in design section 1 still uses the node. held_above: a hold on a
+/* True while something listed in docs/interface.md "Lifetime" still uses the node. held_above: a hold on a
  * folder above it (a folder hold keeps its whole subtree). */
 bool lifetime_in_use(const struct lifetime *l, bool held_above);
 

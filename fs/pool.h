@@ -4,7 +4,7 @@
  * Every field below is protected by `lock`. Handlers in ops.c lock, look nodes up, call pool_*
  * functions and unlock with pool_unlock(), which also hands name invalidations to the notify
  * thread and frees nodes the kernel has forgotten: both must happen outside request handling and
- * after the lock is released (design section 3). */
+ * after the lock is released (docs/design-notes.md "Data paths"). */
 #ifndef POOLFS_POOL_H
 #define POOLFS_POOL_H
 

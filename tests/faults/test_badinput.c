@@ -1,4 +1,4 @@
-/* The bad-input matrix (issue 5 item 3, docs/interface.md): every bad request gets its exact
+/* The bad-input matrix (docs/interface.md): every bad request gets its exact
  * errno and the daemon survives them all. One pool (autohold=none, allow_other) for the whole
  * matrix, so the last test can check that the daemon that took every request is still alive,
  * still serves, and logged the security refusals ("denied:" lines). Each test removes what it

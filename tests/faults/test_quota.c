@@ -1,4 +1,4 @@
-/* Space limits (issue 5 item 2, docs/interface.md): max_size=BYTES for the whole pool (ENOSPC)
+/* Space limits (docs/interface.md "Limits"): max_size=BYTES for the whole pool (ENOSPC)
  * and max_user_size=BYTES per user (EDQUOT) at ftruncate, fallocate and write; a full pool never
  * kills a mapper with SIGBUS; other files stay intact; statfs reports the limit; freed space is
  * usable again; bad option values make the daemon exit 2. Real mounts, one pool per test. */

@@ -1,4 +1,4 @@
-/* The autohold mount option (DESIGN.md section 1 "autohold", docs/interface.md): every creator
+/* The autohold mount option (docs/interface.md "Lifetime" and "Extended attributes"): every creator
  * gets a hold of the mount's scope on each entry it creates. process: the creator's process;
  * session (the default): the creator's session leader, or in a leaderless session its topmost
  * ancestor there (as under Slurm's slurmstepd); cgroup: the creator's cgroup v2 group;

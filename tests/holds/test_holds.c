@@ -1,4 +1,4 @@
-/* Holds through xattrs (DESIGN.md section 1, docs/interface.md "Extended attributes") on a real
+/* Holds through xattrs (docs/interface.md "Extended attributes") on a real
  * pool mounted autohold=none, so every entry lives only by its handles, mappings and the holds
  * the tests take: pid:N, process, session (with a setsid'd child and its worker), cgroup (a test
  * cgroup under the cgroup2 mount), pin on folders, the error cases and the refs text. */

@@ -1,4 +1,4 @@
-/* Owner-only rules (DESIGN.md section 2, docs/interface.md "Entries and permissions") with a
+/* Owner-only rules (docs/interface.md "Entries and permissions") with a
  * second uid (65534, through run_as_user, like setpriv --reuid --regid --clear-groups) against a
  * pool mounted allow_other by root. */
 #include "itest.h"

@@ -1,4 +1,4 @@
-/* Lifetime rules (DESIGN.md section 1, docs/interface.md "Lifetime") against a real pool mounted
+/* Lifetime rules (docs/interface.md "Lifetime") against a real pool mounted
  * with autohold=none: an entry lives exactly while a handle, a mapping or (folders) a child uses
  * it. Removal is polled for with a generous bound, never timed. */
 #include "itest.h"
@@ -448,7 +448,7 @@ static void test_recreate_while_old_mapping_alive(void **state)
 }
 
 /* The name of a just-removed file must be reusable at once: a stale kernel dentry made O_CREAT
- * fail with ENOENT (DESIGN.md section 3). No waiting between rounds. */
+ * fail with ENOENT (docs/design-notes.md "Data paths"). No waiting between rounds. */
 static void test_create_loop_no_wait(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);

@@ -1,4 +1,4 @@
-/* Daemon crash and restart (issue 5, item 1).
+/* Daemon crash and restart.
  *
  * kill -9 the daemon while child processes have files open and mapped, unmount the dead mount
  * (the daemon mounts with auto_unmount, whose helper normally does it; otherwise MNT_DETACH, as

@@ -1,4 +1,4 @@
-/* Kill storm (issue 5, item 4): dozens of processes open, map, fork and hold on a few names of a
+/* Kill storm: dozens of processes open, map, fork and hold on a few names of a
  * pool mounted with autohold=none, and are killed with SIGKILL at random moments.
  *
  * Afterwards (every process dead and reaped, checked by a subreaper):

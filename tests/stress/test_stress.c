@@ -1,4 +1,4 @@
-/* Stress (issue 3, item 4): many processes open, map, fork, unmap and kill children on a few
+/* Stress: many processes open, map, fork, unmap and kill children on a few
  * shared names of a pool mounted with autohold=none, for a bounded number of iterations.
  *
  * Checked, in every process, all the time:

@@ -1,4 +1,4 @@
-/* Unit tests of fs/access.c: the owner-only rules of design section 2.
+/* Unit tests of fs/access.c: the owner-only rules of docs/interface.md "Entries and permissions".
  *
  * Who may touch or list an entry (owner, another user, root with and without root_exempt), the
  * mode bits an entry really gets whatever is asked, chown/chgrp, and access(2) against the

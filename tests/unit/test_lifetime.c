@@ -1,4 +1,4 @@
-/* Unit tests of fs/lifetime.c: the removal rule of design section 1 as a pure function.
+/* Unit tests of fs/lifetime.c: the removal rule of docs/interface.md "Lifetime" as a pure function.
  *
  * Two layers: named tests walk every transition a node goes through (a file opened and closed, a
  * mapping outliving its fd, holds, a hold above, unlink, the root, folders armed or not), then a
@@ -438,7 +438,7 @@ static void can_free_only_when_removed_forgotten_closed(void **state)
 
 /* ---- exhaustive table ----------------------------------------------------------------------- */
 
-/* The rule written out from design section 1 and interface.md, independently of lifetime.c. */
+/* The rule written out from docs/interface.md "Lifetime", independently of lifetime.c. */
 static bool model_in_use(const struct lifetime *l, bool held_above)
 {
 	bool use = false;
