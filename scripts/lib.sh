@@ -124,6 +124,7 @@ ensure_packages() {
 # system's own Debian archive entry (read from its sources; no host name is written in this repo).
 write_src_list() {
     local out=$1 codename
+    # shellcheck source=/dev/null  # the system's file, not ours
     codename=$(. /etc/os-release && printf '%s' "${VERSION_CODENAME:-}")
     python3 - "$out" "$FUSE_SUITE" "$codename" <<'EOF'
 import os, re, sys
@@ -206,8 +207,8 @@ fuse_prefix_ok() {
         [[ $(cat "$FUSE_PREFIX/.poolfs-recipe" 2>/dev/null) == "$FUSE_RECIPE" ]]
 }
 
-# build_libfuse: libfuse >= FUSE_MIN in FUSE_PREFIX, built from Debian's source package (see
-# /work/shared/LIBFUSE.md). A no-op when the prefix already has it.
+# build_libfuse: libfuse >= FUSE_MIN in FUSE_PREFIX, built from Debian's source package (README,
+# "Building and testing"). A no-op when the prefix already has it.
 build_libfuse() {
     local have
     if fuse_prefix_ok; then
