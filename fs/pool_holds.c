@@ -130,6 +130,16 @@ static bool source_alive(const struct hold_source *s)
 	return poll(&pfd, 1, 0) == 0;
 }
 
+/* An already watched source for (kind, pid) whose process still runs, or NULL. Never creates
+ * one: a new source must be checked the slow way (a zombie leader's pidfd opens fine). */
+static struct hold_source *source_find_live(struct pool *p, enum hold_kind kind, pid_t pid)
+{
+	for (struct hold_source *s = p->sources; s; s = s->next)
+		if (!s->ended && s->kind == kind && s->pid == pid)
+			return source_alive(s) ? s : NULL;
+	return NULL;
+}
+
 /* Without pidfds (kernels before 5.3, or valgrind, which does not know the syscall) processes
  * are polled: every HOLD_POLL_MS while any such source exists. The start time guards against
  * a reused pid. Lock held. */
@@ -360,6 +370,13 @@ static int take_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid
 			return r;
 		break;
 	case HOLD_SESSION: {
+		/* The common case (every create under the default autohold) costs one getsid() and
+		 * one poll(): the caller's session leader is watched already. getsid() takes a
+		 * thread id too. Anything else (a leaderless session) takes the full walk. */
+		pid_t sid = getsid(caller_tid);
+		src = sid > 0 ? source_find_live(p, HOLD_SESSION, sid) : NULL;
+		if (src)
+			break;
 		pid = tgid_of(caller_tid);
 		if (pid <= 0)
 			return -ESRCH;
