@@ -1,11 +1,13 @@
-/* poolctl's words: human-readable sizes and what an errno means in the context of each command.
- * Pure functions; poolctl.c does the printing.
+/* poolctl's words: human-readable sizes, what an errno means in the context of each command, and
+ * the process ids its commands take. Pure functions; poolctl.c does the printing.
  */
 #include "cli_text.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int human_size(uint64_t bytes, char *buf, size_t len)
@@ -79,4 +81,15 @@ const char *poolctl_explain(const char *cmd, int err)
 		break;
 	}
 	return NULL;
+}
+
+bool cli_parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+		return false;
+	*pid = (pid_t)v;
+	return true;
 }

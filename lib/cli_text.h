@@ -4,8 +4,14 @@
 #ifndef POOLFS_CLI_TEXT_H
 #define POOLFS_CLI_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+/* A process id as poolctl takes it on its command line (--pid N): a decimal number from 1 to
+ * INT_MAX (leading blanks allowed, as strtol takes them). True and *pid set, or false. */
+bool cli_parse_pid(const char *s, pid_t *pid);
 
 /* "0 B", "1023 B", "1.0 KiB", "1.5 GiB" ... (powers of 1024, one decimal above 1 KiB).
  * Returns the length, or -ERANGE if len is too small. */

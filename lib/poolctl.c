@@ -95,17 +95,6 @@ static int option_value(const char *cmd, int argc, char **argv, int *i, const ch
 	return 1;
 }
 
-static bool parse_pid(const char *s, pid_t *pid)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
-		return false;
-	*pid = (pid_t)v;
-	return true;
-}
-
 struct scope_choice {
 	enum poolfs_scope scope;
 	pid_t pid;
@@ -137,7 +126,7 @@ static int scope_option(const char *cmd, int argc, char **argv, int *i, struct s
 	} else if ((r = option_value(cmd, argc, argv, i, "--pid", &v)) != 0) {
 		if (r < 0)
 			return -1;
-		if (!parse_pid(v, &pid)) {
+		if (!cli_parse_pid(v, &pid)) {
 			usage_error(cmd, "--pid needs a positive process id, not '%s'", v);
 			return -1;
 		}

@@ -3,6 +3,7 @@
  * env_text.c. */
 #include "poolctl_env.h"
 
+#include "cli_text.h"
 #include "env_text.h"
 #include "poolfs.h"
 
@@ -39,17 +40,6 @@ static int env_usage(const char *what, const char *arg)
 	return ENV_USAGE;
 }
 
-static bool parse_pid(const char *s, pid_t *pid)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
-		return false;
-	*pid = (pid_t)v;
-	return true;
-}
-
 /* One option at argv[*i]: 0 consumed, or an exit status (usage error reported; ENV_OK for help). */
 static int env_option(int argc, char **argv, int *i, struct env_args *a, bool *done)
 {
@@ -73,7 +63,7 @@ static int env_option(int argc, char **argv, int *i, struct env_args *a, bool *d
 			v = argv[++*i];
 		else
 			return env_usage("--pid needs a value", NULL);
-		if (!parse_pid(v, &a->pid))
+		if (!cli_parse_pid(v, &a->pid))
 			return env_usage("--pid needs a positive process id, not", v);
 		a->scope = POOLFS_SCOPE_PID;
 	} else {

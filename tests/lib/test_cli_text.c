@@ -87,11 +87,35 @@ static void test_explain(void **state)
 	check_explain("refs", 0, NULL);
 }
 
+/* One row per argument: accepted or not, and the pid it gives. */
+static void test_parse_pid(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		bool ok;
+		pid_t want;
+	} rows[] = {
+		{"1", true, 1},         {"4242", true, 4242}, {"2147483647", true, 2147483647},
+		{"0", false, 0},        {"-1", false, 0},     {"2147483648", false, 0},
+		{"", false, 0},         {"12x", false, 0},    {" 12", true, 12}, /* strtol's blank */
+		{"99999999999999999999", false, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		pid_t pid = -7;
+		bool ok = cli_parse_pid(rows[i].text, &pid);
+		if (ok != rows[i].ok || (ok && pid != rows[i].want) || (!ok && pid != -7))
+			fail_msg("row %zu '%s': ok %d pid %d", i, rows[i].text, ok, (int)pid);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_parse_pid),
 	};
 	return cmocka_run_group_tests_name("cli_text", tests, NULL, NULL);
 }
