@@ -6,35 +6,18 @@
 #
 #   run_examples.sh POOLFS POOLCTL EXAMPLES_BUILDDIR EXAMPLES_SRCDIR plain|libpoolfs|shell
 set -euo pipefail
+# shellcheck source=tests/shell/testlib.sh
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../tests/shell/testlib.sh"
 poolfs=$1 poolctl=$2 bin=$3 src=$4 which=$5
 
 T=$(mktemp -d /tmp/poolfs-examples.XXXXXX)
 m=$T/pool
 DAEMON=""
 cleanup() {
-    if mountpoint -q "$m"; then
-        fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    fi
-    if [[ -n $DAEMON ]]; then
-        kill "$DAEMON" 2>/dev/null || true
-        wait "$DAEMON" 2>/dev/null || true
-    fi
+    stop_pool "$m" "$DAEMON"
     rm -rf "$T"
 }
 trap cleanup EXIT
-fail() {
-    printf 'FAIL: %s\n' "$*" >&2
-    exit 1
-}
-wait_for() {   # a bound against hanging, not a timing check
-    local what=$1 i
-    shift
-    for ((i = 0; i < 300; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    fail "gave up waiting for: $what"
-}
 is_empty() { [[ -z $(ls -A "$m") ]]; }
 
 mkdir -p "$m"

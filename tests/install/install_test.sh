@@ -7,6 +7,8 @@
 # check installs the build into a fresh temporary DESTDIR; whatever it mounts or starts is
 # unmounted and stopped (by pid) on the way out, also on failure.
 set -euo pipefail
+# shellcheck source=tests/shell/testlib.sh
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../shell/testlib.sh"
 
 builddir=$(readlink -f "$1")
 srcdir=$(readlink -f "$2")
@@ -33,28 +35,13 @@ cleanup() {
     # Daemons that detached and outlived their mount (they exit when it goes).
     for p in "$T"/backing*; do
         [[ -d $p ]] || continue
-        p=$(daemon_pid "$p") && kill "$p" 2>/dev/null || true
+        if p=$(daemon_pid "$p"); then kill "$p" 2>/dev/null || true; fi
     done
     [[ -n ${KEEP:-} ]] || rm -rf "$T"
 }
 trap cleanup EXIT
 
-fail() {
-    printf 'FAIL: %s\n' "$*" >&2
-    exit 1
-}
 
-# wait_for DESCRIPTION CMD...: run CMD until it succeeds; fail after about 30 s (a bound against
-# hanging forever, not a timing check).
-wait_for() {
-    local what=$1 i
-    shift
-    for ((i = 0; i < 300; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    fail "gave up waiting for: $what"
-}
 
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 is_empty() { [[ -z $(ls -A "$1") ]]; }

@@ -5,6 +5,8 @@
 #
 #   poolctl_ls_test.sh POOLFS POOLCTL
 set -euo pipefail
+# shellcheck source=tests/shell/testlib.sh
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../shell/testlib.sh"
 poolfs=$1
 poolctl=$2
 PY=/usr/bin/python3
@@ -21,29 +23,10 @@ cleanup() {
         kill "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
     done
-    if mountpoint -q "$m"; then
-        fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    fi
-    if [[ -n $DAEMON ]]; then
-        kill "$DAEMON" 2>/dev/null || true
-        wait "$DAEMON" 2>/dev/null || true
-    fi
+    stop_pool "$m" "$DAEMON"
     rm -rf "$T"
 }
 trap cleanup EXIT
-fail() {
-    printf 'FAIL: %s\n' "$*" >&2
-    exit 1
-}
-wait_for() {   # a bound against hanging, not a timing check
-    local what=$1 i
-    shift
-    for ((i = 0; i < 300; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    fail "gave up waiting for: $what"
-}
 line_of() { "$poolctl" ls "$1" | grep -E " $2 " || true; }
 has() { [[ $(line_of "$1" "$2") == *"$3"* ]]; }
 
