@@ -68,10 +68,15 @@ int check_name(const char *name)
 
 /* How long the kernel may keep a name without asking (docs/design-notes.md, "Caching"). With
  * default_permissions the kernel checks every access below a user's own 0700 folder itself,
- * so those names are cached for long. Names directly in the shared root of a multi-user pool
- * are revalidated on every access: the LOOKUP is where the daemon refuses other users. */
+ * so folder names there are cached for long. Names directly in the shared root of a multi-user
+ * pool are revalidated on every access: the LOOKUP is where the daemon refuses other users.
+ * File names are revalidated too: a file goes the moment its last user lets go, and an OPEN
+ * through a cached name can lose that race twice (the kernel retries once); a LOOKUP first lets
+ * the daemon hold the removal for the OPEN that follows (pool_note_lookup). */
 static double entry_timeout(const struct pool *p, const struct node *n)
 {
+	if (!n->is_dir)
+		return 0.0;
 	return p->opts.allow_other && n->parent == p->root ? 0.0 : p->entry_timeout;
 }
 
