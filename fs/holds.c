@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "holds.h"
+#include "poolfs_names.h"
 
 int hold_request_parse(const char *value, size_t len, struct hold_request *out)
 {
@@ -24,23 +25,23 @@ int hold_request_parse(const char *value, size_t len, struct hold_request *out)
 	text[len] = '\0';
 
 	out->pid = 0;
-	if (strcmp(text, "pin") == 0) {
+	if (strcmp(text, POOLFS_SCOPE_WORD_PIN) == 0) {
 		out->kind = HOLD_PIN;
 		return 0;
 	}
-	if (strcmp(text, "process") == 0) {
+	if (strcmp(text, POOLFS_SCOPE_WORD_PROCESS) == 0) {
 		out->kind = HOLD_PID;
 		return 0;
 	}
-	if (strcmp(text, "session") == 0) {
+	if (strcmp(text, POOLFS_SCOPE_WORD_SESSION) == 0) {
 		out->kind = HOLD_SESSION;
 		return 0;
 	}
-	if (strcmp(text, "cgroup") == 0) {
+	if (strcmp(text, POOLFS_SCOPE_WORD_CGROUP) == 0) {
 		out->kind = HOLD_CGROUP;
 		return 0;
 	}
-	if (strncmp(text, "pid:", 4) == 0) {
+	if (strncmp(text, POOLFS_SCOPE_WORD_PID ":", 4) == 0) {
 		if (text[4] < '1' || text[4] > '9')
 			return -EINVAL;
 		errno = 0;
@@ -102,12 +103,12 @@ int hold_format_scope(const struct hold *h, char *buf, size_t len)
 	int n;
 
 	if (!h->src)
-		n = snprintf(buf, len, "pin");
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_PIN);
 	else if (h->src->kind == HOLD_PID)
-		n = snprintf(buf, len, "pid:%d", (int)h->src->pid);
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_PID ":%d", (int)h->src->pid);
 	else if (h->src->kind == HOLD_SESSION)
-		n = snprintf(buf, len, "session:%d", (int)h->src->pid);
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_SESSION ":%d", (int)h->src->pid);
 	else
-		n = snprintf(buf, len, "cgroup:%s", h->src->cgroup ? h->src->cgroup : "?");
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_CGROUP ":%s", h->src->cgroup ? h->src->cgroup : "?");
 	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
 }

@@ -14,11 +14,6 @@
 #include "ops.h"
 #include "pool.h"
 
-#define XATTR_HOLD "user.poolfs.hold"
-#define XATTR_REFS "user.poolfs.refs"
-#define XATTR_STAT "user.poolfs.stat"
-#define XATTR_OPS "user.poolfs.ops"
-#define XATTR_RESERVED_PREFIX "user.poolfs."
 
 /* ---- requests (ops_request.c) ---- */
 

@@ -21,7 +21,7 @@
 
 static bool is_reserved(const char *name)
 {
-	return strncmp(name, XATTR_RESERVED_PREFIX, strlen(XATTR_RESERVED_PREFIX)) == 0;
+	return strncmp(name, POOLFS_XATTR_PREFIX, strlen(POOLFS_XATTR_PREFIX)) == 0;
 }
 
 /* The node a setxattr/removexattr names, if the caller may change it: -EACCES for another
@@ -40,8 +40,6 @@ static int get_changeable(struct pool *p, fuse_req_t req, fuse_ino_t ino, const 
 }
 
 #ifdef POOLFS_FAULT_INJECTION
-#define XATTR_DEBUG_FAULT "user.poolfs.debug.fault"
-#define XATTR_DEBUG_CHECK "user.poolfs.debug.check"
 
 /* The faultsim daemon's controls, on the root and for its owner only. 1 if `name` is one,
  * with *r set; 0 otherwise. Lock held. */
@@ -50,14 +48,14 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 {
 	bool set = value != NULL;
 
-	if (strcmp(name, XATTR_DEBUG_FAULT) != 0 && strcmp(name, XATTR_DEBUG_CHECK) != 0)
+	if (strcmp(name, POOLFS_XATTR_DEBUG_FAULT) != 0 && strcmp(name, POOLFS_XATTR_DEBUG_CHECK) != 0)
 		return 0;
 	if (n->ino != POOL_ROOT_INO || !pool_may_change(p, caller_uid(req), n)) {
 		*r = -EPERM;
 		return 1;
 	}
 	if (set || !out) {
-		*r = set && strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_arm(&p->fault, value, size)
+		*r = set && strcmp(name, POOLFS_XATTR_DEBUG_FAULT) == 0 ? fault_arm(&p->fault, value, size)
 								  : -EPERM;
 		return 1;
 	}
@@ -66,7 +64,7 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 		*r = -ENOMEM;
 		return 1;
 	}
-	*r = strcmp(name, XATTR_DEBUG_FAULT) == 0 ? fault_report(&p->fault, *out, 4096)
+	*r = strcmp(name, POOLFS_XATTR_DEBUG_FAULT) == 0 ? fault_report(&p->fault, *out, 4096)
 						   : pool_check(p, *out, 4096);
 	if (*r == 0 || *r == -EUCLEAN)
 		*r = (int)strlen(*out); /* a broken invariant is reported as text, not an error */
@@ -89,7 +87,7 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *v
 			size_t size, int flags)
 {
 	struct pool *p = pool_of(req);
-	bool hold = strcmp(name, XATTR_HOLD) == 0;
+	bool hold = strcmp(name, POOLFS_XATTR_HOLD) == 0;
 	struct node *n;
 	int r;
 
@@ -105,14 +103,14 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *v
 	if (debug_xattr(p, req, n, name, value, size, NULL, &r))
 		goto out;
 #endif
-	if (strcmp(name, XATTR_OPS) == 0) {
+	if (strcmp(name, POOLFS_XATTR_OPS) == 0) {
 		r = n->ino != POOL_ROOT_INO ? -EINVAL : ops_reset(p, value, size);
 	} else if (hold) {
 		struct hold_request hr;
 		r = hold_request_parse(value, size, &hr);
 		if (r == 0)
 			r = pool_hold(p, n, caller_uid(req), fuse_req_ctx(req)->pid, &hr);
-	} else if (strcmp(name, XATTR_REFS) == 0 || strcmp(name, XATTR_STAT) == 0) {
+	} else if (strcmp(name, POOLFS_XATTR_REFS) == 0 || strcmp(name, POOLFS_XATTR_STAT) == 0) {
 		r = -EPERM;
 	} else if (is_reserved(name)) {
 		r = -EINVAL;
@@ -135,9 +133,9 @@ static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const cha
 	if (debug_xattr(p, req, n, name, NULL, 0, out, &r))
 		return r;
 #endif
-	if (strcmp(name, XATTR_REFS) == 0)
+	if (strcmp(name, POOLFS_XATTR_REFS) == 0)
 		return pool_refs_text(p, n, out);
-	if (strcmp(name, XATTR_OPS) == 0 && n->ino == POOL_ROOT_INO) {
+	if (strcmp(name, POOLFS_XATTR_OPS) == 0 && n->ino == POOL_ROOT_INO) {
 		if (!pool_may_change(p, caller_uid(req), n))
 			return -EACCES; /* what others do is the pool owner's business only */
 		*out = pool_alloc(p, 4096);
@@ -145,11 +143,11 @@ static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const cha
 			return -ENOMEM;
 		return opstats_format(&p->opstats, *out, 4096);
 	}
-	if (strcmp(name, XATTR_STAT) == 0) {
-		*out = pool_alloc(p, POOL_XATTR_VALUE_MAX);
+	if (strcmp(name, POOLFS_XATTR_STAT) == 0) {
+		*out = pool_alloc(p, ((size_t)POOLFS_XATTR_VALUE_MAX));
 		if (!*out)
 			return -ENOMEM;
-		r = pool_stat_text(p, caller_uid(req), *out, POOL_XATTR_VALUE_MAX);
+		r = pool_stat_text(p, caller_uid(req), *out, ((size_t)POOLFS_XATTR_VALUE_MAX));
 		return r;
 	}
 	if (is_reserved(name))
@@ -238,9 +236,9 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	r = get_changeable(p, req, ino, "remove xattr of", &n);
 	if (r < 0)
 		goto out;
-	if (strcmp(name, XATTR_HOLD) == 0)
+	if (strcmp(name, POOLFS_XATTR_HOLD) == 0)
 		r = pool_release_holds(p, n, caller_uid(req));
-	else if (strcmp(name, XATTR_REFS) == 0 || strcmp(name, XATTR_STAT) == 0)
+	else if (strcmp(name, POOLFS_XATTR_REFS) == 0 || strcmp(name, POOLFS_XATTR_STAT) == 0)
 		r = -EPERM;
 	else if (is_reserved(name))
 		r = -EINVAL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "poolfs_names.h"
 
 void options_init(struct pool_options *o)
 {
@@ -84,7 +85,7 @@ static int parse_enum(const char *value, const char *const names[], int count)
 }
 
 static const char *const datapath_names[] = {"auto", "passthrough", "pagecache"};
-static const char *const autohold_names[] = {"none", "process", "session", "cgroup"};
+static const char *const autohold_names[] = {"none", POOLFS_SCOPE_WORD_PROCESS, POOLFS_SCOPE_WORD_SESSION, POOLFS_SCOPE_WORD_CGROUP};
 static const char *const uring_names[] = {"auto", "on", "off"};
 static const char *const huge_names[] = {"never", "within_size", "always", "advise"};
 

@@ -383,7 +383,7 @@ int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void 
 		if (r < 0)
 			return r;
 	}
-	r = xattr_set(&n->xattrs, name, value, size, flags, POOL_XATTR_BYTES_MAX,
+	r = xattr_set(&n->xattrs, name, value, size, flags, ((size_t)POOLFS_XATTR_BYTES_MAX),
 		      xattr_alloc, p, &done);
 	/* Settle the difference between what was charged and what the change cost. */
 	meta_charge(p, n->uid, done - (cost > 0 ? cost : 0));

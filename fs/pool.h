@@ -23,17 +23,13 @@
 #include "opstats.h"
 #include "options.h"
 #include "xattrs.h"
+#include "poolfs_names.h"
 
 #define POOL_ROOT_INO 1
 #define POOL_NAME_MAX 255
-#define POOL_XATTR_BYTES_MAX ((size_t)64 * 1024)
 #define POOL_OPEN_GRACE_MS 500
 /* How long the kernel may cache names and attributes (docs/design-notes.md, "Caching"). */
 #define POOL_CACHE_SECONDS 3600.0
-/* Holds one entry may carry (docs/interface.md, "Limits"): more gives ENOSPC. */
-#define POOL_HOLDS_PER_ENTRY_MAX 256
-/* The largest value getxattr can return (the kernel's XATTR_SIZE_MAX). */
-#define POOL_XATTR_VALUE_MAX ((size_t)64 * 1024)
 
 struct node {
 	uint64_t ino;
@@ -209,7 +205,7 @@ void pool_hold_free(struct pool *p, struct node *n, struct hold *h);
 /* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
 void pool_source_ended(struct pool *p, struct hold_source *src);
 
-/* The user.poolfs.refs text of `n` in a new buffer (free() it), at most POOL_XATTR_VALUE_MAX
+/* The user.poolfs.refs text of `n` in a new buffer (free() it), at most ((size_t)POOLFS_XATTR_VALUE_MAX)
  * bytes: when the hold lines would not fit, the last ones give way to "more N". Returns the
  * length or a negative errno. */
 int pool_refs_text(struct pool *p, struct node *n, char **out);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "poolfs_names.h"
 #include "pool.h"
 #include "session.h"
 #include "datapath.h"
@@ -338,7 +339,7 @@ int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
 
 	if (!p->watch && req->kind != HOLD_PIN)
 		return -EOPNOTSUPP;
-	if (n->life.holds >= POOL_HOLDS_PER_ENTRY_MAX)
+	if (n->life.holds >= POOLFS_HOLDS_PER_ENTRY_MAX)
 		return -ENOSPC;
 	r = pool_hold_charge(p, uid);
 	if (r < 0)
@@ -466,7 +467,7 @@ int pool_refs_text(struct pool *p, struct node *n, char **out)
 {
 	/* Room kept for the closing "more N" line when the holds do not all fit. */
 	const size_t reserve = 32;
-	struct text t = {.buf = pool_alloc(p, POOL_XATTR_VALUE_MAX), .cap = POOL_XATTR_VALUE_MAX - reserve};
+	struct text t = {.buf = pool_alloc(p, ((size_t)POOLFS_XATTR_VALUE_MAX)), .cap = ((size_t)POOLFS_XATTR_VALUE_MAX) - reserve};
 	uint32_t shown = 0;
 	int r;
 
@@ -487,7 +488,7 @@ int pool_refs_text(struct pool *p, struct node *n, char **out)
 	}
 	if (r == 0 && shown < n->life.holds) {
 		t.cap += reserve;
-		r = text_add(&t, "more %u\n", n->life.holds - shown);
+		r = text_add(&t, POOLFS_REFS_MORE " %u\n", n->life.holds - shown);
 	}
 	if (r < 0) {
 		free(t.buf);

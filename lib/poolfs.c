@@ -16,13 +16,7 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#define XATTR_HOLD "user.poolfs.hold"
-#define XATTR_REFS "user.poolfs.refs"
-#define XATTR_STAT "user.poolfs.stat"
 
-/* Linux caps an attribute value at 64 KiB (XATTR_SIZE_MAX), so one buffer of that size reads any
- * answer in one call, without the size-then-read race of growing values. */
-#define XATTR_VALUE_MAX 65536
 
 /* How many fresh uuids poolfs_mkunique()/poolfs_mkjob() try before giving up on EEXIST. */
 #define UNIQUE_TRIES 16
@@ -37,7 +31,7 @@ static bool not_a_pool(int err)
 /* Is `path` on a pool? user.poolfs.stat exists on every entry of one and on nothing else. */
 static int probe_pool(const char *path)
 {
-	if (getxattr(path, XATTR_STAT, NULL, 0) >= 0)
+	if (getxattr(path, POOLFS_XATTR_STAT, NULL, 0) >= 0)
 		return 0;
 	return not_a_pool(errno) ? -ENOTSUP : -errno;
 }
@@ -55,7 +49,7 @@ int poolfs_hold(const char *path, enum poolfs_scope scope, pid_t pid)
 	 * attribute, and the caller would believe the entry is held. */
 	if ((r = probe_pool(path)) < 0)
 		return r;
-	if (setxattr(path, XATTR_HOLD, value, (size_t)n, 0) < 0)
+	if (setxattr(path, POOLFS_XATTR_HOLD, value, (size_t)n, 0) < 0)
 		/* The probe says this is a pool, so its EOPNOTSUPP is about the scope, not the
 		 * filesystem: give it its own code, so -ENOTSUP keeps meaning "not a pool". */
 		return errno == ENOTSUP ? -ENOPROTOOPT : -errno;
@@ -66,7 +60,7 @@ int poolfs_release(const char *path)
 {
 	if (!path)
 		return -EINVAL;
-	if (removexattr(path, XATTR_HOLD) == 0)
+	if (removexattr(path, POOLFS_XATTR_HOLD) == 0)
 		return 0;
 	int err = errno;
 	/* ENODATA is the daemon's "you hold nothing here" only if this is a pool at all. */
@@ -84,10 +78,12 @@ static int read_text(const char *path, const char *name, char **text, size_t *le
 {
 	*text = NULL;
 	*len = 0;
-	char *buf = malloc(XATTR_VALUE_MAX);
+	/* No answer exceeds the kernel's XATTR_SIZE_MAX, so one buffer of that size reads any answer
+	 * in one call, without the size-then-read race of a growing value. */
+	char *buf = malloc(POOLFS_XATTR_VALUE_MAX);
 	if (!buf)
 		return -ENOMEM;
-	ssize_t n = getxattr(path, name, buf, XATTR_VALUE_MAX);
+	ssize_t n = getxattr(path, name, buf, POOLFS_XATTR_VALUE_MAX);
 	if (n < 0) {
 		int err = errno;
 		free(buf);
@@ -105,7 +101,7 @@ int poolfs_refs(const char *path, struct poolfs_refs *out)
 
 	if (!path || !out)
 		return -EINVAL;
-	int r = read_text(path, XATTR_REFS, &text, &len);
+	int r = read_text(path, POOLFS_XATTR_REFS, &text, &len);
 	if (r < 0)
 		return r;
 	r = refs_parse(text, len, out);
@@ -120,7 +116,7 @@ int poolfs_usage(const char *path, struct poolfs_usage *out)
 
 	if (!path || !out)
 		return -EINVAL;
-	int r = read_text(path, XATTR_STAT, &text, &len);
+	int r = read_text(path, POOLFS_XATTR_STAT, &text, &len);
 	if (r < 0)
 		return r;
 	r = usage_parse(text, len, out);

@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "poolfs_names.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -4,6 +4,7 @@
  * rather than a guess, except unknown keys, which are skipped so a newer daemon may add lines.
  */
 #include "xattr_text.h"
+#include "poolfs_names.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -17,21 +18,21 @@ int scope_format(enum poolfs_scope scope, pid_t pid, char *buf, size_t len)
 
 	switch (scope) {
 	case POOLFS_SCOPE_PIN:
-		n = snprintf(buf, len, "pin");
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_PIN);
 		break;
 	case POOLFS_SCOPE_PID:
 		if (pid <= 0)
 			return -EINVAL;
-		n = snprintf(buf, len, "pid:%ld", (long)pid);
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_PID ":%ld", (long)pid);
 		break;
 	case POOLFS_SCOPE_PROCESS:
-		n = snprintf(buf, len, "process");
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_PROCESS);
 		break;
 	case POOLFS_SCOPE_SESSION:
-		n = snprintf(buf, len, "session");
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_SESSION);
 		break;
 	case POOLFS_SCOPE_CGROUP:
-		n = snprintf(buf, len, "cgroup");
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_CGROUP);
 		break;
 	default:
 		return -EINVAL;
@@ -147,24 +148,24 @@ static int parse_hold(struct span v, struct poolfs_hold_info *h)
 		return -EPROTO;
 
 	h->pid = 0;
-	if (span_eq(scope, "pin")) {
+	if (span_eq(scope, POOLFS_SCOPE_WORD_PIN)) {
 		h->scope = POOLFS_SCOPE_PIN;
-	} else if (span_eq(scope, "process")) {
+	} else if (span_eq(scope, POOLFS_SCOPE_WORD_PROCESS)) {
 		h->scope = POOLFS_SCOPE_PROCESS;
-	} else if (scope.n > 4 && memcmp(scope.s, "pid:", 4) == 0) {
+	} else if (scope.n > 4 && memcmp(scope.s, POOLFS_SCOPE_WORD_PID ":", 4) == 0) {
 		h->scope = POOLFS_SCOPE_PID;
 		if (!parse_pid((struct span){scope.s + 4, scope.n - 4}, &h->pid))
 			return -EPROTO;
-	} else if (scope.n > 8 && memcmp(scope.s, "session:", 8) == 0) {
+	} else if (scope.n > 8 && memcmp(scope.s, POOLFS_SCOPE_WORD_SESSION ":", 8) == 0) {
 		h->scope = POOLFS_SCOPE_SESSION;
 		if (!parse_pid((struct span){scope.s + 8, scope.n - 8}, &h->pid))
 			return -EPROTO;
-	} else if (scope.n > 7 && memcmp(scope.s, "cgroup:", 7) == 0) {
+	} else if (scope.n > 7 && memcmp(scope.s, POOLFS_SCOPE_WORD_CGROUP ":", 7) == 0) {
 		h->scope = POOLFS_SCOPE_CGROUP;
-	} else if (span_eq(scope, "pid") || span_eq(scope, "session") ||
-	           (scope.n >= 4 && memcmp(scope.s, "pid:", 4) == 0) ||
-	           (scope.n >= 8 && memcmp(scope.s, "session:", 8) == 0) ||
-	           (scope.n >= 7 && memcmp(scope.s, "cgroup:", 7) == 0)) {
+	} else if (span_eq(scope, POOLFS_SCOPE_WORD_PID) || span_eq(scope, POOLFS_SCOPE_WORD_SESSION) ||
+	           (scope.n >= 4 && memcmp(scope.s, POOLFS_SCOPE_WORD_PID ":", 4) == 0) ||
+	           (scope.n >= 8 && memcmp(scope.s, POOLFS_SCOPE_WORD_SESSION ":", 8) == 0) ||
+	           (scope.n >= 7 && memcmp(scope.s, POOLFS_SCOPE_WORD_CGROUP ":", 7) == 0)) {
 		return -EPROTO; /* a known kind without its argument */
 	} else {
 		h->scope = POOLFS_SCOPE_UNKNOWN;
