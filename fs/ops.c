@@ -38,6 +38,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_HANDLE_KILLPRIV_V2;
 #endif
 	conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
+	/* No splice from /dev/fuse: libfuse wants a pipe of max_write plus a header, more than the
+	 * default pipe-max-size (1 MiB), so it would make and drop a pipe for every request (pipe2,
+	 * a /proc read, fcntl, three closes) before falling back to read() anyway. */
+	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
 	conn->max_write = 1024 * 1024;
 	conn->max_readahead = 1024 * 1024;
 	if (p->dp != &datapath_pagecache && p->dp->init(p, conn) < 0) {
