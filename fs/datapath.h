@@ -14,6 +14,15 @@
 
 #include "pool.h"
 
+/* Work of a last release to be done outside the lock (see release_begin). */
+struct dp_release {
+	bool pending;          /* release_io and release_commit have work */
+	uint64_t ino;
+	uint32_t open_gen;     /* n->open_gen when the last handle went */
+	int backing_id;        /* passthrough registration to drop, 0 if none */
+	bool busy;             /* release_io: a mapping or fd may still exist */
+};
+
 struct datapath {
 	const char *name;
 	/* Is this path usable here? 0 or a negative errno with *why set. */
@@ -28,6 +37,14 @@ struct datapath {
 	/* The last handle on file `n` was released (lock held); may set life.maybe_mapped. It
 	 * takes no request: it also runs after a reply failed, when the request is gone. */
 	void (*last_release)(struct pool *p, struct node *n);
+	/* The same in three steps, so that RELEASE, the hot path, makes its system calls outside
+	 * the pool lock (docs/design-notes.md "Locking"): `release_begin` (lock held) records in
+	 * `rel` what must be done, `release_io` (lock not held) does it, `release_commit` (lock
+	 * held; `n` NULL if the node is gone) applies the outcome unless `n` was opened again
+	 * meanwhile. The caller closes its own fd before release_io. */
+	void (*release_begin)(struct pool *p, struct node *n, struct dp_release *rel);
+	void (*release_io)(struct pool *p, struct dp_release *rel);
+	void (*release_commit)(struct pool *p, struct node *n, const struct dp_release *rel);
 };
 
 extern const struct datapath datapath_pagecache;

@@ -23,6 +23,7 @@
 #include <sys/fanotify.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "datapath.h"
@@ -31,6 +32,10 @@
 
 #define SOON_MAX 256
 #define SOON_STEPS 5
+/* Where the re-probes after a busy RELEASE start (soon_us[]): later than after a close event. */
+#define RELEASE_SOON_STEP 2
+/* Close events handled per batch; more in one read count as a queue overflow. */
+#define EVENT_BATCH 256
 
 struct passthrough_state {
 	int fan_fd;
@@ -41,6 +46,7 @@ struct passthrough_state {
 	size_t nsoon;
 	struct { uint64_t ino; unsigned step; } soon[SOON_MAX];
 	bool soon_overflow;   /* soon[] was full: re-probe every maybe-mapped node instead */
+	uint64_t soon_due_us; /* when soon_fd fires (CLOCK_MONOTONIC), 0 if disarmed */
 };
 
 /* Delays of the re-probes after a probe that failed right after a close event or RELEASE: the
@@ -93,14 +99,15 @@ static int passthrough_init(struct pool *p, struct fuse_conn_info *conn)
 	return 0;
 }
 
-/* True if a mapping or fd of `n`'s backing file may still exist anywhere. Lock held. */
-static bool probe_in_use(struct pool *p, struct node *n)
+/* True if a mapping or fd of backing file `ino` may still exist anywhere. Needs no lock: it only
+ * reads the backing store, and its answer counts only under the lock (see release_commit). */
+static bool probe_ino_in_use(struct pool *p, uint64_t ino)
 {
-	int fd = backing_open_file(&p->backing, n->ino, O_RDONLY | O_NOATIME);
+	int fd = backing_open_file(&p->backing, ino, O_RDONLY | O_NOATIME);
 	bool busy;
 
 	if (fd == -EPERM)
-		fd = backing_open_file(&p->backing, n->ino, O_RDONLY);
+		fd = backing_open_file(&p->backing, ino, O_RDONLY);
 	if (fd < 0)
 		return fd != -ENOENT; /* gone already: certainly unused; other errors: assume used */
 	if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0) {
@@ -109,10 +116,15 @@ static bool probe_in_use(struct pool *p, struct node *n)
 	} else {
 		busy = errno == EAGAIN || errno == EBUSY;
 		if (!busy)
-			log_warn("lease probe on inode %" PRIu64 ": %m", n->ino);
+			log_warn("lease probe on inode %" PRIu64 ": %m", ino);
 	}
 	close(fd);
 	return busy;
+}
+
+static bool probe_in_use(struct pool *p, struct node *n)
+{
+	return probe_ino_in_use(p, n->ino);
 }
 
 /* Whether `n` waits for the proof that its last mapping is gone. Lock held. */
@@ -132,17 +144,36 @@ static bool try_free(struct pool *p, struct node *n)
 	return true;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static void soon_set(struct passthrough_state *st, long us)
 {
 	struct itimerspec its = {.it_value = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L}};
 
 	if (timerfd_settime(st->soon_fd, 0, &its, NULL) < 0)
 		log_warn("passthrough: arming the re-probe timer: %m");
+	else
+		st->soon_due_us = now_us() + (uint64_t)us;
 }
 
-/* A probe of `ino` failed right after its close event or RELEASE: probe it again soon, from the
- * first step (a later event restarts the sequence). Lock held. */
-static void soon_add(struct pool *p, uint64_t ino)
+/* Arm the re-probe timer `us` from now unless it fires sooner already: one timerfd_settime per
+ * burst of releases, not one per file. Lock held. */
+static void soon_arm(struct passthrough_state *st, long us)
+{
+	if (st->soon_due_us && st->soon_due_us <= now_us() + (uint64_t)us)
+		return;
+	soon_set(st, us);
+}
+
+/* A probe of `ino` failed right after its close event or RELEASE: probe it again soon, from
+ * step `first` (a later event restarts the sequence). Lock held. */
+static void soon_add_from(struct pool *p, uint64_t ino, unsigned first)
 {
 	struct passthrough_state *st = p->dp_state;
 	size_t i;
@@ -158,8 +189,13 @@ static void soon_add(struct pool *p, uint64_t ino)
 			st->soon[st->nsoon++].ino = ino;
 	}
 	if (i < SOON_MAX)
-		st->soon[i].step = 0;
-	soon_set(st, soon_us[0]);
+		st->soon[i].step = first;
+	soon_arm(st, soon_us[first]);
+}
+
+static void soon_add(struct pool *p, uint64_t ino)
+{
+	soon_add_from(p, ino, 0);
 }
 
 /* Returns true if the node was maybe-mapped and is now proven free; arms the backstop if not. */
@@ -200,6 +236,7 @@ static void soon_fired(void *ctx, int fd)
 		log_warn("passthrough re-probe timer: %m");
 	pool_lock(p);
 	st = p->dp_state;
+	st->soon_due_us = 0;
 	if (st->soon_overflow) {
 		st->soon_overflow = false;
 		recheck_all(p);
@@ -280,11 +317,46 @@ static uint64_t event_ino(const struct fanotify_event_metadata *m)
 	return 0;
 }
 
+/* Close events named these backing files: probe the watched ones outside the lock (the probe is
+ * an open, two fcntl and a close; request threads need not wait for them), then apply each answer
+ * under the lock unless the node was opened meanwhile. */
+static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
+{
+	uint32_t gen[EVENT_BATCH];
+	bool want[EVENT_BATCH], busy[EVENT_BATCH];
+
+	pool_lock(p);
+	for (size_t i = 0; i < count; i++) {
+		struct node *n = pool_node(p, inos[i]);
+
+		want[i] = watched(n);
+		gen[i] = want[i] ? n->open_gen : 0;
+	}
+	pool_unlock(p);
+	for (size_t i = 0; i < count; i++)
+		busy[i] = want[i] && probe_ino_in_use(p, inos[i]);
+	pool_lock(p);
+	for (size_t i = 0; i < count; i++) {
+		struct node *n = pool_node(p, inos[i]);
+
+		if (!want[i] || !watched(n) || n->open_gen != gen[i])
+			continue;
+		if (!busy[i]) {
+			n->life.maybe_mapped = false;
+			pool_recheck(p, n);
+		} else {
+			soon_add(p, inos[i]);
+			backstop_arm(p);
+		}
+	}
+	pool_unlock(p);
+}
+
 static void fanotify_fired(void *ctx, int fan_fd)
 {
 	struct pool *p = ctx;
 	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
-	uint64_t inos[256];
+	uint64_t inos[EVENT_BATCH];
 	size_t count = 0;
 	bool overflow = false;
 	ssize_t len;
@@ -307,20 +379,13 @@ static void fanotify_fired(void *ctx, int fan_fd)
 				overflow = true;
 		}
 	}
-	if (!count && !overflow)
-		return;
-	pool_lock(p);
-	if (overflow)
+	if (overflow) {
+		pool_lock(p);
 		recheck_all(p);
-	for (size_t i = 0; i < count && !overflow; i++) {
-		struct node *n = pool_node(p, inos[i]);
-
-		if (watched(n) && !try_free(p, n)) {
-			soon_add(p, inos[i]);
-			backstop_arm(p);
-		}
+		pool_unlock(p);
+	} else if (count) {
+		probe_events(p, inos, count);
 	}
-	pool_unlock(p);
 }
 
 static int passthrough_start(struct pool *p)
@@ -440,6 +505,47 @@ static void passthrough_last_release(struct pool *p, struct node *n)
 	}
 }
 
+/* RELEASE's last handle, in three steps (datapath.h): the registration is dropped and the node
+ * probed outside the lock, so that the next LOOKUP or OPEN does not wait behind an ioctl, an
+ * open, two fcntl and a close. */
+static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_release *rel)
+{
+	(void)p;
+	*rel = (struct dp_release){.pending = true, .ino = n->ino, .open_gen = n->open_gen,
+				   .backing_id = n->backing_id};
+	/* An OPEN while we work registers anew instead of reusing what we drop. */
+	n->backing_id = 0;
+	n->life.maybe_mapped = true;
+}
+
+static void passthrough_release_io(struct pool *p, struct dp_release *rel)
+{
+	if (rel->backing_id) {
+		int r = backing_unregister(p, rel->backing_id);
+		if (r < 0)
+			log_warn("closing the backing registration of inode %" PRIu64 ": %s", rel->ino,
+				 strerror(-r));
+	}
+	rel->busy = probe_ino_in_use(p, rel->ino);
+}
+
+static void passthrough_release_commit(struct pool *p, struct node *n, const struct dp_release *rel)
+{
+	/* Opened again since (its own release probes), freed, or proven free by a close event. */
+	if (!watched(n) || n->open_gen != rel->open_gen)
+		return;
+	if (!rel->busy) {
+		n->life.maybe_mapped = false;
+		pool_recheck(p, n);
+	} else {
+		/* Usually the closing process's backing file is still going: its close event,
+		 * which follows, proves the node free. The re-probes cover an event that came
+		 * before this RELEASE and found the node still open. */
+		soon_add_from(p, n->ino, RELEASE_SOON_STEP);
+		backstop_arm(p);
+	}
+}
+
 const struct datapath datapath_passthrough = {
 	.name = "passthrough",
 	.available = passthrough_available,
@@ -448,4 +554,7 @@ const struct datapath datapath_passthrough = {
 	.stop = passthrough_stop,
 	.open = passthrough_open,
 	.last_release = passthrough_last_release,
+	.release_begin = passthrough_release_begin,
+	.release_io = passthrough_release_io,
+	.release_commit = passthrough_release_commit,
 };

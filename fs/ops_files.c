@@ -136,6 +136,7 @@ static int set_size(struct pool *p, struct node *n, off_t size, const struct fus
 
 	if (fd < 0)
 		return fd == -ENOENT ? -ESTALE : fd;
+	pool_backing_changed(n);
 	r = resize_file(p, n, fd, (uint64_t)size);
 	if (!fi)
 		close(fd);
@@ -156,6 +157,7 @@ static int set_times(struct pool *p, struct node *n, const struct stat *attr, in
 	else if (to_set & FUSE_SET_ATTR_MTIME)
 		ts[1] = attr->st_mtim;
 	if (!n->is_dir) {
+		pool_backing_changed(n);
 		snprintf(name, sizeof(name), "%016" PRIx64, n->ino);
 		if (utimensat(p->backing.dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
 			return errno == ENOENT ? -ESTALE : -errno;
@@ -219,6 +221,8 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd,
 
 	fi->fh = (uint64_t)fd;
 	n->life.opens++;
+	n->open_gen++;
+	pool_backing_changed(n);
 	pool_note_open(p, n, fuse_req_ctx(req)->pid);
 	r = p->dp->open(p, n, req, fd, fi);
 	if (r < 0) {
@@ -398,16 +402,28 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct pool *p = pool_of(req);
 	struct node *n;
 
+	struct dp_release rel = {.pending = false};
+
+	/* The lock covers only the counters: the fd's close and the data path's system calls run
+	 * outside it (docs/design-notes.md "Locking"), after the reply nobody waits for. */
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n) {
-		close_handle(p, n, fi);
+		if (n->life.opens > 0 && --n->life.opens == 0)
+			p->dp->release_begin(p, n, &rel);
+		pool_recheck(p, n);
 	} else {
-		close((int)fi->fh);
 		log_warn("release of unknown inode %" PRIu64, (uint64_t)ino);
 	}
 	pool_unlock(p);
 	fuse_reply_err(req, 0);
+	close((int)fi->fh);
+	if (!rel.pending)
+		return;
+	p->dp->release_io(p, &rel);
+	pool_lock(p);
+	p->dp->release_commit(p, pool_node(p, rel.ino), &rel);
+	pool_unlock(p);
 }
 
 void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

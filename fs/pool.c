@@ -279,6 +279,7 @@ static void attach_name(struct pool *p, struct node *n, struct node *dir, char *
 		dir->child_first->sib_prev = n;
 	dir->child_first = n;
 	dir->life.children++;
+	dir->subdirs += n->is_dir;
 	dir->life.armed = true;
 	n->life.linked = true;
 	set_now(&dir->mtime);
@@ -308,6 +309,7 @@ static void detach_name(struct pool *p, struct node *n)
 		n->sib_next->sib_prev = n->sib_prev;
 	n->sib_next = n->sib_prev = NULL;
 	dir->life.children--;
+	dir->subdirs -= n->is_dir;
 	set_now(&dir->mtime);
 	dir->ctime = dir->mtime;
 	free(n->name);
@@ -686,6 +688,29 @@ int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir,
 	return 0;
 }
 
+void pool_backing_changed(struct node *n)
+{
+	n->battr_valid = false;
+}
+
+/* The backing file's attributes: from the node while it is idle, else (and to refill) fstatat. */
+static int file_backing_attrs(struct pool *p, struct node *n, struct stat *st)
+{
+	bool idle = n->life.opens == 0 && !n->life.maybe_mapped;
+	int r;
+
+	if (idle && n->battr_valid) {
+		*st = n->battr;
+		return 0;
+	}
+	r = backing_stat(&p->backing, n->ino, st);
+	if (r < 0)
+		return r == -ENOENT ? -ESTALE : r;
+	n->battr = *st;
+	n->battr_valid = idle;
+	return 0;
+}
+
 int pool_stat(struct pool *p, struct node *n, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -700,9 +725,9 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st)
 		st->st_mtim = n->mtime;
 		st->st_ctim = n->ctime;
 	} else if (!n->is_dir) {
-		int r = backing_stat(&p->backing, n->ino, st);
+		int r = file_backing_attrs(p, n, st);
 		if (r < 0)
-			return r == -ENOENT ? -ESTALE : r;
+			return r;
 		/* On passthrough, writes past the end bypass us: catch up the accounting here. */
 		if ((uint64_t)st->st_size > n->reserved)
 			account(p, n, (uint64_t)st->st_size);
@@ -713,11 +738,8 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st)
 		    (n->ctime.tv_sec == st->st_ctim.tv_sec && n->ctime.tv_nsec > st->st_ctim.tv_nsec))
 			st->st_ctim = n->ctime;
 	} else {
-		uint32_t subdirs = 0;
-		for (struct node *c = n->child_first; c; c = c->sib_next)
-			subdirs += c->is_dir;
 		st->st_mode = S_IFDIR | n->perm;
-		st->st_nlink = 2 + subdirs;
+		st->st_nlink = 2 + n->subdirs;
 		st->st_size = 0;
 		st->st_blksize = 4096;
 		st->st_atim = n->atime;

@@ -42,6 +42,7 @@ struct node {
 	struct node *name_next;       /* name hash chain */
 	struct node *ino_next;        /* inode hash chain */
 	struct node *child_first;     /* folders: children, for listings */
+	uint32_t subdirs;             /* folders: how many children are folders (st_nlink) */
 	struct node *sib_next, *sib_prev;
 	struct lifetime life;
 	uint64_t nlookup;             /* the kernel's references (LOOKUP replies minus FORGETs) */
@@ -59,6 +60,12 @@ struct node {
 		uint64_t ms;
 	} pending_open[4];
 	int backing_id;               /* passthrough registration, 0 if none */
+	uint32_t open_gen;            /* counts opens: a probe made outside the lock is stale once it moved */
+	/* Files: the backing file's size and times as last read. Valid only while nothing but the
+	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
+	 * LOOKUP or GETATTR makes no system call (docs/design-notes.md "Caching"). */
+	bool battr_valid;
+	struct stat battr;
 	struct node *zombie_next;     /* on the free-after-unlock list */
 };
 
@@ -179,6 +186,8 @@ void pool_note_open(struct pool *p, struct node *n, pid_t tid);
 bool pool_held_above(const struct pool *p, const struct node *n);
 /* Fill a stat for `n` (files: from the backing file). */
 int pool_stat(struct pool *p, struct node *n, struct stat *st);
+/* The daemon changed `n`'s backing file (size, times): its cached attributes are stale. */
+void pool_backing_changed(struct node *n);
 /* An attribute of `n` changed (chmod, chown, times, size, xattrs): its ctime is now. */
 void pool_touch_ctime(struct node *n);
 

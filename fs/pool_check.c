@@ -59,7 +59,7 @@ static struct tally *tally_of(struct check *c, uid_t uid)
 /* Children, names and holds of one node. */
 static int check_links(struct check *c, struct node *n)
 {
-	uint32_t children = 0;
+	uint32_t children = 0, subdirs = 0;
 
 	for (struct node *k = n->child_first; k; k = k->sib_next) {
 		if (k->parent != n || !k->name)
@@ -69,10 +69,14 @@ static int check_links(struct check *c, struct node *n)
 			return fail(c, "inode %" PRIu64 ": name '%s' not in the name table\n", k->ino,
 				    k->name);
 		children++;
+		subdirs += k->is_dir;
 	}
 	if (children != n->life.children)
 		return fail(c, "inode %" PRIu64 ": %u children listed, counter says %u\n", n->ino,
 			    children, n->life.children);
+	if (subdirs != n->subdirs)
+		return fail(c, "inode %" PRIu64 ": %u folders listed, counter says %u\n", n->ino,
+			    subdirs, n->subdirs);
 	if (hold_count(n->holds) != n->life.holds)
 		return fail(c, "inode %" PRIu64 ": %zu holds listed, counter says %u\n", n->ino,
 			    hold_count(n->holds), n->life.holds);
