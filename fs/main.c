@@ -111,6 +111,12 @@ static bool have_cap_sys_admin(void)
 }
 #endif
 
+/* The invalidation thread made the kernel drop a name the pool is waiting on (notify.h). */
+static void name_invalidated(void *ctx, uint64_t ino)
+{
+	pool_name_invalidated(ctx, ino);
+}
+
 static void linger_fired(void *ctx, int fd)
 {
 	struct pool *p = ctx;
@@ -272,7 +278,7 @@ static int mount_pool(struct daemon *d)
 	if (r == 0)
 		r = watch_add(pool->watch, pool->linger_timer_fd, linger_fired, pool);
 	if (r == 0)
-		r = notify_start(&d->notify, d->se);
+		r = notify_start(&d->notify, d->se, name_invalidated, pool);
 	if (r < 0) {
 		log_error("cannot start helper threads: %s", strerror(-r));
 		return -EIO; /* not -EINVAL, which main() reads as "libfuse refused an option" */

@@ -12,12 +12,15 @@
 struct item {
 	struct item *next;
 	uint64_t parent;
+	uint64_t ino;        /* report to `done` when sent, 0 for none */
 	size_t len;
 	char name[];
 };
 
 struct notify {
 	struct fuse_session *se;
+	void (*done)(void *ctx, uint64_t ino);
+	void *done_ctx;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -46,6 +49,8 @@ static void *notify_loop(void *arg)
 		/* -ENOENT: the kernel had no such name cached, nothing to do. */
 		if (r < 0 && r != -ENOENT && r != -ENOTCONN)
 			log_warn("invalidating %s: %s", it->name, strerror(-r));
+		if (it->ino && n->done)
+			n->done(n->done_ctx, it->ino);
 		free(it);
 		pthread_mutex_lock(&n->lock);
 	}
@@ -53,7 +58,8 @@ static void *notify_loop(void *arg)
 	return NULL;
 }
 
-int notify_start(struct notify **out, struct fuse_session *se)
+int notify_start(struct notify **out, struct fuse_session *se, void (*done)(void *ctx, uint64_t ino),
+		 void *done_ctx)
 {
 	struct notify *n = calloc(1, sizeof(*n));
 	int r;
@@ -61,6 +67,8 @@ int notify_start(struct notify **out, struct fuse_session *se)
 	if (!n)
 		return -ENOMEM;
 	n->se = se;
+	n->done = done;
+	n->done_ctx = done_ctx;
 	n->tail = &n->head;
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
@@ -74,17 +82,18 @@ int notify_start(struct notify **out, struct fuse_session *se)
 	return 0;
 }
 
-void notify_push(void *ctx, uint64_t parent, const char *name, size_t len)
+int notify_push(void *ctx, uint64_t parent, const char *name, size_t len, uint64_t ino)
 {
 	struct notify *n = ctx;
 	struct item *it = malloc(sizeof(*it) + len + 1);
 
 	if (!it) {
 		log_warn("out of memory queueing an invalidation of %s", name);
-		return;
+		return -ENOMEM;
 	}
 	it->next = NULL;
 	it->parent = parent;
+	it->ino = ino;
 	it->len = len;
 	memcpy(it->name, name, len);
 	it->name[len] = '\0';
@@ -93,6 +102,7 @@ void notify_push(void *ctx, uint64_t parent, const char *name, size_t len)
 	n->tail = &it->next;
 	pthread_cond_signal(&n->cond);
 	pthread_mutex_unlock(&n->lock);
+	return 0;
 }
 
 void notify_stop(struct notify *n)

@@ -41,7 +41,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	r = pool_stat(p, n, &st);
 	if (r < 0)
 		goto out;
-	n->nlookup++;
+	pool_lookup_add(n);
 	pool_note_lookup(p, n, fuse_req_ctx(req)->pid);
 	fill_entry(p, n, &st, &e);
 out:
@@ -139,7 +139,7 @@ static void reply_new_entry(fuse_req_t req, struct pool *p, struct node *n, int 
 	if (r == 0)
 		r = pool_stat(p, n, &st);
 	if (r == 0) {
-		n->nlookup++;
+		pool_lookup_add(n);
 		fill_entry(p, n, &st, &e);
 	}
 	if (r == 0 && !n->is_dir)

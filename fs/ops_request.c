@@ -70,14 +70,12 @@ int check_name(const char *name)
  * default_permissions the kernel checks every access below a user's own 0700 folder itself,
  * so folder names there are cached for long. Names directly in the shared root of a multi-user
  * pool are revalidated on every access: the LOOKUP is where the daemon refuses other users.
- * File names are revalidated too: a file goes the moment its last user lets go, and an OPEN
- * through a cached name can lose that race twice (the kernel retries once); a LOOKUP first lets
- * the daemon hold the removal for the OPEN that follows (pool_note_lookup). */
+ * File names are cached like folder names: before an unused file goes, the pool has the kernel
+ * drop its name (pool.c unname_first), so no OPEN arrives through a cached name of a removed
+ * file. */
 static double entry_timeout(const struct pool *p, const struct node *n)
 {
-	if (!n->is_dir)
-		return 0.0;
-	return p->opts.allow_other && n->parent == p->root ? 0.0 : p->entry_timeout;
+	return pool_name_cacheable(p, n) ? p->entry_timeout : 0.0;
 }
 
 void fill_entry(struct pool *p, struct node *n, const struct stat *st,

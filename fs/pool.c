@@ -15,7 +15,7 @@
 #include "pool.h"
 #include "watch.h"
 
-static void queue_inval(struct pool *p, uint64_t parent, const char *name);
+static int queue_inval(struct pool *p, uint64_t parent, const char *name, uint64_t ino);
 
 static void *xattr_alloc(void *ctx, size_t size)
 {
@@ -409,10 +409,11 @@ int pool_xattr_remove(struct pool *p, struct node *n, const char *name)
 void pool_forget_name(struct pool *p, const struct node *n)
 {
 	if (n->life.linked)
-		queue_inval(p, n->parent->ino, n->name);
+		queue_inval(p, n->parent->ino, n->name, 0);
 }
 
-static void queue_inval(struct pool *p, uint64_t parent, const char *name)
+/* Queue a name for the invalidation thread (sent after unlock); with `ino`, report back. */
+static int queue_inval(struct pool *p, uint64_t parent, const char *name, uint64_t ino)
 {
 	size_t len = strlen(name);
 	struct pending_inval *pi = pool_alloc(p, sizeof(*pi) + len + 1);
@@ -421,14 +422,56 @@ static void queue_inval(struct pool *p, uint64_t parent, const char *name)
 		/* Without the invalidation the kernel keeps a dead name until its timeout; opens
 		 * then get ESTALE and retry a fresh lookup, so this is slower, not wrong. */
 		log_warn("out of memory queueing an invalidation");
-		return;
+		return -ENOMEM;
 	}
 	pi->next = NULL;
 	pi->parent = parent;
+	pi->ino = ino;
 	pi->namelen = len;
 	memcpy(pi->name, name, len + 1);
 	*p->inval_tail = pi;
 	p->inval_tail = &pi->next;
+	return 0;
+}
+
+bool pool_name_cacheable(const struct pool *p, const struct node *n)
+{
+	return !(p->opts.allow_other && n->parent == p->root);
+}
+
+void pool_lookup_add(struct node *n)
+{
+	n->nlookup++;
+	n->unnamed = false; /* the kernel may cache the name again */
+}
+
+/* Before an unused file's name goes, the kernel must drop its cached copy: an open(O_CREAT)
+ * through a cached name that reached a removed entry would fail with ESTALE, and the kernel's
+ * one retry can lose the same race again under churn. So the removal waits one round trip of
+ * the invalidation thread; an OPEN meanwhile finds the entry and keeps it. True while waiting.
+ * Lock held. */
+static bool unname_first(struct pool *p, struct node *n)
+{
+	if (n->is_dir || n->unnamed || n->nlookup == 0 || !pool_name_cacheable(p, n))
+		return false;
+	if (!n->unnaming && (!p->inval || queue_inval(p, n->parent->ino, n->name, n->ino) < 0))
+		return false; /* cannot ask: remove now (the ESTALE race, not a leak) */
+	n->unnaming = true;
+	return true;
+}
+
+void pool_name_invalidated(struct pool *p, uint64_t ino)
+{
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n && n->unnaming && !n->life.removed) {
+		n->unnaming = false;
+		n->unnamed = true;
+		pool_recheck(p, n);
+	}
+	pool_unlock(p);
 }
 
 /* The data of `n` is gone for good: unlink its backing file, forget its accounting. */
@@ -447,6 +490,7 @@ static void destroy(struct pool *p, struct node *n)
 		u->entries--;
 	if (p->entries)
 		p->entries--;
+	n->unnaming = false;
 	if (n->linger_due_ms) {
 		n->linger_due_ms = 0;
 		p->lingering--;
@@ -544,7 +588,9 @@ static struct node *apply(struct pool *p, struct node *n)
 	}
 	parent = n->parent;
 	if (v == LIFETIME_REMOVE) {
-		queue_inval(p, parent->ino, n->name);
+		if (unname_first(p, n))
+			return NULL;
+		queue_inval(p, parent->ino, n->name, 0);
 		detach_name(p, n);
 	}
 	destroy(p, n);
@@ -923,8 +969,11 @@ void pool_unlock(struct pool *p)
 	}
 	while (inval) {
 		struct pending_inval *next = inval->next;
-		if (p->inval)
-			p->inval(p->inval_ctx, inval->parent, inval->name, inval->namelen);
+		bool sent = p->inval && p->inval(p->inval_ctx, inval->parent, inval->name,
+						 inval->namelen, inval->ino) == 0;
+		/* An entry waiting to be unnamed must not wait forever: go on without it. */
+		if (!sent && inval->ino)
+			pool_name_invalidated(p, inval->ino);
 		free(inval);
 		inval = next;
 	}

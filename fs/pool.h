@@ -1,10 +1,24 @@
 /* pool: the pool object — node table, names, usage counters, holds, one lock — and the place
  * where lifetime decisions (lifetime.h) are applied.
  *
- * Every field below is protected by `lock`. Handlers in ops.c lock, look nodes up, call pool_*
+ * Every field below is protected by `lock`. Handlers in ops_*.c lock, look nodes up, call pool_*
  * functions and unlock with pool_unlock(), which also hands name invalidations to the notify
  * thread and frees nodes the kernel has forgotten: both must happen outside request handling and
- * after the lock is released (docs/design-notes.md "Data paths"). */
+ * after the lock is released (docs/design-notes.md "Locking").
+ *
+ * Threads: the request threads (one per core over io_uring, libfuse's pool over /dev/fuse), the
+ * watch thread (pidfds, cgroup events, timers, fanotify) and the notify thread. The lock is held
+ * only for bookkeeping; the slow system calls of the hot paths run outside it: RELEASE closes,
+ * unregisters and probes after unlocking (datapath.h release_begin/io/commit), close events are
+ * probed in batches between two short lock sections, and an idle file's attributes come from its
+ * node. A result computed outside the lock is applied only if the node did not change meanwhile
+ * (open_gen). So two requests run at once on two cores, meeting only in short sections.
+ *
+ * Lock order (a thread holding one may take those after it, never before):
+ *   1. pool.lock
+ *   2. watch.c regs_lock, notify.c queue lock, log.c sink lock (leaves: nothing is taken under
+ *      them, and no kernel notification is sent while pool.lock is held)
+ * opstats counters and uring_seen are atomics and need no lock. */
 #ifndef POOLFS_POOL_H
 #define POOLFS_POOL_H
 
@@ -61,6 +75,9 @@ struct node {
 	} pending_open[4];
 	int backing_id;               /* passthrough registration, 0 if none */
 	uint32_t open_gen;            /* counts opens: a probe made outside the lock is stale once it moved */
+	/* Removal of a file whose name the kernel may cache waits until the kernel has dropped the
+	 * name (docs/design-notes.md "Caching"): asked (unnaming), done (unnamed). */
+	bool unnaming, unnamed;
 	/* Files: the backing file's size and times as last read. Valid only while nothing but the
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
 	 * LOOKUP or GETATTR makes no system call (docs/design-notes.md "Caching"). */
@@ -80,6 +97,7 @@ struct user_usage {
 struct pending_inval {
 	struct pending_inval *next;
 	uint64_t parent;
+	uint64_t ino;                 /* unnaming this node: report back (pool_name_invalidated) */
 	size_t namelen;
 	char name[];
 };
@@ -121,8 +139,9 @@ struct pool {
 	int linger_timer_fd;
 	int hold_poll_fd;             /* timerfd for processes watched without a pidfd, -1 until needed */
 	char cgroup2_root[4096];      /* where cgroup v2 is mounted, "" if nowhere */
-	/* Hands a removed name to the kernel-invalidation thread (set by main.c). */
-	void (*inval)(void *ctx, uint64_t parent, const char *name, size_t len);
+	/* Hands a name to the kernel-invalidation thread (set by main.c); with `ino`, the thread
+	 * calls pool_name_invalidated() once the kernel has dropped it. 0 or -ENOMEM. */
+	int (*inval)(void *ctx, uint64_t parent, const char *name, size_t len, uint64_t ino);
 	void *inval_ctx;
 	double entry_timeout, attr_timeout;
 	const char *mountpoint;
@@ -174,6 +193,13 @@ void pool_recheck_subtree(struct pool *p, struct node *n);
 void pool_linger_expire(struct pool *p);
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count);
+/* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply). */
+void pool_lookup_add(struct node *n);
+/* May the kernel cache `n`'s name? Not directly in the shared root of a multi-user pool: that
+ * LOOKUP is where other users are refused (docs/design-notes.md "Caching"). */
+bool pool_name_cacheable(const struct pool *p, const struct node *n);
+/* The invalidation thread has made the kernel drop the name of node `ino` (takes the lock). */
+void pool_name_invalidated(struct pool *p, uint64_t ino);
 /* The kernel may hold a stale (negative) entry for `n`'s name: a reply that created it was
  * lost. Queue its invalidation (sent after unlock). */
 void pool_forget_name(struct pool *p, const struct node *n);
