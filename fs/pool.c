@@ -1,4 +1,6 @@
-/* pool: the node table and the application of lifetime decisions (see pool.h). */
+/* pool: the application of lifetime decisions — removal, lingering, the kernel's references and
+ * names, attributes — and the pool's life: init, lock, teardown (see pool.h). The node table and
+ * names are pool_tree.c's, quotas and usage pool_usage.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,14 +15,10 @@
 
 #include "log.h"
 #include "pool.h"
+#include "pool_internal.h"
 #include "watch.h"
 
 static int queue_inval(struct pool *p, uint64_t parent, const char *name, uint64_t ino);
-
-static void *xattr_alloc(void *ctx, size_t size)
-{
-	return pool_alloc(ctx, size);
-}
 
 uint64_t pool_now_ms(void)
 {
@@ -47,364 +45,7 @@ char *pool_strdup(struct pool *p, const char *s)
 	return copy;
 }
 
-/* ---- hash tables ---------------------------------------------------------------------------- */
-
-static size_t ino_bucket(const struct pool *p, uint64_t ino)
-{
-	return (size_t)((ino * 0x9E3779B97F4A7C15ull) >> 17) & (p->ino_buckets - 1);
-}
-
-static size_t name_hash(uint64_t parent, const char *name)
-{
-	uint64_t h = 1469598103934665603ull ^ parent;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 1099511628211ull;
-	return (size_t)(h ^ (h >> 29));
-}
-
-static int table_grow(struct node ***table, size_t *buckets, bool by_name, size_t count)
-{
-	size_t nb = *buckets * 2;
-	struct node **nt;
-
-	if (count < *buckets)
-		return 0;
-	nt = calloc(nb, sizeof(struct node *));
-	if (!nt)
-		return -ENOMEM; /* the old table still works, only slower */
-	for (size_t i = 0; i < *buckets; i++) {
-		struct node *n = (*table)[i], *next;
-		for (; n; n = next) {
-			size_t b;
-			if (by_name) {
-				next = n->name_next;
-				b = name_hash(n->parent->ino, n->name) & (nb - 1);
-				n->name_next = nt[b];
-			} else {
-				next = n->ino_next;
-				b = (size_t)((n->ino * 0x9E3779B97F4A7C15ull) >> 17) & (nb - 1);
-				n->ino_next = nt[b];
-			}
-			nt[b] = n;
-		}
-	}
-	free(*table);
-	*table = nt;
-	*buckets = nb;
-	return 0;
-}
-
-static void ino_insert(struct pool *p, struct node *n)
-{
-	size_t b;
-
-	table_grow(&p->ino_table, &p->ino_buckets, false, p->ino_count);
-	b = ino_bucket(p, n->ino);
-	n->ino_next = p->ino_table[b];
-	p->ino_table[b] = n;
-	p->ino_count++;
-}
-
-static void ino_remove(struct pool *p, struct node *n)
-{
-	for (struct node **pp = &p->ino_table[ino_bucket(p, n->ino)]; *pp; pp = &(*pp)->ino_next) {
-		if (*pp == n) {
-			*pp = n->ino_next;
-			p->ino_count--;
-			return;
-		}
-	}
-}
-
-struct node *pool_node(struct pool *p, uint64_t ino)
-{
-	for (struct node *n = p->ino_table[ino_bucket(p, ino)]; n; n = n->ino_next)
-		if (n->ino == ino)
-			return n;
-	return NULL;
-}
-
-struct node *pool_child(struct pool *p, struct node *dir, const char *name)
-{
-	size_t b = name_hash(dir->ino, name) & (p->name_buckets - 1);
-
-	for (struct node *n = p->name_table[b]; n; n = n->name_next)
-		if (n->parent == dir && strcmp(n->name, name) == 0)
-			return n;
-	return NULL;
-}
-
-/* ---- usage ---------------------------------------------------------------------------------- */
-
-static struct user_usage *user_usage(struct pool *p, uid_t uid, bool create)
-{
-	struct user_usage *u;
-
-	for (u = p->users; u; u = u->next)
-		if (u->uid == uid)
-			return u;
-	if (!create)
-		return NULL;
-	u = pool_alloc(p, sizeof(*u));
-	if (!u)
-		return NULL;
-	u->uid = uid;
-	u->next = p->users;
-	p->users = u;
-	return u;
-}
-
-/* Count `n` as `new_size` bytes, no questions asked. */
-static int account(struct pool *p, struct node *n, uint64_t new_size)
-{
-	struct user_usage *u = user_usage(p, n->uid, true);
-
-	if (!u)
-		return -ENOMEM;
-	p->bytes = p->bytes - n->reserved + new_size;
-	u->bytes = u->bytes - n->reserved + new_size;
-	n->reserved = new_size;
-	return 0;
-}
-
-int pool_reserve(struct pool *p, struct node *n, uint64_t new_size)
-{
-	struct user_usage *u = user_usage(p, n->uid, true);
-
-	if (!u)
-		return -ENOMEM;
-	/* The quotas cover all a user makes the pool hold: data and metadata (xattrs, holds). */
-	if (new_size > n->reserved) {
-		uint64_t grow = new_size - n->reserved;
-		if (p->opts.max_size && p->bytes + p->meta + grow > p->opts.max_size)
-			return -ENOSPC;
-		if (p->opts.max_user_size && u->bytes + u->meta + grow > p->opts.max_user_size)
-			return -EDQUOT;
-	}
-	return account(p, n, new_size);
-}
-
-/* Charge (delta > 0) or refund daemon memory to `uid`: it counts against max_user_meta and,
- * with the user's data, against max_user_size (-EDQUOT) and max_size (-ENOSPC). */
-static int meta_charge(struct pool *p, uid_t uid, int64_t delta)
-{
-	struct user_usage *u = user_usage(p, uid, delta > 0);
-
-	if (!u)
-		return delta > 0 ? -ENOMEM : 0;
-	if (delta > 0) {
-		uint64_t add = (uint64_t)delta;
-		if (p->opts.max_user_meta && u->meta + add > p->opts.max_user_meta)
-			return -EDQUOT;
-		if (p->opts.max_user_size && u->bytes + u->meta + add > p->opts.max_user_size)
-			return -EDQUOT;
-		if (p->opts.max_size && p->bytes + p->meta + add > p->opts.max_size)
-			return -ENOSPC;
-		u->meta += add;
-		p->meta += add;
-		return 0;
-	}
-	/* Refunds never fail; clamp so a bookkeeping slip cannot wrap to a huge charge. */
-	u->meta = (uint64_t)-delta > u->meta ? 0 : u->meta - (uint64_t)-delta;
-	p->meta = (uint64_t)-delta > p->meta ? 0 : p->meta - (uint64_t)-delta;
-	return 0;
-}
-
-int pool_hold_charge(struct pool *p, uid_t uid)
-{
-	return meta_charge(p, uid, (int64_t)sizeof(struct hold));
-}
-
-void pool_hold_refund(struct pool *p, uid_t uid)
-{
-	meta_charge(p, uid, -(int64_t)sizeof(struct hold));
-}
-
-void pool_hold_free(struct pool *p, struct node *n, struct hold *h)
-{
-	hold_unlink(&n->holds, h);
-	if (n->life.holds > 0)
-		n->life.holds--;
-	pool_hold_refund(p, h->uid);
-	free(h);
-}
-
-struct user_usage pool_user_usage(struct pool *p, uid_t uid)
-{
-	struct user_usage *u = user_usage(p, uid, false), none = {.uid = uid};
-
-	return u ? *u : none;
-}
-
-void pool_refresh_usage(struct pool *p)
-{
-	/* Passthrough writes grow files without the daemon seeing them: before reporting usage,
-	 * read the real sizes. Only files can hold bytes; removed ones hold none. */
-	for (size_t b = 0; b < p->ino_buckets; b++) {
-		for (struct node *n = p->ino_table[b]; n; n = n->ino_next) {
-			struct stat st;
-			if (n->is_dir || n->life.removed)
-				continue;
-			if (backing_stat(&p->backing, n->ino, &st) == 0 &&
-			    (uint64_t)st.st_size != n->reserved)
-				account(p, n, (uint64_t)st.st_size);
-		}
-	}
-}
-
 /* ---- tree ----------------------------------------------------------------------------------- */
-
-static void set_now(struct timespec *ts)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-}
-
-/* Give `n` the name `name` (allocated by the caller, now owned by `n`) in `dir`. Cannot fail:
- * everything that can is done before, so renames are all or nothing. */
-static void attach_name(struct pool *p, struct node *n, struct node *dir, char *name)
-{
-	size_t b;
-
-	n->name = name;
-	table_grow(&p->name_table, &p->name_buckets, true, p->name_count);
-	n->parent = dir;
-	b = name_hash(dir->ino, name) & (p->name_buckets - 1);
-	n->name_next = p->name_table[b];
-	p->name_table[b] = n;
-	p->name_count++;
-	n->sib_prev = NULL;
-	n->sib_next = dir->child_first;
-	if (dir->child_first)
-		dir->child_first->sib_prev = n;
-	dir->child_first = n;
-	dir->life.children++;
-	dir->subdirs += n->is_dir;
-	dir->life.armed = true;
-	n->life.linked = true;
-	set_now(&dir->mtime);
-	dir->ctime = dir->mtime;
-}
-
-static void detach_name(struct pool *p, struct node *n)
-{
-	struct node *dir = n->parent;
-	size_t b;
-
-	if (!dir)
-		return;
-	b = name_hash(dir->ino, n->name) & (p->name_buckets - 1);
-	for (struct node **pp = &p->name_table[b]; *pp; pp = &(*pp)->name_next) {
-		if (*pp == n) {
-			*pp = n->name_next;
-			p->name_count--;
-			break;
-		}
-	}
-	if (n->sib_prev)
-		n->sib_prev->sib_next = n->sib_next;
-	else
-		dir->child_first = n->sib_next;
-	if (n->sib_next)
-		n->sib_next->sib_prev = n->sib_prev;
-	n->sib_next = n->sib_prev = NULL;
-	dir->life.children--;
-	dir->subdirs -= n->is_dir;
-	set_now(&dir->mtime);
-	dir->ctime = dir->mtime;
-	free(n->name);
-	n->name = NULL;
-	n->parent = NULL;
-	n->name_next = NULL;
-	n->life.linked = false;
-}
-
-static void drop_all_holds(struct pool *p, struct node *n)
-{
-	while (n->holds)
-		pool_hold_free(p, n, n->holds);
-	n->life.holds = 0;
-}
-
-void pool_unlink(struct pool *p, struct node *n)
-{
-	drop_all_holds(p, n);
-	detach_name(p, n);
-}
-
-int pool_move(struct pool *p, struct node *n, struct node *dir, const char *name,
-	      struct node *replaced)
-{
-	char *copy = pool_strdup(p, name);
-
-	if (!copy)
-		return -ENOMEM;
-	if (replaced)
-		pool_unlink(p, replaced);
-	detach_name(p, n);
-	attach_name(p, n, dir, copy);
-	pool_touch_ctime(n);
-	return 0;
-}
-
-int pool_exchange(struct pool *p, struct node *a, struct node *b)
-{
-	struct node *a_dir = a->parent, *b_dir = b->parent;
-	char *a_name = pool_strdup(p, b->name), *b_name = pool_strdup(p, a->name);
-
-	if (!a_name || !b_name) {
-		free(a_name);
-		free(b_name);
-		return -ENOMEM;
-	}
-	detach_name(p, a);
-	detach_name(p, b);
-	attach_name(p, a, b_dir, a_name);
-	attach_name(p, b, a_dir, b_name);
-	pool_touch_ctime(a);
-	pool_touch_ctime(b);
-	return 0;
-}
-
-/* Free `n`'s xattrs and refund them to its owner. */
-static void free_xattrs(struct pool *p, struct node *n)
-{
-	meta_charge(p, n->uid, -xattr_total_cost(&n->xattrs));
-	xattr_clear(&n->xattrs);
-}
-
-int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void *value,
-		   size_t size, int flags)
-{
-	int64_t cost = xattr_set_cost(&n->xattrs, name, size), done = 0;
-	int r;
-
-	/* Charge first: a value the budget cannot pay for is refused before we hold it. */
-	if (cost > 0) {
-		r = meta_charge(p, n->uid, cost);
-		if (r < 0)
-			return r;
-	}
-	r = xattr_set(&n->xattrs, name, value, size, flags, ((size_t)POOLFS_XATTR_BYTES_MAX),
-		      xattr_alloc, p, &done);
-	/* Settle the difference between what was charged and what the change cost. */
-	meta_charge(p, n->uid, done - (cost > 0 ? cost : 0));
-	if (r == 0)
-		pool_touch_ctime(n);
-	return r;
-}
-
-int pool_xattr_remove(struct pool *p, struct node *n, const char *name)
-{
-	int64_t freed = 0;
-	int r = xattr_remove(&n->xattrs, name, &freed);
-
-	if (r == 0) {
-		meta_charge(p, n->uid, -freed);
-		pool_touch_ctime(n);
-	}
-	return r;
-}
 
 void pool_forget_name(struct pool *p, const struct node *n)
 {
@@ -485,7 +126,7 @@ static void destroy(struct pool *p, struct node *n)
 			log_warn("removing backing file of inode %" PRIu64 ": %s", n->ino, strerror(-r));
 		pool_reserve(p, n, 0);
 	}
-	u = user_usage(p, n->uid, false);
+	u = pool_usage_of(p, n->uid, false);
 	if (u && u->entries)
 		u->entries--;
 	if (p->entries)
@@ -497,11 +138,11 @@ static void destroy(struct pool *p, struct node *n)
 	}
 	/* Normally an unlinked entry has no holds left (unlink drops them); drop any anyway,
 	 * here under the lock, so no source keeps a pointer to a node about to be freed. */
-	drop_all_holds(p, n);
-	free_xattrs(p, n);
+	pool_drop_holds(p, n);
+	pool_free_xattrs(p, n);
 	n->life.removed = true;
 	if (lifetime_can_free(&n->life, n->nlookup)) {
-		ino_remove(p, n);
+		pool_ino_remove(p, n);
 		n->zombie_next = p->zombies;
 		p->zombies = n;
 	}
@@ -591,7 +232,7 @@ static struct node *apply(struct pool *p, struct node *n)
 		if (unname_first(p, n))
 			return NULL;
 		queue_inval(p, parent->ino, n->name, 0);
-		detach_name(p, n);
+		pool_detach_name(p, n);
 	}
 	destroy(p, n);
 	return parent;
@@ -642,7 +283,7 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count)
 {
 	n->nlookup = count > n->nlookup ? 0 : n->nlookup - count;
 	if (n->ino != POOL_ROOT_INO && lifetime_can_free(&n->life, n->nlookup)) {
-		ino_remove(p, n);
+		pool_ino_remove(p, n);
 		n->zombie_next = p->zombies;
 		p->zombies = n;
 	}
@@ -675,63 +316,6 @@ void pool_note_open(struct pool *p, struct node *n, pid_t tid)
 	for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++)
 		if (n->pending_open[i].tid == tid)
 			n->pending_open[i].tid = 0;
-}
-
-static struct node *node_new(struct pool *p, bool is_dir, uid_t uid, gid_t gid, mode_t perm)
-{
-	struct node *n = pool_alloc(p, sizeof(*n));
-
-	if (!n)
-		return NULL;
-	n->ino = p->next_ino++;
-	n->is_dir = is_dir;
-	n->uid = uid;
-	n->gid = gid;
-	n->perm = perm;
-	n->life.is_dir = is_dir;
-	set_now(&n->mtime);
-	n->atime = n->ctime = n->mtime;
-	return n;
-}
-
-int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir, uid_t uid,
-		gid_t gid, mode_t mode, struct node **out, int *fd_out)
-{
-	struct node *n;
-	struct user_usage *u;
-	char *copy;
-	int fd = -1;
-
-	u = user_usage(p, uid, true);
-	if (!u)
-		return -ENOMEM;
-	if (p->opts.max_user_entries && u->entries >= p->opts.max_user_entries)
-		return -EDQUOT;
-	n = node_new(p, is_dir, uid, gid, access_effective_mode(mode));
-	copy = pool_strdup(p, name);
-	if (!n || !copy) {
-		free(n);
-		free(copy);
-		return -ENOMEM;
-	}
-	if (!is_dir) {
-		fd = backing_create(&p->backing, n->ino);
-		if (fd < 0) {
-			free(copy);
-			free(n);
-			return fd;
-		}
-	}
-	attach_name(p, n, dir, copy);
-	ino_insert(p, n);
-	p->entries++;
-	u->entries++;
-	if (fd_out)
-		*fd_out = fd;
-	else if (fd >= 0)
-		close(fd);
-	*out = n;
-	return 0;
 }
 
 void pool_backing_changed(struct node *n)
@@ -776,7 +360,7 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st)
 			return r;
 		/* On passthrough, writes past the end bypass us: catch up the accounting here. */
 		if ((uint64_t)st->st_size > n->reserved)
-			account(p, n, (uint64_t)st->st_size);
+			pool_account(p, n, (uint64_t)st->st_size);
 		st->st_mode = S_IFREG | n->perm;
 		st->st_nlink = n->life.linked ? 1 : 0;
 		/* chmod, chown and xattrs change only the node: the later of the two ctimes. */
@@ -816,7 +400,7 @@ bool pool_may_change(struct pool *p, uid_t caller, const struct node *n)
 
 void pool_touch_ctime(struct node *n)
 {
-	set_now(&n->ctime);
+	pool_set_now(&n->ctime);
 }
 
 void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n)
@@ -871,9 +455,9 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	p->root->life.is_root = true;
 	p->root->life.linked = true;
 	p->root->nlookup = 1;
-	set_now(&p->root->mtime);
+	pool_set_now(&p->root->mtime);
 	p->root->atime = p->root->ctime = p->root->mtime;
-	ino_insert(p, p->root);
+	pool_ino_insert(p, p->root);
 	p->linger_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (p->linger_timer_fd < 0)
 		return -errno;
