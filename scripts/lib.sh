@@ -18,6 +18,7 @@ LOG_DIR=$DEPS_DIR/logs
 # libc6-dev is only a Recommends of gcc, and we install without recommends.
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
               dpkg-dev gcc libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy
+              shellcheck pyflakes3          # scripts/lint checks the bash and Python with these
               systemd man-db groff-base
               liburing-dev libnuma-dev)    # libfuse >= 3.18 builds its io_uring transport with these
 
