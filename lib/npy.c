@@ -15,17 +15,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Move n bytes at off (pwrite with `out`, else pread), going on after short transfers and EINTR;
- * returns the bytes moved (fewer than n only at end of file) or -errno. One function for both
- * directions, so the restart logic exists once. */
-static ssize_t pio_full(int fd, void *buf, size_t n, off_t off, bool out)
+/* Move n bytes at off (pwrite when `writing`, else pread), going on after short transfers and
+ * EINTR; returns the bytes moved (fewer than n only at end of file, or when a write moves nothing)
+ * or -errno. One function for both directions, so the restart logic exists once. */
+static ssize_t pio_full(int fd, void *buf, size_t n, off_t off, bool writing)
 {
 	size_t done = 0;
 
 	while (done < n) {
 		char *at = (char *)buf + done;
 		off_t pos = off + (off_t)done;
-		ssize_t r = out ? pwrite(fd, at, n - done, pos) : pread(fd, at, n - done, pos);
+		ssize_t r = writing ? pwrite(fd, at, n - done, pos) : pread(fd, at, n - done, pos);
 
 		if (r < 0 && errno == EINTR)
 			continue;
