@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,37 +15,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Read up to n bytes at off, restarting after short reads; returns bytes read (< n only at EOF). */
-static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
-static int pwrite_full(int fd, const void *buf, size_t n, off_t off)
+/* Move n bytes at off (pwrite when `writing`, else pread), going on after short transfers and
+ * EINTR; returns the bytes moved (fewer than n only at end of file, or when a write moves nothing)
+ * or -errno. One function for both directions, so the restart logic exists once. */
+static ssize_t pio_full(int fd, void *buf, size_t n, off_t off, bool writing)
 {
 	size_t done = 0;
+
 	while (done < n) {
-		ssize_t r = pwrite(fd, (const char *)buf + done, n - done, off + (off_t)done);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		char *at = (char *)buf + done;
+		off_t pos = off + (off_t)done;
+		ssize_t r = writing ? pwrite(fd, at, n - done, pos) : pread(fd, at, n - done, pos);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
 			return -errno;
-		}
+		if (r == 0)
+			break;
 		done += (size_t)r;
 	}
-	return 0;
+	return (ssize_t)done;
 }
 
 /* Fill *out from a parsed header and a mapping of the file. */
@@ -108,8 +99,11 @@ int poolfs_array_create(const char *path, enum poolfs_dtype dtype, int ndim, con
 		r = -errno;
 		goto fail;
 	}
-	if ((r = pwrite_full(fd, hdr, (size_t)hl, 0)) < 0)
+	ssize_t w = pio_full(fd, hdr, (size_t)hl, 0, true);
+	if (w != hl) {
+		r = w < 0 ? (int)w : -EIO; /* a write of 0 bytes: nothing more would go either */
 		goto fail;
+	}
 	void *map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		r = -errno;
@@ -158,7 +152,7 @@ int poolfs_array_open(const char *path, int flags, struct poolfs_array *out)
 
 	/* Read the header into our own buffer rather than parsing it in the mapping, where another
 	 * writer could change it under the parser. */
-	ssize_t n = pread_full(fd, pre, sizeof pre, 0);
+	ssize_t n = pio_full(fd, pre, sizeof pre, 0, false);
 	if (n < 0) {
 		r = (int)n;
 		goto out;
@@ -169,7 +163,7 @@ int poolfs_array_open(const char *path, int flags, struct poolfs_array *out)
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((n = pread_full(fd, hdr, total, 0)) < 0) {
+	if ((n = pio_full(fd, hdr, total, 0, false)) < 0) {
 		r = (int)n;
 		goto out;
 	}

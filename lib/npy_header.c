@@ -310,72 +310,112 @@ static int parse_shape(struct cursor *c, struct npy_meta *m, bool *too_many, boo
 
 enum { KEY_DESCR = 1, KEY_FORTRAN = 2, KEY_SHAPE = 4 };
 
+/* What parse_dict remembers until the whole header has parsed. */
+struct dict_state {
+	unsigned seen; /* KEY_* bits of the keys read so far */
+	bool unsupported, too_many, big;
+};
+
+/* One key and its ':' into *key (a KEY_* bit); numpy requires exactly the three keys, each once. */
+static int parse_key(struct cursor *c, struct dict_state *st, unsigned *key)
+{
+	const char *k;
+	size_t kn;
+	bool esc;
+	int r;
+
+	if ((r = parse_string(c, &k, &kn, &esc)) < 0)
+		return r;
+	if (!esc && kn == 5 && memcmp(k, "descr", 5) == 0)
+		*key = KEY_DESCR;
+	else if (!esc && kn == 13 && memcmp(k, "fortran_order", 13) == 0)
+		*key = KEY_FORTRAN;
+	else if (!esc && kn == 5 && memcmp(k, "shape", 5) == 0)
+		*key = KEY_SHAPE;
+	else
+		return -EPROTO;
+	if (st->seen & *key)
+		return -EPROTO;
+	st->seen |= *key;
+	return eat(c, ':') ? 0 : -EPROTO;
+}
+
+/* The 'descr' value: a dtype string we know sets m->dtype; a structured dtype (a list) or another
+ * string is well-formed but unsupported. */
+static int parse_descr(struct cursor *c, struct npy_meta *m, struct dict_state *st)
+{
+	const char *v;
+	size_t vn;
+	bool esc;
+	int r;
+
+	if (peek(c, '[')) {
+		if ((r = skip_value(c, 0)) < 0)
+			return r;
+		st->unsupported = true;
+		return 0;
+	}
+	if ((r = parse_string(c, &v, &vn, &esc)) < 0)
+		return r;
+	int d = esc ? -1 : npy_dtype_from_descr(v, vn);
+	if (d < 0)
+		st->unsupported = true;
+	else
+		m->dtype = (enum poolfs_dtype)d;
+	return 0;
+}
+
+/* The 'fortran_order' value: True or False. */
+static int parse_fortran(struct cursor *c, struct npy_meta *m)
+{
+	const char *v;
+	size_t vn;
+	int r;
+
+	if ((r = parse_word(c, &v, &vn)) < 0)
+		return r;
+	if (vn == 4 && memcmp(v, "True", 4) == 0)
+		m->fortran_order = 1;
+	else if (vn == 5 && memcmp(v, "False", 5) == 0)
+		m->fortran_order = 0;
+	else
+		return -EPROTO;
+	return 0;
+}
+
+/* One "key: value" entry of the dict. */
+static int parse_entry(struct cursor *c, struct npy_meta *m, struct dict_state *st)
+{
+	unsigned key;
+	int r;
+
+	if ((r = parse_key(c, st, &key)) < 0)
+		return r;
+	switch (key) {
+	case KEY_DESCR:
+		return parse_descr(c, m, st);
+	case KEY_FORTRAN:
+		return parse_fortran(c, m);
+	default:
+		return parse_shape(c, m, &st->too_many, &st->big);
+	}
+}
+
 /* The dict in text[0..len). Syntax errors give -EPROTO at once; "well-formed but unsupported"
  * (-ENOTSUP) and "too large" (-EOVERFLOW) are remembered and reported only once the whole header
  * has parsed, so a broken file is always reported as broken. */
 static int parse_dict(const char *text, size_t len, struct npy_meta *m)
 {
 	struct cursor c = {text, text + len};
-	unsigned seen = 0;
-	bool unsupported = false, too_many = false, big = false;
+	struct dict_state st = {0, false, false, false};
 	int r;
 
 	if (!eat(&c, '{'))
 		return -EPROTO;
 	if (!eat(&c, '}')) {
 		for (;;) {
-			const char *k, *v;
-			size_t kn, vn;
-			bool esc;
-			unsigned key;
-
-			if ((r = parse_string(&c, &k, &kn, &esc)) < 0)
+			if ((r = parse_entry(&c, m, &st)) < 0)
 				return r;
-			if (!esc && kn == 5 && memcmp(k, "descr", 5) == 0)
-				key = KEY_DESCR;
-			else if (!esc && kn == 13 && memcmp(k, "fortran_order", 13) == 0)
-				key = KEY_FORTRAN;
-			else if (!esc && kn == 5 && memcmp(k, "shape", 5) == 0)
-				key = KEY_SHAPE;
-			else
-				return -EPROTO; /* numpy requires exactly the three keys */
-			if (seen & key)
-				return -EPROTO;
-			seen |= key;
-			if (!eat(&c, ':'))
-				return -EPROTO;
-
-			switch (key) {
-			case KEY_DESCR:
-				if (peek(&c, '[')) { /* structured dtype */
-					if ((r = skip_value(&c, 0)) < 0)
-						return r;
-					unsupported = true;
-					break;
-				}
-				if ((r = parse_string(&c, &v, &vn, &esc)) < 0)
-					return r;
-				int d = esc ? -1 : npy_dtype_from_descr(v, vn);
-				if (d < 0)
-					unsupported = true;
-				else
-					m->dtype = (enum poolfs_dtype)d;
-				break;
-			case KEY_FORTRAN:
-				if ((r = parse_word(&c, &v, &vn)) < 0)
-					return r;
-				if (vn == 4 && memcmp(v, "True", 4) == 0)
-					m->fortran_order = 1;
-				else if (vn == 5 && memcmp(v, "False", 5) == 0)
-					m->fortran_order = 0;
-				else
-					return -EPROTO;
-				break;
-			case KEY_SHAPE:
-				if ((r = parse_shape(&c, m, &too_many, &big)) < 0)
-					return r;
-				break;
-			}
 			if (eat(&c, ',')) {
 				if (eat(&c, '}'))
 					break;
@@ -389,11 +429,11 @@ static int parse_dict(const char *text, size_t len, struct npy_meta *m)
 	skip_ws(&c); /* the padding: spaces and the final newline */
 	if (c.p != c.end)
 		return -EPROTO;
-	if (seen != (KEY_DESCR | KEY_FORTRAN | KEY_SHAPE))
+	if (st.seen != (KEY_DESCR | KEY_FORTRAN | KEY_SHAPE))
 		return -EPROTO;
-	if (unsupported || too_many)
+	if (st.unsupported || st.too_many)
 		return -ENOTSUP;
-	if (big)
+	if (st.big)
 		return -EOVERFLOW;
 	return 0;
 }

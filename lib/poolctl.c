@@ -207,7 +207,45 @@ static void print_uid(uid_t uid)
 		printf("uid %lu", (unsigned long)uid);
 }
 
+/* parse_options, then exactly one operand (`what` names it in the message): its index, or -1
+ * (exit with *status). */
+static int one_operand(const char *cmd, int argc, char **argv,
+                       int (*opt)(const char *cmd, int argc, char **argv, int *i, void *ctx),
+                       void *ctx, const char *what, int *status)
+{
+	int i = parse_options(find_command(cmd), argc, argv, opt, ctx, status);
+
+	if (i >= 0 && argc - i != 1) {
+		*status = usage_error(cmd, "give exactly one %s", what);
+		return -1;
+	}
+	return i;
+}
+
 /* ---- commands ----------------------------------------------------------------------------- */
+
+/* Run `fn` on each PATH operand argv[i..], reporting each failure: the last failure's exit status,
+ * or EXIT_OK. */
+static int each_path(const char *cmd, int argc, char **argv, int i,
+                     int (*fn)(const char *path, void *ctx), void *ctx)
+{
+	int status = EXIT_OK;
+
+	if (i >= argc)
+		return usage_error(cmd, "no PATH given");
+	for (; i < argc; i++) {
+		int r = fn(argv[i], ctx);
+		if (r < 0)
+			status = op_error(cmd, argv[i], -r);
+	}
+	return status;
+}
+
+static int hold_one(const char *path, void *ctx)
+{
+	const struct scope_choice *sc = ctx;
+	return poolfs_hold(path, sc->scope, sc->pid);
+}
 
 static int cmd_hold(int argc, char **argv)
 {
@@ -215,16 +253,13 @@ static int cmd_hold(int argc, char **argv)
 	int status = EXIT_OK;
 	int i = parse_options(find_command("hold"), argc, argv, scope_opt, &sc, &status);
 
-	if (i < 0)
-		return status;
-	if (i >= argc)
-		return usage_error("hold", "no PATH given");
-	for (; i < argc; i++) {
-		int r = poolfs_hold(argv[i], sc.scope, sc.pid);
-		if (r < 0)
-			status = op_error("hold", argv[i], -r);
-	}
-	return status;
+	return i < 0 ? status : each_path("hold", argc, argv, i, hold_one, &sc);
+}
+
+static int release_one(const char *path, void *ctx)
+{
+	(void)ctx;
+	return poolfs_release(path);
 }
 
 static int cmd_release(int argc, char **argv)
@@ -232,16 +267,7 @@ static int cmd_release(int argc, char **argv)
 	int status = EXIT_OK;
 	int i = parse_options(find_command("release"), argc, argv, NULL, NULL, &status);
 
-	if (i < 0)
-		return status;
-	if (i >= argc)
-		return usage_error("release", "no PATH given");
-	for (; i < argc; i++) {
-		int r = poolfs_release(argv[i]);
-		if (r < 0)
-			status = op_error("release", argv[i], -r);
-	}
-	return status;
+	return i < 0 ? status : each_path("release", argc, argv, i, release_one, NULL);
 }
 
 static void print_refs(const char *path, const struct poolfs_refs *r)
@@ -262,24 +288,23 @@ static void print_refs(const char *path, const struct poolfs_refs *r)
 		printf("    ... %llu more not listed\n", (unsigned long long)(r->nholds - r->nlisted));
 }
 
+static int refs_one(const char *path, void *ctx)
+{
+	struct poolfs_refs r;
+	int e = poolfs_refs(path, &r);
+
+	(void)ctx;
+	if (e == 0)
+		print_refs(path, &r);
+	return e;
+}
+
 static int cmd_refs(int argc, char **argv)
 {
 	int status = EXIT_OK;
 	int i = parse_options(find_command("refs"), argc, argv, NULL, NULL, &status);
 
-	if (i < 0)
-		return status;
-	if (i >= argc)
-		return usage_error("refs", "no PATH given");
-	for (; i < argc; i++) {
-		struct poolfs_refs r;
-		int e = poolfs_refs(argv[i], &r);
-		if (e < 0)
-			status = op_error("refs", argv[i], -e);
-		else
-			print_refs(argv[i], &r);
-	}
-	return status;
+	return i < 0 ? status : each_path("refs", argc, argv, i, refs_one, NULL);
 }
 
 /* "1.5 GiB (1610612736 bytes)", or "unlimited" for a zero limit when `limit`. */
@@ -348,12 +373,10 @@ static int cmd_mkjob(int argc, char **argv)
 {
 	struct scope_choice sc = {POOLFS_SCOPE_SESSION, 0, false};
 	int status = EXIT_OK;
-	int i = parse_options(find_command("mkjob"), argc, argv, scope_opt, &sc, &status);
+	int i = one_operand("mkjob", argc, argv, scope_opt, &sc, "POOL", &status);
 
 	if (i < 0)
 		return status;
-	if (argc - i != 1)
-		return usage_error("mkjob", "give exactly one POOL");
 
 	char path[PATH_MAX];
 	int r = poolfs_mkjob(argv[i], sc.scope, sc.pid, path, sizeof path);
@@ -380,12 +403,10 @@ static int cmd_mkunique(int argc, char **argv)
 {
 	struct affixes af = {NULL, NULL};
 	int status = EXIT_OK;
-	int i = parse_options(find_command("mkunique"), argc, argv, affix_opt, &af, &status);
+	int i = one_operand("mkunique", argc, argv, affix_opt, &af, "DIR", &status);
 
 	if (i < 0)
 		return status;
-	if (argc - i != 1)
-		return usage_error("mkunique", "give exactly one DIR");
 	if ((af.prefix && strchr(af.prefix, '/')) || (af.suffix && strchr(af.suffix, '/')))
 		return usage_error("mkunique", "--prefix and --suffix cannot contain '/'");
 

@@ -42,26 +42,25 @@ static void ls_error(const char *path, int err)
 	fprintf(stderr, "poolctl: ls: %s: %s\n", path, why);
 }
 
-static void user_name(uid_t uid, char *buf, size_t len)
+/* The name of a user (or, with `group`, a group) id, else the number. */
+static void id_name(unsigned long id, bool group, char *buf, size_t len)
 {
-	struct passwd pw, *res = NULL;
-	char tmp[1024];
-
-	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
-		snprintf(buf, len, "%s", res->pw_name);
-	else
-		snprintf(buf, len, "%lu", (unsigned long)uid);
-}
-
-static void group_name(gid_t gid, char *buf, size_t len)
-{
-	struct group gr, *res = NULL;
 	char tmp[4096];
+	const char *name = NULL;
 
-	if (getgrgid_r(gid, &gr, tmp, sizeof(tmp), &res) == 0 && res)
-		snprintf(buf, len, "%s", res->gr_name);
+	if (group) {
+		struct group gr, *res = NULL;
+		if (getgrgid_r((gid_t)id, &gr, tmp, sizeof(tmp), &res) == 0 && res)
+			name = res->gr_name;
+	} else {
+		struct passwd pw, *res = NULL;
+		if (getpwuid_r((uid_t)id, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+			name = res->pw_name;
+	}
+	if (name)
+		snprintf(buf, len, "%s", name);
 	else
-		snprintf(buf, len, "%lu", (unsigned long)gid);
+		snprintf(buf, len, "%lu", id);
 }
 
 /* The folders from `dir` up to its pool's root that hold holds (a hold keeps the whole subtree). */
@@ -123,8 +122,8 @@ static void print_text(const struct entry *e)
 	struct tm tm;
 
 	mode_text(e->st.st_mode, mode);
-	user_name(e->st.st_uid, user, sizeof(user));
-	group_name(e->st.st_gid, group, sizeof(group));
+	id_name(e->st.st_uid, false, user, sizeof(user));
+	id_name(e->st.st_gid, true, group, sizeof(group));
 	localtime_r(&e->st.st_mtime, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	printf("%s %2lu %-8s %-8s %10lld %s %s ", mode, (unsigned long)e->st.st_nlink, user, group,
@@ -136,7 +135,7 @@ static void print_text(const struct entry *e)
 	if (e->refs.children)
 		printf(" children=%llu", (unsigned long long)e->refs.children);
 	for (unsigned k = 0; k < e->refs.nlisted; k++) {
-		user_name(e->refs.holds[k].uid, user, sizeof(user));
+		id_name(e->refs.holds[k].uid, false, user, sizeof(user));
 		printf(" hold=%s(%s)", e->refs.holds[k].text, user);
 	}
 	if (e->refs.nholds > e->refs.nlisted)
@@ -152,7 +151,7 @@ static void print_json(struct out *o, const struct entry *e)
 {
 	char user[64];
 
-	user_name(e->st.st_uid, user, sizeof(user));
+	id_name(e->st.st_uid, false, user, sizeof(user));
 	printf("%s\n  {\"path\": ", o->printed++ ? "," : "");
 	json_string(e->path);
 	printf(", \"name\": ");

@@ -94,34 +94,43 @@ static int read_text(const char *path, const char *name, char **text, size_t *le
 	return 0;
 }
 
-int poolfs_refs(const char *path, struct poolfs_refs *out)
+/* Read the text answer `name` of `path` and parse it into `out` with `parse`. */
+static int read_parsed(const char *path, const char *name,
+                       int (*parse)(const char *text, size_t len, void *out), void *out)
 {
 	char *text;
 	size_t len;
+	int r = read_text(path, name, &text, &len);
 
-	if (!path || !out)
-		return -EINVAL;
-	int r = read_text(path, POOLFS_XATTR_REFS, &text, &len);
 	if (r < 0)
 		return r;
-	r = refs_parse(text, len, out);
+	r = parse(text, len, out);
 	free(text);
 	return r;
 }
 
-int poolfs_usage(const char *path, struct poolfs_usage *out)
+static int parse_refs(const char *text, size_t len, void *out)
 {
-	char *text;
-	size_t len;
+	return refs_parse(text, len, out);
+}
 
+static int parse_usage(const char *text, size_t len, void *out)
+{
+	return usage_parse(text, len, out);
+}
+
+int poolfs_refs(const char *path, struct poolfs_refs *out)
+{
 	if (!path || !out)
 		return -EINVAL;
-	int r = read_text(path, POOLFS_XATTR_STAT, &text, &len);
-	if (r < 0)
-		return r;
-	r = usage_parse(text, len, out);
-	free(text);
-	return r;
+	return read_parsed(path, POOLFS_XATTR_REFS, parse_refs, out);
+}
+
+int poolfs_usage(const char *path, struct poolfs_usage *out)
+{
+	if (!path || !out)
+		return -EINVAL;
+	return read_parsed(path, POOLFS_XATTR_STAT, parse_usage, out);
 }
 
 int poolfs_pool_root(const char *path, char *buf, size_t len)

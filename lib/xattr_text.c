@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +130,55 @@ static bool next_line(struct span *all, struct span *line)
 	return true;
 }
 
+/* One line's parser: fills its part of `out` from the value v of `key` and sets *bit to the
+ * key's bit (0 for a key that may repeat or is unknown); -EPROTO if the value is off-format. */
+typedef int (*line_parser)(struct span key, struct span v, void *out, unsigned *bit);
+
+/* Calls `line` for each non-empty line of the answer: -EPROTO if a key comes twice or one of the
+ * `required` keys' bits is missing. */
+static int parse_lines(const char *text, size_t len, line_parser line, void *out, unsigned required)
+{
+	struct span all, l;
+	unsigned seen = 0;
+	int ret;
+
+	if ((ret = text_begin(text, len, &all)) < 0)
+		return ret;
+	while (next_line(&all, &l)) {
+		if (l.n == 0)
+			continue;
+		struct span v = l, key = next_word(&v);
+		unsigned bit = 0;
+
+		if ((ret = line(key, v, out, &bit)) < 0)
+			return ret;
+		if (seen & bit)
+			return -EPROTO;
+		seen |= bit;
+	}
+	return (seen & required) == required ? 0 : -EPROTO;
+}
+
+/* A key whose value is one decimal number, stored at byte `off` of the struct being filled. */
+struct num_key {
+	const char *name;
+	unsigned bit; /* its bit for parse_lines, 0 if it may repeat or be missing */
+	size_t off;   /* of a uint64_t */
+};
+
+/* If `key` is in keys[0..n), its number into `out`: 1, or -EPROTO if off-format; 0 if not there. */
+static int num_line(const struct num_key *keys, size_t n, struct span key, struct span v, void *out,
+                    unsigned *bit)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!span_eq(key, keys[i].name))
+			continue;
+		*bit = keys[i].bit;
+		return parse_u64(v, (uint64_t *)((char *)out + keys[i].off)) ? 1 : -EPROTO;
+	}
+	return 0;
+}
+
 /* ---- refs --------------------------------------------------------------------------------- */
 
 /* "SCOPE uid=UID", where SCOPE may itself hold spaces (a cgroup path): split at the last " uid=". */
@@ -180,60 +230,59 @@ static int parse_hold(struct span v, struct poolfs_hold_info *h)
 
 enum { R_OPENS = 1, R_MAPPED = 2, R_CHILDREN = 4, R_HOLDS = 8 };
 
+/* What refs_parse builds: the answer, and how many "hold" lines it had. */
+struct refs_text {
+	struct poolfs_refs r;
+	uint64_t hold_lines;
+};
+
+static int refs_line(struct span key, struct span v, void *out, unsigned *bit)
+{
+	static const struct num_key nums[] = {
+		{"opens", R_OPENS, offsetof(struct refs_text, r.opens)},
+		{"children", R_CHILDREN, offsetof(struct refs_text, r.children)},
+		{"holds", R_HOLDS, offsetof(struct refs_text, r.nholds)},
+	};
+	struct refs_text *t = out;
+	struct poolfs_refs *r = &t->r;
+
+	if (span_eq(key, "hold")) { /* one line per hold, as many as the daemon could list */
+		struct poolfs_hold_info h;
+		memset(&h, 0, sizeof h);
+		if (parse_hold(v, &h) < 0)
+			return -EPROTO;
+		if (r->nlisted < POOLFS_REFS_MAX_HOLDS)
+			r->holds[r->nlisted++] = h;
+		t->hold_lines++;
+		return 0;
+	}
+	int n = num_line(nums, sizeof nums / sizeof nums[0], key, v, out, bit);
+	if (n != 0) {
+		r->folder |= *bit == R_CHILDREN; /* only folders have children */
+		return n < 0 ? n : 0;
+	}
+	if (span_eq(key, "mapped")) {
+		*bit = R_MAPPED;
+		if (!span_eq(v, "yes") && !span_eq(v, "no"))
+			return -EPROTO;
+		r->mapped = span_eq(v, "yes");
+	}
+	return 0;
+}
+
 int refs_parse(const char *text, size_t len, struct poolfs_refs *out)
 {
-	struct poolfs_refs r;
-	struct span all, line;
-	unsigned seen = 0;
-	uint64_t hold_lines = 0;
+	struct refs_text t;
 	int ret;
 
-	memset(&r, 0, sizeof r);
-	if ((ret = text_begin(text, len, &all)) < 0)
+	memset(&t, 0, sizeof t);
+	if ((ret = parse_lines(text, len, refs_line, &t, R_OPENS | R_MAPPED | R_HOLDS)) < 0)
 		return ret;
-	while (next_line(&all, &line)) {
-		if (line.n == 0)
-			continue;
-		struct span v = line, key = next_word(&v);
-		unsigned bit = 0;
-		bool ok = true;
-
-		if (span_eq(key, "opens")) {
-			bit = R_OPENS;
-			ok = parse_u64(v, &r.opens);
-		} else if (span_eq(key, "mapped")) {
-			bit = R_MAPPED;
-			if (span_eq(v, "yes"))
-				r.mapped = 1;
-			else if (!span_eq(v, "no"))
-				ok = false;
-		} else if (span_eq(key, "children")) {
-			bit = R_CHILDREN;
-			ok = parse_u64(v, &r.children);
-			r.folder = 1;
-		} else if (span_eq(key, "holds")) {
-			bit = R_HOLDS;
-			ok = parse_u64(v, &r.nholds);
-		} else if (span_eq(key, "hold")) {
-			struct poolfs_hold_info h;
-			memset(&h, 0, sizeof h);
-			if (parse_hold(v, &h) < 0)
-				return -EPROTO;
-			if (r.nlisted < POOLFS_REFS_MAX_HOLDS)
-				r.holds[r.nlisted++] = h;
-			hold_lines++;
-		}
-		if (!ok || (seen & bit))
-			return -EPROTO;
-		seen |= bit;
-	}
-	if ((seen & (R_OPENS | R_MAPPED | R_HOLDS)) != (R_OPENS | R_MAPPED | R_HOLDS))
-		return -EPROTO;
 	/* Fewer lines than the count is allowed (an attribute value is capped at 64 KiB, so a daemon
 	 * may have to elide some); more is a contradiction. */
-	if (hold_lines > r.nholds)
+	if (t.hold_lines > t.r.nholds)
 		return -EPROTO;
-	*out = r;
+	*out = t.r;
 	return 0;
 }
 
@@ -263,63 +312,49 @@ static int parse_user(struct span v, struct poolfs_user_usage *u)
 	return 0;
 }
 
+static int usage_line(struct span key, struct span v, void *out, unsigned *bit)
+{
+	static const struct num_key nums[] = {
+		{"entries", S_ENTRIES, offsetof(struct poolfs_usage, entries)},
+		{"bytes", S_BYTES, offsetof(struct poolfs_usage, bytes)},
+		{"max_size", S_MAX, offsetof(struct poolfs_usage, max_size)},
+		{"max_user_size", S_MAXUSER, offsetof(struct poolfs_usage, max_user_size)},
+		{"meta", 0, offsetof(struct poolfs_usage, meta)},
+		{"max_user_entries", 0, offsetof(struct poolfs_usage, max_user_entries)},
+		{"max_user_meta", 0, offsetof(struct poolfs_usage, max_user_meta)},
+	};
+	struct poolfs_usage *u = out;
+	int n = num_line(nums, sizeof nums / sizeof nums[0], key, v, out, bit);
+
+	if (n != 0)
+		return n < 0 ? n : 0;
+	if (span_eq(key, "datapath")) {
+		*bit = S_DATAPATH;
+		if (v.n == 0 || v.n >= sizeof u->datapath || memchr(v.s, ' ', v.n))
+			return -EPROTO;
+		memcpy(u->datapath, v.s, v.n);
+		u->datapath[v.n] = '\0';
+	} else if (span_eq(key, "user")) {
+		struct poolfs_user_usage uu;
+		if (parse_user(v, &uu) < 0)
+			return -EPROTO;
+		if (u->nlisted < POOLFS_USAGE_MAX_USERS)
+			u->users[u->nlisted++] = uu;
+		if (u->nusers < UINT32_MAX)
+			u->nusers++;
+	}
+	return 0;
+}
+
 int usage_parse(const char *text, size_t len, struct poolfs_usage *out)
 {
 	struct poolfs_usage u;
-	struct span all, line;
-	unsigned seen = 0;
 	int ret;
 
 	memset(&u, 0, sizeof u);
-	if ((ret = text_begin(text, len, &all)) < 0)
-		return ret;
-	while (next_line(&all, &line)) {
-		if (line.n == 0)
-			continue;
-		struct span v = line, key = next_word(&v);
-		unsigned bit = 0;
-		bool ok = true;
-
-		if (span_eq(key, "entries")) {
-			bit = S_ENTRIES;
-			ok = parse_u64(v, &u.entries);
-		} else if (span_eq(key, "bytes")) {
-			bit = S_BYTES;
-			ok = parse_u64(v, &u.bytes);
-		} else if (span_eq(key, "max_size")) {
-			bit = S_MAX;
-			ok = parse_u64(v, &u.max_size);
-		} else if (span_eq(key, "max_user_size")) {
-			bit = S_MAXUSER;
-			ok = parse_u64(v, &u.max_user_size);
-		} else if (span_eq(key, "meta")) {
-			ok = parse_u64(v, &u.meta);
-		} else if (span_eq(key, "max_user_entries")) {
-			ok = parse_u64(v, &u.max_user_entries);
-		} else if (span_eq(key, "max_user_meta")) {
-			ok = parse_u64(v, &u.max_user_meta);
-		} else if (span_eq(key, "datapath")) {
-			bit = S_DATAPATH;
-			ok = v.n > 0 && v.n < sizeof u.datapath && !memchr(v.s, ' ', v.n);
-			if (ok) {
-				memcpy(u.datapath, v.s, v.n);
-				u.datapath[v.n] = '\0';
-			}
-		} else if (span_eq(key, "user")) {
-			struct poolfs_user_usage uu;
-			if (parse_user(v, &uu) < 0)
-				return -EPROTO;
-			if (u.nlisted < POOLFS_USAGE_MAX_USERS)
-				u.users[u.nlisted++] = uu;
-			if (u.nusers < UINT32_MAX)
-				u.nusers++;
-		}
-		if (!ok || (seen & bit))
-			return -EPROTO;
-		seen |= bit;
-	}
-	if (seen != (S_ENTRIES | S_BYTES | S_MAX | S_MAXUSER | S_DATAPATH))
-		return -EPROTO;
-	*out = u;
-	return 0;
+	/* Every key with a bit is required (the bits name exactly those). */
+	ret = parse_lines(text, len, usage_line, &u, S_ENTRIES | S_BYTES | S_MAX | S_MAXUSER | S_DATAPATH);
+	if (ret == 0)
+		*out = u;
+	return ret;
 }

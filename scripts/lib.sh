@@ -18,6 +18,7 @@ LOG_DIR=$DEPS_DIR/logs
 # libc6-dev is only a Recommends of gcc, and we install without recommends.
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
               dpkg-dev gcc libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy
+              shellcheck pyflakes3          # scripts/lint checks the bash and Python with these
               systemd man-db groff-base
               liburing-dev libnuma-dev)    # libfuse >= 3.18 builds its io_uring transport with these
 
@@ -126,77 +127,7 @@ write_src_list() {
     local out=$1 codename
     # shellcheck source=/dev/null  # the system's file, not ours
     codename=$(. /etc/os-release && printf '%s' "${VERSION_CODENAME:-}")
-    python3 - "$out" "$FUSE_SUITE" "$codename" <<'EOF'
-import os, re, sys
-
-out, suite, codename = sys.argv[1:4]
-
-def deb822_stanzas(text):
-    """Yield dicts of field -> value (continuation lines kept, joined with newlines)."""
-    stanza, last = {}, None
-    for line in text.splitlines():
-        if line.startswith('#'):
-            continue
-        if not line.strip():
-            if stanza:
-                yield stanza
-            stanza, last = {}, None
-        elif line[0] in ' \t' and last:
-            stanza[last] += '\n' + line
-        elif ':' in line:
-            key, val = line.split(':', 1)
-            last = key.strip().lower()
-            stanza[last] = val.strip()
-    if stanza:
-        yield stanza
-
-def from_deb822(path):
-    for st in deb822_stanzas(open(path).read()):
-        if st.get('enabled', 'yes').lower() == 'no':
-            continue
-        types = st.get('types', '').split()
-        suites = st.get('suites', '').split()
-        if not ('deb' in types or 'deb-src' in types) or not st.get('uris'):
-            continue
-        if codename and codename not in suites:
-            continue
-        return st['uris'].split(), st.get('signed-by')
-    return None
-
-def from_one_line(path):
-    for line in open(path):
-        line = line.split('#', 1)[0].strip()
-        m = re.match(r'^(deb|deb-src)\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+(\S+)', line)
-        if not m or (codename and m.group(4) != codename):
-            continue
-        signed = None
-        for opt in (m.group(2) or '').split():
-            if opt.startswith('signed-by='):
-                signed = opt.split('=', 1)[1]
-        return [m.group(3)], signed
-    return None
-
-found = None
-candidates = ['/etc/apt/sources.list.d/debian.sources']
-candidates += sorted(os.path.join('/etc/apt/sources.list.d', f)
-                     for f in os.listdir('/etc/apt/sources.list.d') if f.endswith('.sources'))
-for path in candidates:
-    if os.path.isfile(path):
-        found = from_deb822(path)
-        if found:
-            break
-if not found and os.path.isfile('/etc/apt/sources.list'):
-    found = from_one_line('/etc/apt/sources.list')
-if not found:
-    sys.exit('no Debian archive entry for suite %r found in /etc/apt/sources.list.d/debian.sources '
-             'or /etc/apt/sources.list' % codename)
-
-uris, signed = found
-with open(out, 'w') as f:
-    f.write('Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\n' % (' '.join(uris), suite))
-    if signed:
-        f.write('Signed-By: %s\n' % signed)
-EOF
+    python3 "$POOLFS_ROOT/scripts/deb_src_list.py" "$out" "$FUSE_SUITE" "$codename"
 }
 
 # fuse_prefix_ok: FUSE_PREFIX holds a libfuse >= FUSE_MIN with its fusermount3, built by this recipe.
@@ -364,105 +295,7 @@ ninja_build() {
 }
 
 # count_tests DIR: "PASSED FAILED SKIPPED" for the last `meson test` run in DIR, counted per test
-# case. meson 1.0.1 reports TAP tests per binary only (its summary and testlog.json have one result
-# per executable), so the TAP lines each binary printed (kept in testlog.json) are counted here:
-#   ok -> passed; ok # SKIP, not ok # SKIP (cmocka's skip()) -> skipped; not ok -> failed;
-#   ok # TODO -> failed (unexpected pass); not ok # TODO -> passed (expected failure).
-# A binary meson did not pass (crash, timeout, bail out, bad exit status, too few tests) always
-# counts at least one failure, and every planned test case it never reported counts as failed.
-# Non-TAP tests count one per binary. Which tests speak TAP comes from `meson introspect --tests`.
+# case from the TAP lines each binary printed (scripts/count_tests.py says how).
 count_tests() {
-    python3 - "$1" <<'EOF'
-import json, re, subprocess, sys
-
-builddir = sys.argv[1]
-protocols = {}
-try:
-    intro = subprocess.run(['meson', 'introspect', builddir, '--tests'], capture_output=True,
-                           text=True, check=True).stdout
-    for t in json.loads(intro):
-        proto = t.get('protocol', 'exitcode')
-        # testlog.json names a test "PROJECT:SUITE1+SUITE2 / NAME"; keep the bare NAME as a fallback.
-        suites = t.get('suite') or []
-        if suites:
-            project = suites[0].split(':', 1)[0]
-            key = '%s:%s / %s' % (project, '+'.join(s.split(':', 1)[-1] for s in suites), t['name'])
-            protocols.setdefault(key, set()).add(proto)
-        protocols.setdefault(t['name'], set()).add(proto)
-except Exception:
-    pass
-
-PLAN = re.compile(r'^1\.\.(\d+)(?:\s*#\s*(?i:SKIP)\b.*)?\s*$')
-TEST = re.compile(r'^(not ok|ok)\b(?:\s+\d+)?[^#]*(?:#\s*(?P<dir>(?i:TODO|SKIP))\b.*)?$')
-BAIL = re.compile(r'^Bail out!')
-GOOD = ('OK', 'EXPECTEDFAIL', 'SKIP')
-
-passed = failed = skipped = 0
-try:
-    lines = open(builddir + '/meson-logs/testlog.json').read().splitlines()
-except OSError:
-    lines = []
-for line in lines:
-    if not line.strip():
-        continue
-    r = json.loads(line)
-    name, result = r.get('name', '?'), r.get('result', 'ERROR')
-    out = r.get('stdout') or ''
-    proto = protocols.get(name) or protocols.get(name.rsplit(' / ', 1)[-1], set())
-    is_tap = 'tap' in proto if len(proto) == 1 else \
-        any(PLAN.match(l) or TEST.match(l) for l in out.splitlines())
-    if not is_tap:
-        if result in ('OK', 'EXPECTEDFAIL'):
-            passed += 1
-        elif result == 'SKIP':
-            skipped += 1
-        else:
-            failed += 1
-        continue
-    p = f = s = seen = 0
-    plan = None
-    bail = notok_skip = False
-    for l in out.splitlines():
-        m = PLAN.match(l)
-        if m:
-            plan = int(m.group(1))
-            continue
-        if BAIL.match(l):
-            bail = True
-            continue
-        m = TEST.match(l)
-        if not m:
-            continue
-        seen += 1
-        ok, directive = m.group(1) == 'ok', (m.group('dir') or '').upper()
-        if directive == 'SKIP':
-            s += 1
-            notok_skip |= not ok
-        elif directive == 'TODO':
-            if ok:
-                f += 1
-            else:
-                p += 1
-        elif ok:
-            p += 1
-        else:
-            f += 1
-    if result not in GOOD:
-        # meson did not pass this binary: tests it planned but never reported count as failed.
-        f += max(0, (plan or 0) - seen)
-        if f == 0:
-            # meson 1.0.1 fails a binary for cmocka's "not ok N # SKIP"; that alone is a skip.
-            only_skips = notok_skip and r.get('returncode') == 0 and not bail and \
-                (plan is None or plan == seen)
-            if not only_skips:
-                f = 1
-    elif seen == 0:
-        # "1..0 # SKIP", exit status 77, or a TAP binary that passed without reporting a case.
-        if result == 'SKIP':
-            s += 1
-        else:
-            p += 1
-    passed, failed, skipped = passed + p, failed + f, skipped + s
-print(passed, failed, skipped)
-EOF
+    python3 "$POOLFS_ROOT/scripts/count_tests.py" "$1"
 }
