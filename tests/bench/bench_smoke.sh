@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Smoke test of scripts/bench (the bench suite): a tiny run of the create, scratch and ls sections
-# must print every row with a number in every cell, and leave nothing behind: no mount, no daemon,
+# must print every row with a number in every cell and the summary, and leave nothing behind: no mount, no daemon,
 # no temp dir; so must a run stopped by SIGTERM while its pools are mounted. Times are never
 # judged (the machine is shared). Never touches the kernel's io_uring switch (--uring-switch never).
 #   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted
@@ -77,6 +77,13 @@ full)
     # raw, then at least the page-cache pool over /dev/fuse with its ratio
     grep -Eq '^test +unit +raw +pagecache-uring-off ' "$tmp/out" || fail "no create table with pagecache-uring-off"
     grep -Eq "^create\+4KiB\+close\+removal +ops/s +[0-9]+ +[0-9]+ +$num" "$tmp/out" || fail "no complete create row"
+    for pool in private multi; do
+        grep -Eq "^scratch, worst step +$pool +$num \((tar|ls|grep|rm)\)\$" "$tmp/out" ||
+            fail "no summary of the scratch steps on $pool"
+        grep -Eq "^ls -l of 50 entries +$pool +$num\$" "$tmp/out" || fail "no summary of ls -l on $pool"
+    done
+    grep -Eq "^create\+4KiB\+close\+removal +pagecache-uring-off +$num\$" "$tmp/out" ||
+        fail "no summary of the create row"
     ! grep -q 'FAILED' "$tmp/out" "$tmp/err" || fail "a section failed"
     check_left_nothing "$tmp/err"
     ;;
