@@ -319,6 +319,36 @@ static void label_of(const struct bench *b, const struct row *r, char *buf, size
 		snprintf(buf, len, "%s", r->label);
 }
 
+/* The notes under the table, each printed only when its test ran (the index in bench_tests[]):
+ * a run of one test (scripts/bench's create section) should not explain the others. */
+static void print_notes(const struct bench *b)
+{
+	static const char *const notes[] = {
+		"mmap: writes are timed from open to close (close sends FLUSH on a pool); the read is a\n"
+		"  fresh process mapping the file just written",
+		"rw: pread follows pwrite in the same process with nothing dropped (warm where the data\n"
+		"  path keeps the written pages)",
+		"create: on raw tmpfs it ends with unlink, on a pool with the pool's own removal after\n"
+		"  close (autohold=none)",
+		"map8: the processes map the same file at once",
+		"mem: the /proc/meminfo change while the file is held mapped, per byte of file\n"
+		"  (MemAvailable counts the per-CPU free lists of /proc/zoneinfo back in; it is an\n"
+		"  estimate, and noisy on a busy machine)",
+		"rmlat: munmap to the name vanishing, polled",
+	};
+	const size_t rmlat = 5;
+
+	printf("\nnotes:\n");
+	for (size_t i = 0; i < bench_ntests && i < sizeof(notes) / sizeof(notes[0]); i++) {
+		if (!b->only[i])
+			continue;
+		printf("- %s", notes[i]);
+		if (i == rmlat)
+			printf("; %u samples per pool", (b->cfg.nlat + b->cfg.reps - 1) / b->cfg.reps * b->cfg.reps);
+		printf("\n");
+	}
+}
+
 static void print_table(const struct bench *b)
 {
 	struct utsname u;
@@ -327,11 +357,15 @@ static void print_table(const struct bench *b)
 
 	uname(&u);
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M %Z", localtime(&now));
-	printf("\npoolfs-bench %s, kernel %s, %ld CPUs; size %.0f MiB, %u reps interleaved over", date, u.release,
-	       sysconf(_SC_NPROCESSORS_ONLN), (double)b->cfg.size / (1 << 20), b->cfg.reps);
+	printf("\npoolfs-bench %s, kernel %s, %ld CPUs;", date, u.release, sysconf(_SC_NPROCESSORS_ONLN));
+	/* only the big-file tests use -s */
+	if (b->only[0] || b->only[1] || b->only[3] || b->only[4] || b->only[5])
+		printf(" size %.0f MiB,", (double)b->cfg.size / (1 << 20));
+	printf(" %u reps interleaved over", b->cfg.reps);
 	for (unsigned k = 0; k < b->ntargets; k++)
 		printf(" %s", b->targets[k].name);
-	printf("\nmedian [min-max] of the repetitions; ratio = pool median / raw median; GB/s = 1e9 bytes/s\n\n");
+	printf("\nmedian [min-max] of the repetitions; ratio = pool median / raw median (for GB/s and ops/s\n"
+	       "higher is better, 1.0 = as fast as raw); GB/s = 1e9 bytes/s\n\n");
 
 	printf("%-34s %-5s", "test", "unit");
 	for (unsigned k = 0; k < b->ntargets; k++) {
@@ -362,14 +396,7 @@ static void print_table(const struct bench *b)
 		}
 		printf("\n");
 	}
-	printf("\nnotes: writes are timed from open to close (close sends FLUSH on a pool); the mmap read is a\n"
-	       "fresh process mapping the file just written; pread follows pwrite in the same process with\n"
-	       "nothing dropped (warm where the data path keeps the written pages); create on raw tmpfs ends\n"
-	       "with unlink, on a pool with the pool's own removal after close (autohold=none); memory is\n"
-	       "the /proc/meminfo change while the file is held mapped, per byte of file (MemAvailable counts\n"
-	       "the per-CPU free lists of /proc/zoneinfo back in; it is an estimate, and noisy on a busy\n"
-	       "machine); removal latency is over %u samples per pool (munmap to the name vanishing, polled).\n",
-	       (b->cfg.nlat + b->cfg.reps - 1) / b->cfg.reps * b->cfg.reps);
+	print_notes(b);
 	for (unsigned k = 0; k < b->ntargets; k++)
 		if (b->targets[k].res.failures)
 			printf("FAILED: %u measurement(s) on %s (see the messages above)\n", b->targets[k].res.failures,

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Smoke test of scripts/bench (the bench suite): a tiny run of the create, scratch and ls sections
+# must print every row with a number in every cell and the summary, and leave nothing behind: no mount, no daemon,
+# no temp dir; so must a run stopped by SIGTERM while its pools are mounted. Times are never
+# judged (the machine is shared). Never touches the kernel's io_uring switch (--uring-switch never).
+#   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted
+set -euo pipefail
+
+[[ $# -eq 3 ]] || { echo "usage: $0 BUILDDIR SOURCEDIR full|interrupted" >&2; exit 2; }
+build=$1 src=$2 mode=$3
+# shellcheck source=tests/shell/testlib.sh
+. "$src/tests/shell/testlib.sh"
+if [[ $(id -u) -ne 0 ]]; then
+    echo "SKIP: needs root (the multi-user pool mounts with allow_other)"
+    exit 77
+fi
+
+tmp=$(mktemp -d /tmp/bench-smoke-XXXXXX)
+bench_pid=""
+cleanup() {
+    # A bench still running at this point (the test failed) gets SIGTERM: its own trap unmounts.
+    if [[ -n $bench_pid ]]; then
+        kill -TERM "$bench_pid" 2>/dev/null || true
+        wait "$bench_pid" 2>/dev/null || true
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# A small tree of files and folders for the scratch workload.
+mkdir -p "$tmp/tree/a/b" "$tmp/tree/c"
+for i in 1 2 3 4 5; do
+    echo "file $i" >"$tmp/tree/a/f$i"
+    echo "file $i" >"$tmp/tree/a/b/g$i"
+    echo "file $i" >"$tmp/tree/c/h$i"
+done
+
+args=(--no-build --builddir "$build" --quick --only "create,scratch,ls" --uring-switch never
+      -r 1 -n 20 --scratch-reps 1 --tree "$tmp/tree" --entries 50 --datapath "pagecache,passthrough")
+
+# work_dirs LOG: the two temp dirs the run named ("work dirs: WORK MNTS").
+work_dirs() {
+    sed -n 's/^bench: work dirs: //p' "$1"
+}
+
+# check_left_nothing LOG: the run's dirs are gone, nothing is mounted below them, and no process
+# still names them on its command line (a daemon's mountpoint).
+check_left_nothing() {
+    local dirs d p line
+    dirs=$(work_dirs "$1")
+    [[ -n $dirs ]] || fail "the run did not name its work dirs"
+    for d in $dirs; do
+        [[ ! -e $d ]] || fail "$d is left behind"
+        ! grep -qF " $d/" /proc/self/mountinfo || fail "a mount below $d is left behind"
+        for p in /proc/[0-9]*; do
+            line=$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null || true)
+            [[ $line != *"$d/"* ]] || fail "process ${p#/proc/} still runs on $d: $line"
+        done
+    done
+}
+
+num='[0-9]+\.[0-9]+'
+case $mode in
+full)
+    rc=0
+    "$src/scripts/bench" "${args[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    cat "$tmp/out"
+    [[ $rc -eq 0 ]] || { cat "$tmp/err" >&2; fail "scripts/bench exited $rc"; }
+    grep -q 'enable_uring: .* (as found); --uring-switch never' "$tmp/err" ||
+        fail "the run did not say what it found in enable_uring"
+    ! grep -q 'set to Y' "$tmp/err" || fail "--uring-switch never changed the kernel's switch"
+    # raw, then private and multi, each time with its ratio
+    for step in tar ls grep rm ls-l; do
+        grep -Eq "^$step +$num +$num +$num +$num +$num\$" "$tmp/out" ||
+            fail "no complete '$step' row: $(grep -E "^$step " "$tmp/out" || echo none)"
+    done
+    # raw, then at least the page-cache pool over /dev/fuse with its ratio
+    grep -Eq '^test +unit +raw +pagecache-uring-off ' "$tmp/out" || fail "no create table with pagecache-uring-off"
+    grep -Eq "^create\+4KiB\+close\+removal +ops/s +[0-9]+ +[0-9]+ +$num" "$tmp/out" || fail "no complete create row"
+    for pool in private multi; do
+        grep -Eq "^scratch, worst step +$pool +$num \((tar|ls|grep|rm)\)\$" "$tmp/out" ||
+            fail "no summary of the scratch steps on $pool"
+        grep -Eq "^ls -l of 50 entries +$pool +$num\$" "$tmp/out" || fail "no summary of ls -l on $pool"
+    done
+    grep -Eq "^create\+4KiB\+close\+removal +pagecache-uring-off +$num\$" "$tmp/out" ||
+        fail "no summary of the create row"
+    ! grep -q 'FAILED' "$tmp/out" "$tmp/err" || fail "a section failed"
+    check_left_nothing "$tmp/err"
+    ;;
+interrupted)
+    "$src/scripts/bench" "${args[@]}" >"$tmp/out" 2>"$tmp/err" &
+    bench_pid=$!
+    wait_for "the run's work dirs" grep -q '^bench: work dirs: ' "$tmp/err"
+    mnts=$(work_dirs "$tmp/err" | cut -d' ' -f2)
+    wait_for "a pool mounted below $mnts" grep -qF " $mnts/" /proc/self/mountinfo
+    kill -TERM "$bench_pid"
+    rc=0
+    wait "$bench_pid" || rc=$?
+    bench_pid=""
+    [[ $rc -eq 143 ]] || { cat "$tmp/err" >&2; fail "scripts/bench exited $rc after SIGTERM, not 143"; }
+    check_left_nothing "$tmp/err"
+    ;;
+*) fail "unknown mode $mode" ;;
+esac
+echo "ok: $mode"
