@@ -184,8 +184,12 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	int r;
 
 	if (strncmp(name, "user.", 5) != 0) {
-		/* security.capability is asked on every write by some kernels: answer fast. */
-		fuse_reply_err(req, strncmp(name, "security.", 9) == 0 ? ENODATA : EOPNOTSUPP);
+		/* Only user.* is stored. EOPNOTSUPP, not ENODATA, for security.* too: `ls -l` asks
+		 * for security.selinux on every file unless a filesystem says it has no such
+		 * namespace (one answer per device), and the kernel's own security.capability
+		 * question on writes and chown takes either as "none". ENOSYS would turn off every
+		 * getxattr, user.poolfs.* included. */
+		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
 	pool_lock(p);
