@@ -16,8 +16,6 @@
 
 struct datapath {
 	const char *name;
-	/* Is this path usable here? 0 or a negative errno with *why set. */
-	int (*available)(const struct pool *p, const char **why);
 	/* At FUSE INIT: ask for the capabilities this path needs. 0 or -EOPNOTSUPP. */
 	int (*init)(struct pool *p, struct fuse_conn_info *conn);
 	/* Start/stop watchers (called once the pool exists / at unmount). */

@@ -5,13 +5,6 @@
 #include "datapath.h"
 #include "log.h"
 
-static int pagecache_available(const struct pool *p, const char **why)
-{
-	(void)p;
-	(void)why;
-	return 0;
-}
-
 static int pagecache_init(struct pool *p, struct fuse_conn_info *conn)
 {
 	(void)p;
@@ -55,7 +48,6 @@ static void pagecache_last_release(struct pool *p, struct node *n)
 
 const struct datapath datapath_pagecache = {
 	.name = "pagecache",
-	.available = pagecache_available,
 	.init = pagecache_init,
 	.start = pagecache_start,
 	.stop = pagecache_stop,

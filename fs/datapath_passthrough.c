@@ -72,13 +72,6 @@ static void backstop_arm(struct pool *p)
 		backstop_set(st, BACKSTOP_FIRST_MS);
 }
 
-static int passthrough_available(const struct pool *p, const char **why)
-{
-	(void)p;
-	(void)why;
-	return 0;
-}
-
 static int passthrough_init(struct pool *p, struct fuse_conn_info *conn)
 {
 	(void)p;
@@ -442,7 +435,6 @@ static void passthrough_last_release(struct pool *p, struct node *n)
 
 const struct datapath datapath_passthrough = {
 	.name = "passthrough",
-	.available = passthrough_available,
 	.init = passthrough_init,
 	.start = passthrough_start,
 	.stop = passthrough_stop,
