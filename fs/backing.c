@@ -184,7 +184,6 @@ static int open_private(struct backing *b, const struct backing_cfg *cfg)
 	}
 	b->dir_fd = fd;
 	b->private_store = true;
-	b->is_tmpfs = true;
 	log_info("backing: a private tmpfs instance, size %" PRIu64 " bytes, huge=%s (reachable "
 		 "only through the daemon's descriptor; nothing outlives the daemon)", size,
 		 cfg->huge ? cfg->huge : "default");
@@ -230,7 +229,6 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 	b->parent_fd = -1;
 	b->dir_fd = -1;
 	b->private_store = false;
-	b->is_tmpfs = false;
 	b->path[0] = '\0';
 
 	/* backing=DIR alone means "put the data there"; with max_size the data always went to a
@@ -254,9 +252,7 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 		log_error("backing directory %s: %s", cfg->dir, strerror(-r));
 		return r;
 	}
-	if (fstatfs(b->parent_fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC_NUMBER)
-		b->is_tmpfs = true;
-	else
+	if (fstatfs(b->parent_fd, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC_NUMBER)
 		log_warn("backing directory %s is not a tmpfs: data will not live in memory", cfg->dir);
 
 	swept = backing_sweep(b->parent_fd);

@@ -19,7 +19,6 @@ struct backing {
 	int dir_fd;           /* the private instance's root, or our subfolder (flock'ed while we run) */
 	bool private_store;   /* dir_fd is a tmpfs instance of our own (tmpfs_instance.h) */
 	char path[4096];      /* absolute path of the private subfolder; "" for a private instance */
-	bool is_tmpfs;
 };
 
 /* What the pool asks for (docs/interface.md, backing= / max_size= / huge=). */
