@@ -323,6 +323,14 @@ int backing_stat(struct backing *b, uint64_t ino, struct stat *st)
 	return fstatat(b->dir_fd, name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
+int backing_utimens(struct backing *b, uint64_t ino, const struct timespec ts[2])
+{
+	char name[20];
+
+	name_of(ino, name);
+	return utimensat(b->dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
 int backing_statvfs(struct backing *b, struct statvfs *sv)
 {
 	return fstatvfs(b->dir_fd, sv) < 0 ? -errno : 0;

@@ -145,7 +145,6 @@ static int set_size(struct pool *p, struct node *n, off_t size, const struct fus
 static int set_times(struct pool *p, struct node *n, const struct stat *attr, int to_set)
 {
 	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}}, now;
-	char name[20];
 
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
 		ts[0].tv_nsec = UTIME_NOW;
@@ -156,10 +155,8 @@ static int set_times(struct pool *p, struct node *n, const struct stat *attr, in
 	else if (to_set & FUSE_SET_ATTR_MTIME)
 		ts[1] = attr->st_mtim;
 	if (!n->is_dir) {
-		snprintf(name, sizeof(name), "%016" PRIx64, n->ino);
-		if (utimensat(p->backing.dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-			return errno == ENOENT ? -ESTALE : -errno;
-		return 0;
+		int r = backing_utimens(&p->backing, n->ino, ts);
+		return r == -ENOENT ? -ESTALE : r;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (ts[0].tv_nsec != UTIME_OMIT)
