@@ -17,6 +17,7 @@
 
 #include "backing.h"
 #include "log.h"
+#include "session.h"
 #include "tmpfs_instance.h"
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
@@ -71,25 +72,13 @@ static int remove_subdir(int parent_fd, const char *name)
 static bool owner_alive(const char *name)
 {
 	long pid = strtol(name + strlen(SUBDIR_PREFIX), NULL, 10);
-	char path[64], stat[512];
-	const char *state;
-	ssize_t n;
-	int fd;
+	struct proc_stat st;
 
 	if (pid <= 0 || pid > INT_MAX)
 		return false;
-	/* A killed daemon may linger as a zombie until its parent reaps it: that is dead too. */
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != ENOENT;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	stat[n] = '\0';
-	state = strrchr(stat, ')');
-	return !(state && (state[2] == 'Z' || state[2] == 'X'));
+	/* A killed daemon may linger as a zombie until its parent reaps it: that is dead too.
+	 * A process we cannot read counts as alive: the sweep then leaves its folder alone. */
+	return proc_stat_read((pid_t)pid, &st) != -ESRCH;
 }
 
 /* A dead daemon of an earlier version mounted its max_size tmpfs on its subfolder: detach it. */

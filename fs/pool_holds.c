@@ -93,29 +93,9 @@ static void source_fired(void *ctx, int fd);
 /* Start time of process `pid` (field 22 of /proc/PID/stat), 0 if it is gone or a zombie. */
 static unsigned long long process_start_time(pid_t pid)
 {
-	char path[64], buf[1024];
-	unsigned long long start = 0;
-	const char *s;
-	ssize_t n;
-	int fd;
+	struct proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The command name may hold spaces and parentheses: fields resume after the last ')'. */
-	s = strrchr(buf, ')');
-	if (!s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X')
-		return 0;
-	if (sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			  "%*d %*d %llu", &start) != 1)
-		return 0;
-	return start;
+	return proc_stat_read(pid, &st) == 0 ? st.start_time : 0;
 }
 
 static void hold_poll_fired(void *ctx, int fd);
