@@ -204,6 +204,8 @@ void pool_hold_refund(struct pool *p, uid_t uid);
 void pool_hold_free(struct pool *p, struct node *n, struct hold *h);
 /* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
 void pool_source_ended(struct pool *p, struct hold_source *src);
+/* At unmount (no other thread runs): close and free every hold source. */
+void pool_sources_free(struct pool *p);
 
 /* The user.poolfs.refs text of `n` in a new buffer (free() it), at most ((size_t)POOLFS_XATTR_VALUE_MAX)
  * bytes: when the hold lines would not fit, the last ones give way to "more N". Returns the

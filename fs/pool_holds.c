@@ -143,6 +143,15 @@ static int hold_poll_arm(struct pool *p)
 	return timerfd_settime(p->hold_poll_fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
+/* Close a source's watch fd and free it; it is in no list any more (or the list goes too). */
+static void source_close(struct hold_source *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->cgroup);
+	free(s);
+}
+
 static void source_free(struct pool *p, struct hold_source *s)
 {
 	for (struct hold_source **pp = &p->sources; *pp; pp = &(*pp)->next) {
@@ -151,10 +160,16 @@ static void source_free(struct pool *p, struct hold_source *s)
 			break;
 		}
 	}
-	if (s->fd >= 0)
-		close(s->fd);
-	free(s->cgroup);
-	free(s);
+	source_close(s);
+}
+
+void pool_sources_free(struct pool *p)
+{
+	while (p->sources) {
+		struct hold_source *s = p->sources;
+		p->sources = s->next;
+		source_close(s);
+	}
 }
 
 /* Find or start watching the source for (kind, pid/cgroup). */
@@ -220,10 +235,7 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 	*out = s;
 	return 0;
 fail:
-	if (s->fd >= 0)
-		close(s->fd);
-	free(s->cgroup);
-	free(s);
+	source_close(s);
 	return r;
 }
 
