@@ -1,4 +1,4 @@
-/* datapath: the seam between the pool and the two ways file data can flow (docs/design-notes.md "Data paths").
+/* datapath: the seam between the pool and the two ways file data can flow (docs/design.md "Data paths").
  *
  * pagecache   — every read/write/mmap fault goes through the daemon; RELEASE arrives only after the
  *               last handle and the last mapping are gone, so counting opens is exact.

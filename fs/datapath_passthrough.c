@@ -1,4 +1,4 @@
-/* datapath_passthrough: the zero-copy data path (docs/design-notes.md "Data paths"), libfuse >= 3.17, Linux >= 6.9.
+/* datapath_passthrough: the zero-copy data path (docs/design.md "Data paths"), libfuse >= 3.17, Linux >= 6.9.
  *
  * Each file's backing tmpfs file is registered once (one backing_id per inode, shared by its
  * opens) and the kernel sends read/write/mmap straight to it. RELEASE then comes at close() even
@@ -13,7 +13,7 @@
  *     file's open count, so a probe right after either may still fail. Such a node is probed
  *     again within microseconds to a few milliseconds (the "soon" list) instead of waiting for
  *     the backstop timer, which only covers events that never come (backing off to 1 s).
- * On queue overflow every maybe-mapped node is probed again. See docs/design-notes.md. */
+ * On queue overflow every maybe-mapped node is probed again. See docs/design.md "Last-mapping detection". */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

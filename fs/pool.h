@@ -4,7 +4,7 @@
  * Every field below is protected by `lock`. Handlers in ops.c lock, look nodes up, call pool_*
  * functions and unlock with pool_unlock(), which also hands name invalidations to the notify
  * thread and frees nodes the kernel has forgotten: both must happen outside request handling and
- * after the lock is released (docs/design-notes.md "Data paths"). */
+ * after the lock is released (docs/design.md "Name invalidation"). */
 #ifndef POOLFS_POOL_H
 #define POOLFS_POOL_H
 
@@ -28,7 +28,7 @@
 #define POOL_ROOT_INO 1
 #define POOL_NAME_MAX 255
 #define POOL_OPEN_GRACE_MS 500
-/* How long the kernel may cache names and attributes (docs/design-notes.md, "Caching"). */
+/* How long the kernel may cache names and attributes (docs/design.md, "Caching"). */
 #define POOL_CACHE_SECONDS 3600.0
 
 struct node {
