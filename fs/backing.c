@@ -17,6 +17,7 @@
 
 #include "backing.h"
 #include "log.h"
+#include "session.h"
 #include "tmpfs_instance.h"
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
@@ -71,25 +72,13 @@ static int remove_subdir(int parent_fd, const char *name)
 static bool owner_alive(const char *name)
 {
 	long pid = strtol(name + strlen(SUBDIR_PREFIX), NULL, 10);
-	char path[64], stat[512];
-	const char *state;
-	ssize_t n;
-	int fd;
+	struct proc_stat st;
 
 	if (pid <= 0 || pid > INT_MAX)
 		return false;
-	/* A killed daemon may linger as a zombie until its parent reaps it: that is dead too. */
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != ENOENT;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	stat[n] = '\0';
-	state = strrchr(stat, ')');
-	return !(state && (state[2] == 'Z' || state[2] == 'X'));
+	/* A killed daemon may linger as a zombie until its parent reaps it: that is dead too.
+	 * A process we cannot read counts as alive: the sweep then leaves its folder alone. */
+	return proc_stat_read((pid_t)pid, &st) != -ESRCH;
 }
 
 /* A dead daemon of an earlier version mounted its max_size tmpfs on its subfolder: detach it. */
@@ -184,7 +173,6 @@ static int open_private(struct backing *b, const struct backing_cfg *cfg)
 	}
 	b->dir_fd = fd;
 	b->private_store = true;
-	b->is_tmpfs = true;
 	log_info("backing: a private tmpfs instance, size %" PRIu64 " bytes, huge=%s (reachable "
 		 "only through the daemon's descriptor; nothing outlives the daemon)", size,
 		 cfg->huge ? cfg->huge : "default");
@@ -230,7 +218,6 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 	b->parent_fd = -1;
 	b->dir_fd = -1;
 	b->private_store = false;
-	b->is_tmpfs = false;
 	b->path[0] = '\0';
 
 	/* backing=DIR alone means "put the data there"; with max_size the data always went to a
@@ -254,9 +241,7 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 		log_error("backing directory %s: %s", cfg->dir, strerror(-r));
 		return r;
 	}
-	if (fstatfs(b->parent_fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC_NUMBER)
-		b->is_tmpfs = true;
-	else
+	if (fstatfs(b->parent_fd, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC_NUMBER)
 		log_warn("backing directory %s is not a tmpfs: data will not live in memory", cfg->dir);
 
 	swept = backing_sweep(b->parent_fd);
@@ -325,6 +310,14 @@ int backing_stat(struct backing *b, uint64_t ino, struct stat *st)
 
 	name_of(ino, name);
 	return fstatat(b->dir_fd, name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+int backing_utimens(struct backing *b, uint64_t ino, const struct timespec ts[2])
+{
+	char name[20];
+
+	name_of(ino, name);
+	return utimensat(b->dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
 int backing_statvfs(struct backing *b, struct statvfs *sv)

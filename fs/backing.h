@@ -19,7 +19,6 @@ struct backing {
 	int dir_fd;           /* the private instance's root, or our subfolder (flock'ed while we run) */
 	bool private_store;   /* dir_fd is a tmpfs instance of our own (tmpfs_instance.h) */
 	char path[4096];      /* absolute path of the private subfolder; "" for a private instance */
-	bool is_tmpfs;
 };
 
 /* What the pool asks for (docs/interface.md, backing= / max_size= / huge=). */
@@ -47,6 +46,8 @@ int backing_create(struct backing *b, uint64_t ino);            /* fd, O_RDWR, n
 int backing_open_file(struct backing *b, uint64_t ino, int flags); /* fd */
 int backing_unlink(struct backing *b, uint64_t ino);
 int backing_stat(struct backing *b, uint64_t ino, struct stat *st);
+/* utimensat(2) on the file of `ino` (UTIME_NOW and UTIME_OMIT as there). */
+int backing_utimens(struct backing *b, uint64_t ino, const struct timespec ts[2]);
 int backing_statvfs(struct backing *b, struct statvfs *sv);
 /* Parse a backing file name back into an inode number; 0 if it is not one of ours. */
 uint64_t backing_name_to_ino(const char *name);

@@ -1,4 +1,4 @@
-/* datapath: the seam between the pool and the two ways file data can flow (docs/design-notes.md "Data paths").
+/* datapath: the seam between the pool and the two ways file data can flow (docs/design.md "Data paths").
  *
  * pagecache   — every read/write/mmap fault goes through the daemon; RELEASE arrives only after the
  *               last handle and the last mapping are gone, so counting opens is exact.
@@ -25,8 +25,6 @@ struct dp_release {
 
 struct datapath {
 	const char *name;
-	/* Is this path usable here? 0 or a negative errno with *why set. */
-	int (*available)(const struct pool *p, const char **why);
 	/* At FUSE INIT: ask for the capabilities this path needs. 0 or -EOPNOTSUPP. */
 	int (*init)(struct pool *p, struct fuse_conn_info *conn);
 	/* Start/stop watchers (called once the pool exists / at unmount). */
@@ -38,7 +36,7 @@ struct datapath {
 	 * takes no request: it also runs after a reply failed, when the request is gone. */
 	void (*last_release)(struct pool *p, struct node *n);
 	/* The same in three steps, so that RELEASE, the hot path, makes its system calls outside
-	 * the pool lock (docs/design-notes.md "Locking"): `release_begin` (lock held) records in
+	 * the pool lock (docs/design.md "Locking and threads"): `release_begin` (lock held) records in
 	 * `rel` what must be done, `release_io` (lock not held) does it, `release_commit` (lock
 	 * held; `n` NULL if the node is gone) applies the outcome unless `n` was opened again
 	 * meanwhile. The caller closes its own fd before release_io. */

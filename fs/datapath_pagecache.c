@@ -1,23 +1,16 @@
-/* datapath_pagecache: the portable data path (docs/design-notes.md "Data paths"). Reads, writes and mmap faults
+/* datapath_pagecache: the portable data path (docs/design.md "Data paths"). Reads, writes and mmap faults
  * come to the daemon; the kernel's page cache stays coherent because every change passes through
  * it, so we keep it across opens and turn off invalidation on mtime change. RELEASE arrives only
  * after the last handle and mapping are gone, so there is nothing to detect. */
 #include "datapath.h"
 #include "log.h"
 
-static int pagecache_available(const struct pool *p, const char **why)
-{
-	(void)p;
-	(void)why;
-	return 0;
-}
-
 static int pagecache_init(struct pool *p, struct fuse_conn_info *conn)
 {
 	(void)p;
 	/* The daemon is the only writer of its backing files, so cached pages never go stale:
 	 * without this the kernel drops the cache whenever it sees mtime move after our own
-	 * writes (measured: mmap read 0.74 -> 3.25 GB/s, docs/design-notes.md "Data paths"). */
+	 * writes (measured: mmap read 0.74 -> 3.25 GB/s, docs/design.md "Data paths"). */
 	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 	/* The writeback cache stays off: it would turn ENOSPC at write() into a late error at
 	 * close or fsync, and it does not avoid the read-before-write of mmap faults. */
@@ -76,7 +69,6 @@ static void pagecache_release_commit(struct pool *p, struct node *n, const struc
 
 const struct datapath datapath_pagecache = {
 	.name = "pagecache",
-	.available = pagecache_available,
 	.init = pagecache_init,
 	.start = pagecache_start,
 	.stop = pagecache_stop,

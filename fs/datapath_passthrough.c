@@ -1,4 +1,4 @@
-/* datapath_passthrough: the zero-copy data path (docs/design-notes.md "Data paths"), libfuse >= 3.17, Linux >= 6.9.
+/* datapath_passthrough: the zero-copy data path (docs/design.md "Data paths"), libfuse >= 3.17, Linux >= 6.9.
  *
  * Each file's backing tmpfs file is registered once (one backing_id per inode, shared by its
  * opens) and the kernel sends read/write/mmap straight to it. RELEASE then comes at close() even
@@ -13,7 +13,7 @@
  *     file's open count, so a probe right after either may still fail. Such a node is probed
  *     again within microseconds to a few milliseconds (the "soon" list) instead of waiting for
  *     the backstop timer, which only covers events that never come (backing off to 1 s).
- * On queue overflow every maybe-mapped node is probed again. See docs/design-notes.md. */
+ * On queue overflow every maybe-mapped node is probed again. See docs/design.md "Last-mapping detection". */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -76,13 +76,6 @@ static void backstop_arm(struct pool *p)
 		return;
 	if (st->backstop_ms == 0 || st->backstop_ms > BACKSTOP_FIRST_MS)
 		backstop_set(st, BACKSTOP_FIRST_MS);
-}
-
-static int passthrough_available(const struct pool *p, const char **why)
-{
-	(void)p;
-	(void)why;
-	return 0;
 }
 
 static int passthrough_init(struct pool *p, struct fuse_conn_info *conn)
@@ -548,7 +541,6 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 
 const struct datapath datapath_passthrough = {
 	.name = "passthrough",
-	.available = passthrough_available,
 	.init = passthrough_init,
 	.start = passthrough_start,
 	.stop = passthrough_stop,

@@ -8,6 +8,18 @@
 #include "holds.h"
 #include "poolfs_names.h"
 
+/* The scopes that are a word alone; "pid:N" carries a number. "process" is a pid hold whose
+ * pid the pool fills in. */
+static const struct {
+	const char *word;
+	enum hold_kind kind;
+} scope_words[] = {
+	{POOLFS_SCOPE_WORD_PIN, HOLD_PIN},
+	{POOLFS_SCOPE_WORD_PROCESS, HOLD_PID},
+	{POOLFS_SCOPE_WORD_SESSION, HOLD_SESSION},
+	{POOLFS_SCOPE_WORD_CGROUP, HOLD_CGROUP},
+};
+
 int hold_request_parse(const char *value, size_t len, struct hold_request *out)
 {
 	char text[32];
@@ -25,21 +37,11 @@ int hold_request_parse(const char *value, size_t len, struct hold_request *out)
 	text[len] = '\0';
 
 	out->pid = 0;
-	if (strcmp(text, POOLFS_SCOPE_WORD_PIN) == 0) {
-		out->kind = HOLD_PIN;
-		return 0;
-	}
-	if (strcmp(text, POOLFS_SCOPE_WORD_PROCESS) == 0) {
-		out->kind = HOLD_PID;
-		return 0;
-	}
-	if (strcmp(text, POOLFS_SCOPE_WORD_SESSION) == 0) {
-		out->kind = HOLD_SESSION;
-		return 0;
-	}
-	if (strcmp(text, POOLFS_SCOPE_WORD_CGROUP) == 0) {
-		out->kind = HOLD_CGROUP;
-		return 0;
+	for (size_t i = 0; i < sizeof(scope_words) / sizeof(scope_words[0]); i++) {
+		if (strcmp(text, scope_words[i].word) == 0) {
+			out->kind = scope_words[i].kind;
+			return 0;
+		}
 	}
 	if (strncmp(text, POOLFS_SCOPE_WORD_PID ":", 4) == 0) {
 		if (text[4] < '1' || text[4] > '9')

@@ -28,7 +28,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		fuse_session_exit(p->session);
 		return;
 	}
-	/* We do our own permission checks; 1 MiB requests (docs/design-notes.md "Data paths"). */
+	/* We do our own permission checks; 1 MiB requests (docs/design.md "Data paths"). */
 	/* Entries never carry setuid/setgid bits or capabilities (access_effective_mode): the
 	 * kernel need not ask getxattr(security.capability) or clear bits around each write. */
 	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)

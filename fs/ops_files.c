@@ -146,7 +146,6 @@ static int set_size(struct pool *p, struct node *n, off_t size, const struct fus
 static int set_times(struct pool *p, struct node *n, const struct stat *attr, int to_set)
 {
 	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}}, now;
-	char name[20];
 
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
 		ts[0].tv_nsec = UTIME_NOW;
@@ -157,11 +156,11 @@ static int set_times(struct pool *p, struct node *n, const struct stat *attr, in
 	else if (to_set & FUSE_SET_ATTR_MTIME)
 		ts[1] = attr->st_mtim;
 	if (!n->is_dir) {
+		int r;
+
 		pool_backing_changed(n);
-		snprintf(name, sizeof(name), "%016" PRIx64, n->ino);
-		if (utimensat(p->backing.dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-			return errno == ENOENT ? -ESTALE : -errno;
-		return 0;
+		r = backing_utimens(&p->backing, n->ino, ts);
+		return r == -ENOENT ? -ESTALE : r;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (ts[0].tv_nsec != UTIME_OMIT)
@@ -405,7 +404,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct dp_release rel = {.pending = false};
 
 	/* The lock covers only the counters: the fd's close and the data path's system calls run
-	 * outside it (docs/design-notes.md "Locking"), after the reply nobody waits for. */
+	 * outside it (docs/design.md "Locking and threads"), after the reply nobody waits for. */
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n) {

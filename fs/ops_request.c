@@ -66,7 +66,7 @@ int check_name(const char *name)
 	return 0;
 }
 
-/* How long the kernel may keep a name without asking (docs/design-notes.md, "Caching"). With
+/* How long the kernel may keep a name without asking (docs/design.md, "Caching"). With
  * default_permissions the kernel checks every access below a user's own 0700 folder itself,
  * so folder names there are cached for long. Names directly in the shared root of a multi-user
  * pool are revalidated on every access: the LOOKUP is where the daemon refuses other users.

@@ -509,14 +509,7 @@ void pool_destroy(struct pool *p)
 		p->users = u->next;
 		free(u);
 	}
-	while (p->sources) {
-		struct hold_source *s = p->sources;
-		p->sources = s->next;
-		if (s->fd >= 0)
-			close(s->fd);
-		free(s->cgroup);
-		free(s);
-	}
+	pool_sources_free(p);
 	free(p->ino_table);
 	free(p->name_table);
 	p->ino_table = NULL;

@@ -4,7 +4,7 @@
  * Every field below is protected by `lock`. Handlers in ops_*.c lock, look nodes up, call pool_*
  * functions and unlock with pool_unlock(), which also hands name invalidations to the notify
  * thread and frees nodes the kernel has forgotten: both must happen outside request handling and
- * after the lock is released (docs/design-notes.md "Locking").
+ * after the lock is released (docs/design.md "Locking and threads").
  *
  * Threads: the request threads (one per core over io_uring, libfuse's pool over /dev/fuse), the
  * watch thread (pidfds, cgroup events, timers, fanotify) and the notify thread. The lock is held
@@ -42,7 +42,7 @@
 #define POOL_ROOT_INO 1
 #define POOL_NAME_MAX 255
 #define POOL_OPEN_GRACE_MS 500
-/* How long the kernel may cache names and attributes (docs/design-notes.md, "Caching"). */
+/* How long the kernel may cache names and attributes (docs/design.md, "Caching"). */
 #define POOL_CACHE_SECONDS 3600.0
 
 struct node {
@@ -76,11 +76,11 @@ struct node {
 	int backing_id;               /* passthrough registration, 0 if none */
 	uint32_t open_gen;            /* counts opens: a probe made outside the lock is stale once it moved */
 	/* Removal of a file whose name the kernel may cache waits until the kernel has dropped the
-	 * name (docs/design-notes.md "Caching"): asked (unnaming), done (unnamed). */
+	 * name (docs/design.md "Caching"): asked (unnaming), done (unnamed). */
 	bool unnaming, unnamed;
 	/* Files: the backing file's size and times as last read. Valid only while nothing but the
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
-	 * LOOKUP or GETATTR makes no system call (docs/design-notes.md "Caching"). */
+	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */
 	bool battr_valid;
 	struct stat battr;
 	struct node *zombie_next;     /* on the free-after-unlock list */
@@ -196,7 +196,7 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count);
 /* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply). */
 void pool_lookup_add(struct node *n);
 /* May the kernel cache `n`'s name? Not directly in the shared root of a multi-user pool: that
- * LOOKUP is where other users are refused (docs/design-notes.md "Caching"). */
+ * LOOKUP is where other users are refused (docs/design.md "Caching"). */
 bool pool_name_cacheable(const struct pool *p, const struct node *n);
 /* The invalidation thread has made the kernel drop the name of node `ino` (takes the lock). */
 void pool_name_invalidated(struct pool *p, uint64_t ino);
@@ -239,6 +239,8 @@ void pool_hold_refund(struct pool *p, uid_t uid);
 void pool_hold_free(struct pool *p, struct node *n, struct hold *h);
 /* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
 void pool_source_ended(struct pool *p, struct hold_source *src);
+/* At unmount (no other thread runs): close and free every hold source. */
+void pool_sources_free(struct pool *p);
 
 /* The user.poolfs.refs text of `n` in a new buffer (free() it), at most ((size_t)POOLFS_XATTR_VALUE_MAX)
  * bytes: when the hold lines would not fit, the last ones give way to "more N". Returns the

@@ -93,29 +93,9 @@ static void source_fired(void *ctx, int fd);
 /* Start time of process `pid` (field 22 of /proc/PID/stat), 0 if it is gone or a zombie. */
 static unsigned long long process_start_time(pid_t pid)
 {
-	char path[64], buf[1024];
-	unsigned long long start = 0;
-	const char *s;
-	ssize_t n;
-	int fd;
+	struct proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The command name may hold spaces and parentheses: fields resume after the last ')'. */
-	s = strrchr(buf, ')');
-	if (!s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X')
-		return 0;
-	if (sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			  "%*d %*d %llu", &start) != 1)
-		return 0;
-	return start;
+	return proc_stat_read(pid, &st) == 0 ? st.start_time : 0;
 }
 
 static void hold_poll_fired(void *ctx, int fd);
@@ -163,6 +143,15 @@ static int hold_poll_arm(struct pool *p)
 	return timerfd_settime(p->hold_poll_fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
+/* Close a source's watch fd and free it; it is in no list any more (or the list goes too). */
+static void source_close(struct hold_source *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->cgroup);
+	free(s);
+}
+
 static void source_free(struct pool *p, struct hold_source *s)
 {
 	for (struct hold_source **pp = &p->sources; *pp; pp = &(*pp)->next) {
@@ -171,10 +160,16 @@ static void source_free(struct pool *p, struct hold_source *s)
 			break;
 		}
 	}
-	if (s->fd >= 0)
-		close(s->fd);
-	free(s->cgroup);
-	free(s);
+	source_close(s);
+}
+
+void pool_sources_free(struct pool *p)
+{
+	while (p->sources) {
+		struct hold_source *s = p->sources;
+		p->sources = s->next;
+		source_close(s);
+	}
 }
 
 /* Find or start watching the source for (kind, pid/cgroup). */
@@ -240,10 +235,7 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 	*out = s;
 	return 0;
 fail:
-	if (s->fd >= 0)
-		close(s->fd);
-	free(s->cgroup);
-	free(s);
+	source_close(s);
 	return r;
 }
 

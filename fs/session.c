@@ -15,23 +15,26 @@ int proc_stat_parse(const char *text, struct proc_stat *out)
 {
 	const char *s = strrchr(text, ')');
 	int ppid, pgrp, sid;
+	unsigned long long start = 0;
 	char state;
 
-	/* Fields resume after the last ')': state ppid pgrp session ... */
+	/* Fields resume after the last ')': state(3) ppid pgrp session tty_nr tpgid flags(9),
+	 * seven counters (10-15 unsigned, 16-21 signed) and starttime(22). */
 	if (!s || s[1] != ' ')
 		return -EINVAL;
-	if (sscanf(s + 2, "%c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
+	if (sscanf(s + 2, "%c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+			  "%*d %llu", &state, &ppid, &pgrp, &sid, &start) < 4)
 		return -EINVAL;
 	if (ppid < 0 || sid < 0)
 		return -EINVAL;
 	out->state = state;
 	out->ppid = ppid;
 	out->sid = sid;
+	out->start_time = start;
 	return 0;
 }
 
-/* Read and parse /proc/PID/stat; a zombie counts as gone (-ESRCH). */
-static int read_proc_stat(pid_t pid, struct proc_stat *st)
+int proc_stat_read(pid_t pid, struct proc_stat *st)
 {
 	char path[64], buf[1024];
 	ssize_t n;
@@ -66,14 +69,14 @@ int session_anchor(pid_t pid, pid_t *anchor)
 	pid_t sid = getsid(pid);
 	if (sid < 0)
 		return -errno;
-	if (sid > 0 && read_proc_stat(sid, &up) == 0 && up.sid == sid) {
+	if (sid > 0 && proc_stat_read(sid, &up) == 0 && up.sid == sid) {
 		*anchor = sid;
 		return 0;
 	}
-	if ((r = read_proc_stat(pid, &me)) < 0)
+	if ((r = proc_stat_read(pid, &me)) < 0)
 		return r;
 	for (int i = 0; i < MAX_ANCESTORS && me.ppid > 1; i++) {
-		if (read_proc_stat(me.ppid, &up) < 0 || up.sid != me.sid)
+		if (proc_stat_read(me.ppid, &up) < 0 || up.sid != me.sid)
 			break;
 		cur = me.ppid;
 		me = up;

@@ -3,7 +3,7 @@
  * Owns the mount API calls (fsopen/fsconfig/fsmount) that build a detached tmpfs mount: it is in
  * no mount namespace, so only the daemon's descriptors reach it, and the kernel frees it when the
  * last descriptor or mapping of it goes (the daemon's exit included, SIGKILL too). Why a detached
- * mount and not a private mount namespace: docs/design-notes.md, "Backing store". */
+ * mount and not a private mount namespace: docs/design.md, "Backing store". */
 #ifndef POOLFS_TMPFS_INSTANCE_H
 #define POOLFS_TMPFS_INSTANCE_H
 

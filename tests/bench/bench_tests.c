@@ -65,7 +65,7 @@ out:
  * file mapped and summed by another process; once it is gone, another fresh file written the same
  * way ("next fresh file"). The first write takes whatever memory the other targets left; the
  * next one reuses what the first freed: on a VM whose host backs guest memory lazily, and with
- * huge pages that need whole 2 MiB blocks, the two differ by up to 30x (docs/design-notes.md,
+ * huge pages that need whole 2 MiB blocks, the two differ by up to 30x (docs/design.md,
  * "Huge pages and writes"), on raw tmpfs and pools alike. */
 static int t_mmap(const struct bench_cfg *c, struct bench_target *t, unsigned rep)
 {

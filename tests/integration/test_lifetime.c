@@ -448,7 +448,7 @@ static void test_recreate_while_old_mapping_alive(void **state)
 }
 
 /* The name of a just-removed file must be reusable at once: a stale kernel dentry made O_CREAT
- * fail with ENOENT (docs/design-notes.md "Data paths"). No waiting between rounds. */
+ * fail with ENOENT (docs/design.md "Name invalidation"). No waiting between rounds. */
 static void test_create_loop_no_wait(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);

@@ -11,7 +11,7 @@
  * The refusal matrices run twice: cold (the acting user has never touched the fresh scene, and
  * nobody used it since A and B made it) and warm (just before each row, A walks the same paths:
  * stat, open+close, listing of the folders), so that entries and attributes the kernel caches for
- * the owner (docs/design-notes.md "Caching and other users") never turn a refusal into an answer.
+ * the owner (docs/design.md "Caching") never turn a refusal into an answer.
  *
  * One test: SEC_FILTER=test_refusals_warm (cmocka's wildcards) POOLFS_DATAPATH=... as root.
  */

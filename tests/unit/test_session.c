@@ -1,7 +1,8 @@
-/* Unit tests of fs/session.c: parsing /proc/PID/stat (command names with spaces and parentheses,
- * malformed texts) and the anchor a session hold watches, on real processes: the running leader,
- * a leaderless session (the caller's topmost ancestor in it, as under Slurm's slurmstepd), and a
- * process that is gone. */
+/* Unit tests of fs/session.c: parsing and reading /proc/PID/stat (command names with spaces and
+ * parentheses, malformed texts, the start time; live, zombie and reaped processes) and the
+ * anchor a session hold watches, on real processes: the running leader, a leaderless session
+ * (the caller's topmost ancestor in it, as under Slurm's slurmstepd), and a process that is
+ * gone. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -48,6 +49,48 @@ static void test_parse_malformed(void **state)
 	assert_int_equal(proc_stat_parse("12 (bash)S 1 2 3", &st), -EINVAL);
 	assert_int_equal(proc_stat_parse("12 (bash) S 1 2", &st), -EINVAL);
 	assert_int_equal(proc_stat_parse("12 (bash) S -4 2 3", &st), -EINVAL);
+}
+
+/* A whole line as Linux writes it: the start time is field 22. */
+static void test_parse_start_time(void **state)
+{
+	struct proc_stat st;
+	(void)state;
+	assert_int_equal(proc_stat_parse("4242 (a (b) c) S 1 4242 4242 0 -1 4194560 96 0 0 0 1 2 "
+					 "0 0 20 0 1 0 987654321 2555904 224 18446744073709551615",
+					 &st), 0);
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.ppid, 1);
+	assert_int_equal(st.sid, 4242);
+	assert_true(st.start_time == 987654321ULL);
+	/* A text that ends before field 22 still parses; the start time is then unknown (0). */
+	assert_int_equal(proc_stat_parse("123 (bash) S 45 67 89 34816 0 4194560", &st), 0);
+	assert_true(st.start_time == 0);
+}
+
+/* proc_stat_read on real processes: this one, a zombie (not reaped yet) and a reaped one. */
+static void test_read_live_zombie_gone(void **state)
+{
+	struct proc_stat me, child;
+	siginfo_t si;
+	pid_t c;
+	int status;
+	(void)state;
+
+	assert_int_equal(proc_stat_read(getpid(), &me), 0);
+	assert_int_equal(me.ppid, getppid());
+	assert_int_equal(me.sid, getsid(0));
+	assert_true(me.start_time > 0);
+
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0)
+		_exit(0);
+	/* Wait for the exit without reaping: the child stays a zombie, which counts as gone. */
+	assert_int_equal(waitid(P_PID, (id_t)c, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(proc_stat_read(c, &child), -ESRCH);
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_int_equal(proc_stat_read(c, &child), -ESRCH);
 }
 
 /* A pipe a child writes one int to. */
@@ -173,6 +216,8 @@ int main(void)
 		cmocka_unit_test(test_parse_plain),
 		cmocka_unit_test(test_parse_name_with_spaces_and_parens),
 		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test(test_parse_start_time),
+		cmocka_unit_test(test_read_live_zombie_gone),
 		cmocka_unit_test(test_anchor_is_running_leader),
 		cmocka_unit_test(test_anchor_in_leaderless_session),
 		cmocka_unit_test(test_anchor_of_gone_process),
