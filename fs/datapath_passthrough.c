@@ -237,10 +237,14 @@ static void soon_fired(void *ctx, int fd)
 	for (size_t i = 0; i < st->nsoon; i++) {
 		struct node *n = pool_node(p, st->soon[i].ino);
 
-		/* Free, gone, reopened, or busy past the last step (a mapping that lives on: its
-		 * munmap will send an event; the backstop covers the rest). */
-		if (!watched(n) || try_free(p, n) || ++st->soon[i].step >= SOON_STEPS)
+		/* Free, gone, reopened, or busy past the last step: a mapping that lives on. Its
+		 * munmap will send an event; the backstop covers an event that never comes. */
+		if (!watched(n) || try_free(p, n))
 			continue;
+		if (++st->soon[i].step >= SOON_STEPS) {
+			backstop_arm(p);
+			continue;
+		}
 		st->soon[keep++] = st->soon[i];
 		if (st->soon[i].step < first)
 			first = st->soon[i].step;
@@ -322,6 +326,10 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 	for (size_t i = 0; i < count; i++) {
 		struct node *n = pool_node(p, inos[i]);
 
+		/* A close while handles are still open: the last RELEASE cannot count on an
+		 * event after it, so it probes itself (passthrough_release_begin). */
+		if (n && !n->life.removed && n->life.opens > 0)
+			n->close_seen = true;
 		want[i] = watched(n);
 		gen[i] = want[i] ? n->open_gen : 0;
 	}
@@ -339,7 +347,6 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 			pool_recheck(p, n);
 		} else {
 			soon_add(p, inos[i]);
-			backstop_arm(p);
 		}
 	}
 	pool_unlock(p);
@@ -494,18 +501,20 @@ static void passthrough_last_release(struct pool *p, struct node *n)
 		n->life.maybe_mapped = false;
 	} else {
 		soon_add(p, n->ino);
-		backstop_arm(p);
 	}
 }
 
-/* RELEASE's last handle, in three steps (datapath.h): the registration is dropped and the node
- * probed outside the lock, so that the next LOOKUP or OPEN does not wait behind an ioctl, an
- * open, two fcntl and a close. */
+/* RELEASE's last handle, in three steps (datapath.h): the registration is dropped outside the
+ * lock, so that the next LOOKUP or OPEN does not wait behind an ioctl. The closing process's
+ * backing file goes a moment after RELEASE, and its close event then probes the node: a probe
+ * here would nearly always come too early. Only if a close event already came while handles were
+ * open (it may have been this one's) does RELEASE probe itself; the soon list covers the rest. */
 static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_release *rel)
 {
 	(void)p;
 	*rel = (struct dp_release){.pending = true, .ino = n->ino, .open_gen = n->open_gen,
-				   .backing_id = n->backing_id};
+				   .backing_id = n->backing_id, .probe = n->close_seen};
+	n->close_seen = false;
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
 	n->backing_id = 0;
 	n->life.maybe_mapped = true;
@@ -519,7 +528,7 @@ static void passthrough_release_io(struct pool *p, struct dp_release *rel)
 			log_warn("closing the backing registration of inode %" PRIu64 ": %s", rel->ino,
 				 strerror(-r));
 	}
-	rel->busy = probe_ino_in_use(p, rel->ino);
+	rel->busy = !rel->probe || probe_ino_in_use(p, rel->ino);
 }
 
 static void passthrough_release_commit(struct pool *p, struct node *n, const struct dp_release *rel)
@@ -535,7 +544,6 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 		 * which follows, proves the node free. The re-probes cover an event that came
 		 * before this RELEASE and found the node still open. */
 		soon_add_from(p, n->ino, RELEASE_SOON_STEP);
-		backstop_arm(p);
 	}
 }
 

@@ -78,6 +78,8 @@ struct node {
 	/* Removal of a file whose name the kernel may cache waits until the kernel has dropped the
 	 * name (docs/design.md "Caching"): asked (unnaming), done (unnamed). */
 	bool unnaming, unnamed;
+	/* Passthrough: a close event came while handles were open (datapath_passthrough.c). */
+	bool close_seen;
 	/* Files: the backing file's size and times as last read. Valid only while nothing but the
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
 	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */
