@@ -283,13 +283,13 @@ static void test_xattr_limits(void **state)
 	PATH(f, p, "f");
 	int fd = create_file(f);
 	char name255[300], name256[300];
-	char *big = malloc(64 * KiB + 2), *got = malloc(64 * KiB + 2);
+	char *big = malloc(POOLFS_XATTR_VALUE_MAX + 2), *got = malloc(POOLFS_XATTR_VALUE_MAX + 2);
 	char small[4];
 	ssize_t n;
 
 	assert_non_null(big);
 	assert_non_null(got);
-	pat_fill(big, 64 * KiB + 2, 71, 0);
+	pat_fill(big, POOLFS_XATTR_VALUE_MAX + 2, 71, 0);
 
 	/* names: 255 bytes with the namespace is the limit */
 	strcpy(name255, "user.");
@@ -305,15 +305,15 @@ static void test_xattr_limits(void **state)
 	CHECK_ERR(removexattr(f, name256), ERANGE);
 	CHECK_ERR(fsetxattr(fd, name256, "v", 1, 0), ERANGE);
 
-	/* one value over 64 KiB */
-	CHECK_ERR(setxattr(f, "user.big", big, 64 * KiB + 1, 0), E2BIG);
-	CHECK_ERR(getxattr(f, "user.big", got, 64 * KiB), ENODATA);
+	/* one value over the largest Linux moves (64 KiB) */
+	CHECK_ERR(setxattr(f, "user.big", big, POOLFS_XATTR_VALUE_MAX + 1, 0), E2BIG);
+	CHECK_ERR(getxattr(f, "user.big", got, POOLFS_XATTR_VALUE_MAX), ENODATA);
 
-	/* the total per entry: 40000 + 40000 bytes do not fit in 64 KiB */
+	/* the total per entry: 40000 + 40000 bytes do not fit in POOLFS_XATTR_BYTES_MAX (64 KiB) */
 	CHECK(setxattr(f, "user.a", big, 40000, 0));
 	CHECK_ERR(setxattr(f, "user.b", big, 40000, 0), ENOSPC);
-	CHECK_ERR(getxattr(f, "user.b", got, 64 * KiB), ENODATA);
-	n = getxattr(f, "user.a", got, 64 * KiB);
+	CHECK_ERR(getxattr(f, "user.b", got, POOLFS_XATTR_VALUE_MAX), ENODATA);
+	n = getxattr(f, "user.a", got, POOLFS_XATTR_VALUE_MAX);
 	assert_int_equal(n, 40000);
 	assert_memory_equal(got, big, 40000);
 	/* replacing a value gives its room back */
@@ -321,7 +321,7 @@ static void test_xattr_limits(void **state)
 	CHECK(setxattr(f, "user.b", big, 40000, 0));
 	CHECK_ERR(setxattr(f, "user.c", big, 8000, 0), ENOSPC);
 	CHECK_ERR(setxattr(f, "user.a", big, 30000, XATTR_REPLACE), ENOSPC);
-	assert_int_equal(getxattr(f, "user.a", got, 64 * KiB), 20000);
+	assert_int_equal(getxattr(f, "user.a", got, POOLFS_XATTR_VALUE_MAX), 20000);
 	assert_memory_equal(got, big + 1, 20000);
 	CHECK(removexattr(f, "user.a"));
 	CHECK(setxattr(f, "user.c", big, 8000, 0));
@@ -332,10 +332,10 @@ static void test_xattr_limits(void **state)
 	CHECK_ERR(getxattr(f, "user.c", small, sizeof(small)), ERANGE);
 	assert_int_equal(getxattr(f, "user.c", NULL, 0), 8000);
 	CHECK_ERR(removexattr(f, "user.none"), ENODATA);
-	n = listxattr(f, got, 64 * KiB);
+	n = listxattr(f, got, POOLFS_XATTR_VALUE_MAX);
 	CHECK(n);
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(got + i) + 1)
-		if (strncmp(got + i, "user.poolfs.", 12) == 0)
+		if (strncmp(got + i, POOLFS_XATTR_PREFIX, strlen(POOLFS_XATTR_PREFIX)) == 0)
 			fail_msg("listxattr lists %s", got + i);
 	CHECK(ftest_close(fd));
 	ASSERT_GONE(f);
@@ -372,13 +372,13 @@ static void test_xattr_poolfs_names(void **state)
 				 errname(errno));
 	}
 	/* the daemon's own reports cannot be written or removed */
-	CHECK_ERR(setxattr(f, "user.poolfs.refs", "opens 0\n", 8, 0), EPERM);
-	CHECK_ERR(removexattr(f, "user.poolfs.refs"), EPERM);
-	CHECK_ERR(setxattr(f, "user.poolfs.stat", "x", 1, 0), EPERM);
-	CHECK_ERR(removexattr(f, "user.poolfs.stat"), EPERM);
-	CHECK_ERR(setxattr(p->mnt, "user.poolfs.stat", "x", 1, 0), EPERM);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_REFS, "opens 0\n", 8, 0), EPERM);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_REFS), EPERM);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_STAT, "x", 1, 0), EPERM);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_STAT), EPERM);
+	CHECK_ERR(setxattr(p->mnt, POOLFS_XATTR_STAT, "x", 1, 0), EPERM);
 	/* and still read */
-	n = getxattr(f, "user.poolfs.refs", buf, sizeof(buf) - 1);
+	n = getxattr(f, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
 	CHECK(n);
 	buf[n] = '\0';
 	if (!strstr(buf, "opens 1\n") || !strstr(buf, "holds 0\n"))
@@ -423,7 +423,7 @@ static void test_xattr_other_namespaces(void **state)
 	}
 	/* no hold was taken through another namespace */
 	{
-		ssize_t n = getxattr(f, "user.poolfs.refs", buf, sizeof(buf) - 1);
+		ssize_t n = getxattr(f, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
 
 		CHECK(n);
 		buf[n] = '\0';
@@ -756,7 +756,7 @@ static void test_removed_inodes(void **state)
 	CHECK_ERR(open(proc, O_RDWR), ESTALE);
 	CHECK_ERR(truncate(proc, 0), ESTALE);
 	CHECK_ERR(setxattr(proc, "user.x", "1", 1, 0), ESTALE);
-	CHECK_ERR(getxattr(proc, "user.poolfs.refs", buf, sizeof(buf)), ESTALE);
+	CHECK_ERR(getxattr(proc, POOLFS_XATTR_REFS, buf, sizeof(buf)), ESTALE);
 	CHECK(ftest_close(pfd));
 	end_of_test(state);
 }
@@ -787,39 +787,39 @@ static void test_bad_holds(void **state)
 	dead = tu_spawn(exit_now, NULL);
 	assert_int_equal(tu_reap(dead, CHILD_MS), 0);
 	snprintf(scope, sizeof(scope), "pid:%d", (int)dead);
-	CHECK_ERR(setxattr(f, "user.poolfs.hold", scope, strlen(scope), 0), ESRCH);
-	CHECK_ERR(setxattr(f, "user.poolfs.hold", "pid:99999999", 12, 0), ESRCH);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, scope, strlen(scope), 0), ESRCH);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, "pid:99999999", 12, 0), ESRCH);
 
 	/* malformed scopes */
 	for (size_t i = 0; i < sizeof(bogus) / sizeof(bogus[0]); i++) {
 		long r;
 
 		errno = 0;
-		r = setxattr(f, "user.poolfs.hold", bogus[i], strlen(bogus[i]), 0);
+		r = setxattr(f, POOLFS_XATTR_HOLD, bogus[i], strlen(bogus[i]), 0);
 		if (r != -1 || errno != EINVAL)
 			fail_msg("hold \"%s\": %ld %s, want EINVAL", bogus[i], r, errname(errno));
 	}
-	CHECK_ERR(setxattr(f, "user.poolfs.hold", "", 0, 0), EINVAL);
-	CHECK_ERR(setxattr(f, "user.poolfs.hold", "pin\0x", 5, 0), EINVAL);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, "", 0, 0), EINVAL);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, "pin\0x", 5, 0), EINVAL);
 
 	/* none of them took a hold */
-	n = getxattr(f, "user.poolfs.refs", buf, sizeof(buf) - 1);
+	n = getxattr(f, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
 	CHECK(n);
 	buf[n] = '\0';
 	if (!strstr(buf, "holds 0\n"))
 		fail_msg("user.poolfs.refs after refused holds:\n%s", buf);
-	CHECK_ERR(removexattr(f, "user.poolfs.hold"), ENODATA);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 
 	/* a trailing newline or NUL is fine */
-	CHECK(setxattr(f, "user.poolfs.hold", "pin\n", 4, 0));
-	CHECK(setxattr(f, "user.poolfs.hold", "pin", 4, 0));
-	n = getxattr(f, "user.poolfs.refs", buf, sizeof(buf) - 1);
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 4, 0));
+	n = getxattr(f, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
 	CHECK(n);
 	buf[n] = '\0';
 	if (!strstr(buf, "holds 2\n"))
 		fail_msg("user.poolfs.refs after two pins:\n%s", buf);
-	CHECK(removexattr(f, "user.poolfs.hold"));
-	CHECK_ERR(removexattr(f, "user.poolfs.hold"), ENODATA);
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 	CHECK(ftest_close(fd));
 	ASSERT_GONE(f);
 	end_of_test(state);

@@ -202,7 +202,7 @@ static void test_sigkill_store_lifetime(void **state)
 
 	fd = open(g, O_RDWR | O_CREAT | O_EXCL, 0600);
 	CHECK(fd);
-	CHECK(fsetxattr(fd, "user.poolfs.hold", "pin", 3, 0));
+	CHECK(fsetxattr(fd, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	CHECK(close(fd));
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
 	CHECK(fd);

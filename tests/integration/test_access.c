@@ -153,9 +153,9 @@ static int other_refused(void *v)
 	USER_EXPECT(12, setxattr(n->rootf, "user.y", "2", 1, 0), EACCES);
 	USER_EXPECT(13, listxattr(n->rootf, buf, sizeof(buf)), EACCES);
 	USER_EXPECT(14, removexattr(n->rootf, "user.x"), EACCES);
-	USER_EXPECT(15, setxattr(n->rootf, "user.poolfs.hold", "pin", 3, 0), EACCES);
-	USER_EXPECT(16, setxattr(n->rootf, "user.poolfs.hold", "process", 7, 0), EACCES);
-	USER_EXPECT(17, getxattr(n->rootf, "user.poolfs.refs", buf, sizeof(buf)), EACCES);
+	USER_EXPECT(15, setxattr(n->rootf, POOLFS_XATTR_HOLD, "pin", 3, 0), EACCES);
+	USER_EXPECT(16, setxattr(n->rootf, POOLFS_XATTR_HOLD, "process", 7, 0), EACCES);
+	USER_EXPECT(17, getxattr(n->rootf, POOLFS_XATTR_REFS, buf, sizeof(buf)), EACCES);
 	USER_EXPECT(18, chmod(n->rootf, 0600), EACCES);
 	USER_EXPECT(19, utimensat(AT_FDCWD, n->rootf, ts, 0), EACCES);
 
@@ -163,7 +163,7 @@ static int other_refused(void *v)
 	USER_EXPECT(21, stat(n->rootd, &(struct stat){ 0 }), EACCES);
 	USER_EXPECT(22, rmdir(n->rootd), EACCES);
 	USER_EXPECT(23, rename(n->rootd, n->ud), EACCES);
-	USER_EXPECT(24, setxattr(n->rootd, "user.poolfs.hold", "pin", 3, 0), EACCES);
+	USER_EXPECT(24, setxattr(n->rootd, POOLFS_XATTR_HOLD, "pin", 3, 0), EACCES);
 	USER_EXPECT(25, open(n->rootd2, O_RDONLY | O_DIRECTORY), EACCES);
 	USER_EXPECT(26, stat(n->child, &(struct stat){ 0 }), EACCES);
 	USER_EXPECT(27, open(n->child, O_RDONLY), EACCES);
@@ -359,7 +359,7 @@ static void test_root_refused_without_exempt(void **state)
 	CHECK_ERR(getxattr(n.uf, "user.x", buf, sizeof(buf)), EACCES);
 	CHECK_ERR(setxattr(n.uf, "user.y", "1", 1, 0), EACCES);
 	CHECK_ERR(listxattr(n.uf, buf, sizeof(buf)), EACCES);
-	CHECK_ERR(setxattr(n.uf, "user.poolfs.hold", "pin", 3, 0), EACCES);
+	CHECK_ERR(setxattr(n.uf, POOLFS_XATTR_HOLD, "pin", 3, 0), EACCES);
 	CHECK_ERR(chmod(n.uf, 0600), EACCES);
 	CHECK_ERR(utimensat(AT_FDCWD, n.uf, ts, 0), EACCES);
 	CHECK_ERR(stat(n.ud, &st), EACCES);
@@ -433,7 +433,7 @@ static int other_reads_stat(void *v)
 	ssize_t len;
 
 	USER_OK(1, mkdir(n->ud, 0700));
-	len = getxattr(n->mnt, "user.poolfs.stat", text, sizeof(text) - 1);
+	len = getxattr(n->mnt, POOLFS_XATTR_STAT, text, sizeof(text) - 1);
 	USER_OK(2, len);
 	text[len] = '\0';
 	USER_TRUE(3, has_line_prefix(text, "user 65534 entries 1 "));
@@ -453,7 +453,7 @@ static void test_stat_xattr_per_user(void **state)
 	names_init(p, &n);
 	make_root_entries(&n, fds);
 	AS_OTHER_OK(other_reads_stat, &n);
-	len = getxattr(p->mnt, "user.poolfs.stat", text, sizeof(text) - 1);
+	len = getxattr(p->mnt, POOLFS_XATTR_STAT, text, sizeof(text) - 1);
 	CHECK(len);
 	text[len] = '\0';
 	if (!has_line_prefix(text, "user 0 ") || !has_line_prefix(text, "user 65534 "))

@@ -622,7 +622,7 @@ static void xattr_roundtrip_on(const char *path, int fd)
 	assert_true(list_has(list, n, "user.a"));
 	assert_true(list_has(list, n, "user.b"));
 	assert_true(list_has(list, n, "user.empty"));
-	assert_false(list_has_prefix(list, n, "user.poolfs."));
+	assert_false(list_has_prefix(list, n, POOLFS_XATTR_PREFIX));
 	CHECK_ERR(listxattr(path, list, 3), ERANGE);
 
 	CHECK(removexattr(path, "user.a"));
@@ -700,21 +700,21 @@ static void test_poolfs_xattrs(void **state)
 	int fd = create_open(f);
 	int fd2, gfd;
 
-	read_text_xattr(f, "user.poolfs.refs", text, sizeof(text));
+	read_text_xattr(f, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "opens 1");
 	expect_line(text, "holds 0");
 	fd2 = open(f, O_RDONLY);
 	CHECK(fd2);
-	read_text_xattr(f, "user.poolfs.refs", text, sizeof(text));
+	read_text_xattr(f, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "opens 2");
 	CHECK(close(fd2));
 
 	CHECK(mkdir(d, 0700));
 	gfd = create_open(df);
-	read_text_xattr(d, "user.poolfs.refs", text, sizeof(text));
+	read_text_xattr(d, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "children 1");
 
-	read_text_xattr(p->mnt, "user.poolfs.stat", text, sizeof(text));
+	read_text_xattr(p->mnt, POOLFS_XATTR_STAT, text, sizeof(text));
 	expect_line(text, "max_size 0");
 	expect_line(text, "max_user_size 0");
 	snprintf(want, sizeof(want), "datapath %s", p->datapath);
@@ -723,18 +723,18 @@ static void test_poolfs_xattrs(void **state)
 		fail_msg("user.poolfs.stat lacks entries/bytes/user lines:\n%s", text);
 
 	/* every entry answers user.poolfs.stat: how a client recognises a pool */
-	read_text_xattr(f, "user.poolfs.stat", text, sizeof(text));
+	read_text_xattr(f, POOLFS_XATTR_STAT, text, sizeof(text));
 	expect_line(text, want);
-	read_text_xattr(d, "user.poolfs.stat", text, sizeof(text));
+	read_text_xattr(d, POOLFS_XATTR_STAT, text, sizeof(text));
 	expect_line(text, want);
 
 	CHECK_ERR(getxattr(f, "user.poolfs.nothing", text, sizeof(text)), ENODATA);
 	CHECK_ERR(setxattr(f, "user.poolfs.nothing", "1", 1, 0), EINVAL);
 	CHECK_ERR(removexattr(f, "user.poolfs.nothing"), EINVAL);
-	CHECK_ERR(setxattr(f, "user.poolfs.refs", "1", 1, 0), EPERM);
-	CHECK_ERR(removexattr(f, "user.poolfs.stat"), EPERM);
-	CHECK_ERR(setxattr(f, "user.poolfs.hold", "forever", 7, 0), EINVAL);
-	CHECK_ERR(removexattr(f, "user.poolfs.hold"), ENODATA);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_REFS, "1", 1, 0), EPERM);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_STAT), EPERM);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, "forever", 7, 0), EINVAL);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 
 	CHECK(close(gfd));
 	ASSERT_GONE(d);
@@ -750,14 +750,14 @@ static void test_pin_hold(void **state)
 	char text[4096];
 	int fd = create_open(f);
 
-	CHECK(setxattr(f, "user.poolfs.hold", "pin\n", 4, 0));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
 	CHECK(close(fd));
 	pool_sleep_ms(200);
 	ASSERT_EXISTS(f);
-	read_text_xattr(f, "user.poolfs.refs", text, sizeof(text));
+	read_text_xattr(f, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "holds 1");
 	expect_line(text, "hold pin uid=0");
-	CHECK(removexattr(f, "user.poolfs.hold"));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(f);
 }
 
@@ -1057,7 +1057,7 @@ static void test_killed_daemon_swept_by_next(void **state)
 	CHECK(mkdir(e, 0700));
 	fd = create_open(f);
 	CHECK(write(fd, "x", 1));
-	CHECK(setxattr(f, "user.poolfs.hold", "pin", 3, 0));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	CHECK(close(fd));
 	CHECK_0(pool_kill_daemon(p, SIGKILL));
 	assert_false(pool_is_mounted(p));

@@ -754,7 +754,7 @@ static void test_every_closed_file_goes(void **state)
 
 		snprintf(rel, sizeof(rel), "f%d", first);
 		assert_int_equal(pool_path(p, rel, path, sizeof(path)), 0);
-		len = getxattr(path, "user.poolfs.refs", refs, sizeof(refs) - 1);
+		len = getxattr(path, POOLFS_XATTR_REFS, refs, sizeof(refs) - 1);
 		refs[len > 0 ? len : 0] = '\0';
 		fail_msg("%d of %d closed files never removed; %s has refs:\n%s", stuck, n, rel, refs);
 	}
@@ -1122,7 +1122,7 @@ static void test_refs_show_live_mapping(void **state)
 	ssize_t n;
 
 	CHECK(close(fd));
-	n = getxattr(f, "user.poolfs.refs", text, sizeof(text) - 1);
+	n = getxattr(f, POOLFS_XATTR_REFS, text, sizeof(text) - 1);
 	CHECK(n);
 	text[n] = '\0';
 	if (strstr(text, "opens 0\n") && strstr(text, "mapped no\n"))

@@ -36,9 +36,9 @@
 /* A scene could not be cleared (a row that wrongly succeeded left something behind). */
 #define SEC_DIRTY 201
 
-#define HOLD "user.poolfs.hold"
-#define REFS "user.poolfs.refs"
-#define STAT "user.poolfs.stat"
+#define HOLD POOLFS_XATTR_HOLD
+#define REFS POOLFS_XATTR_REFS
+#define STAT POOLFS_XATTR_STAT
 
 enum actor { ACT_A, ACT_B, ACT_ROOT };
 
