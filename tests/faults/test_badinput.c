@@ -154,22 +154,16 @@ static void test_name_length(void **state)
 static void test_dot_and_dotdot(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(a, p, "a");
-	PATH(sub, p, "a/sub");
-	PATH(into_sub, p, "a/sub/a");
-	PATH(into_self, p, "a/a");
-	PATH(dot, p, "a/.");
-	PATH(dotdot, p, "a/..");
-	PATH(sub_dotdot, p, "a/sub/..");
-	PATH(via_dotdot, p, "a/../b");
-	PATH(b, p, "b");
-	PATH(dots3, p, "a/...");
+	char a[PATH_MAX], sub[PATH_MAX], into_sub[PATH_MAX], via_dotdot[PATH_MAX], b[PATH_MAX],
+	     dots3[PATH_MAX];
 	struct stat st;
 	int fd;
 
+	tu_paths(p, "a", a, "a/sub", sub, "a/sub/a", into_sub, "a/../b", via_dotdot, "b", b,
+		 "a/...", dots3, NULL);
 	CHECK(mkdir(a, 0700));
 	CHECK(mkdir(sub, 0700));
-	/* the refused renames, rmdirs and creates of "." and "..": rows of bad_rows */
+	/* the refused renames, rmdirs and creates of "." and ".." are rows of bad_rows */
 	CHECK(stat(sub, &st));
 	assert_true(S_ISDIR(st.st_mode));
 	ASSERT_ABSENT(into_sub);
@@ -355,15 +349,6 @@ static void test_xattr_poolfs_names(void **state)
 
 /* ---- modes and owners ---- */
 
-static void expect_mode(const char *path, mode_t want)
-{
-	struct stat st;
-
-	CHECK(stat(path, &st));
-	if ((st.st_mode & 07777) != want)
-		fail_msg("%s: mode %04o, want %04o", path, st.st_mode & 07777, want);
-}
-
 static void test_chmod_cannot_widen(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
@@ -533,15 +518,14 @@ static int errno_is_stale_or_noent(long r, int e)
 static void test_removed_inodes(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(d, p, "d");
-	PATH(df, p, "d/f");
-	PATH(f, p, "f");
+	char d[PATH_MAX], df[PATH_MAX], f[PATH_MAX];
 	char proc[64], buf[8];
 	struct stat st;
 	int fd, dfd, pfd;
 	long r;
 	int e;
 
+	tu_paths(p, "d", d, "d/f", df, "f", f, NULL);
 	/* A folder the daemon removed while we hold an O_PATH descriptor of it (O_PATH does not
 	 * open on FUSE, so it does not keep the folder in use). Names looked up through it give
 	 * ENOENT or ESTALE; on kernel 6.18 all three calls gave ENOENT (the kernel knows the

@@ -31,7 +31,6 @@
 #define EXIT_TIMEOUT_MS 10000
 #define EXIT_TIMEOUT_VALGRIND_MS 120000
 #define KILL_TIMEOUT_MS 5000
-#define RUN_AS_CRED_FAILED 255
 
 /* Fixtures with a daemon or temporary dirs, so a signal or exit() can still take them down. */
 #define MAX_LIVE 16
@@ -1007,7 +1006,6 @@ int pool_release_all(const struct pool_fixture *p)
 int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
 {
 	pid_t pid;
-	int status;
 
 	fflush(NULL);
 	pid = fork();
@@ -1027,6 +1025,13 @@ int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
 			r = RUN_AS_CRED_FAILED - 1;
 		_exit(r);
 	}
+	return run_as_reap(pid);
+}
+
+int run_as_reap(pid_t pid)
+{
+	int status;
+
 	while (waitpid(pid, &status, 0) == -1)
 		if (errno != EINTR)
 			return -errno;

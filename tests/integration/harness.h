@@ -115,6 +115,12 @@ void pool_dump_log(const struct pool_fixture *p);
  * died from a signal, or -errno if fork/waitpid failed. */
 int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
 
+/* Reap pid, a child that exits RUN_AS_CRED_FAILED (255) when it cannot take on its credentials,
+ * as run_as_user does: its exit code (0..254), -EPERM (credentials), -EINTR (killed by a
+ * signal), or -errno of waitpid. */
+#define RUN_AS_CRED_FAILED 255
+int run_as_reap(pid_t pid);
+
 /* Milliseconds on CLOCK_MONOTONIC. */
 long long pool_now_ms(void);
 

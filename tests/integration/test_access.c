@@ -60,28 +60,15 @@ static void make_root_entries(struct names *n, int fds[2])
 
 /* ---- modes ---- */
 
-static void expect_mode(const char *path, mode_t want)
-{
-	struct stat st;
-
-	CHECK(stat(path, &st));
-	if ((st.st_mode & 07777) != want)
-		fail_msg("%s: mode %04o, want %04o", path, st.st_mode & 07777, want);
-}
-
 static void test_modes_owner_only(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(f1, p, "f1");
-	PATH(f2, p, "f2");
-	PATH(f3, p, "f3");
-	PATH(f4, p, "f4");
-	PATH(d1, p, "d1");
-	PATH(d2, p, "d2");
+	char f1[PATH_MAX], f2[PATH_MAX], f3[PATH_MAX], f4[PATH_MAX], d1[PATH_MAX], d2[PATH_MAX];
 	mode_t old = umask(0);
 	int fd[4];
 	struct stat st;
 
+	tu_paths(p, "f1", f1, "f2", f2, "f3", f3, "f4", f4, "d1", d1, "d2", d2, NULL);
 	fd[0] = open(f1, O_RDWR | O_CREAT | O_EXCL, 0666);
 	fd[1] = open(f2, O_RDWR | O_CREAT | O_EXCL, 0777);
 	fd[2] = open(f3, O_RDWR | O_CREAT | O_EXCL, 0400);

@@ -488,17 +488,13 @@ static int count_entries(const char *dir)
 static void test_file_types_refused(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	PATH(g, p, "g");
-	PATH(s, p, "s");
-	PATH(q, p, "q");
-	PATH(c, p, "c");
-	PATH(b, p, "b");
-	PATH(sock, p, "sock");
+	char f[PATH_MAX], g[PATH_MAX], s[PATH_MAX], q[PATH_MAX], c[PATH_MAX], b[PATH_MAX],
+	     sock[PATH_MAX];
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd = create_open(f);
-	int sfd;
+	int fd, sfd;
 
+	tu_paths(p, "f", f, "g", g, "s", s, "q", q, "c", c, "b", b, "sock", sock, NULL);
+	fd = create_open(f);
 	CHECK_ERR(link(f, g), EPERM);
 	CHECK_ERR(symlink("f", s), EPERM);
 	CHECK_ERR(mkfifo(q, 0600), EPERM);
@@ -693,13 +689,12 @@ static void expect_line(const char *text, const char *line)
 static void test_poolfs_xattrs(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	PATH(d, p, "d");
-	PATH(df, p, "d/g");
+	char f[PATH_MAX], d[PATH_MAX], df[PATH_MAX];
 	char text[4096], want[64];
-	int fd = create_open(f);
-	int fd2, gfd;
+	int fd, fd2, gfd;
 
+	tu_paths(p, "f", f, "d", d, "d/g", df, NULL);
+	fd = create_open(f);
 	read_text_xattr(f, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "opens 1");
 	expect_line(text, "holds 0");

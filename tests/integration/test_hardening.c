@@ -104,11 +104,10 @@ static int other_creates_and_closes(void *arg)
 static void test_root_hold_keeps_only_the_holders(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(mnt, p, "");
-	PATH(mine, p, "roots-file");
-	PATH(theirs, p, "others-file");
+	char mnt[PATH_MAX], mine[PATH_MAX], theirs[PATH_MAX];
 	int fd;
 
+	tu_paths(p, "", mnt, "roots-file", mine, "others-file", theirs, NULL);
 	/* The owner may hold the root; the hold keeps root's own entries... */
 	CHECK(setxattr(mnt, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	fd = open(mine, O_RDWR | O_CREAT | O_EXCL, 0600);

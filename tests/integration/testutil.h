@@ -5,8 +5,9 @@
  * stress.h, libtest.h) include this one and keep only what is specific to their suite.
  *
  * Declarations and check macros only: the bodies live in the harness library (harness_dep), one
- * file per concern: tu_fixture.c (the pool per test), tu_proc.c (children), tu_chan.c (stepping a
- * child, listings) and tu_data.c (data patterns, whole reads and writes).
+ * file per concern: tu_fixture.c (the pool per test), tu_files.c (paths and modes), tu_proc.c
+ * (children), tu_chan.c (stepping a child, listings) and tu_data.c (data patterns, whole reads
+ * and writes).
  */
 #ifndef POOLFS_TESTUTIL_H
 #define POOLFS_TESTUTIL_H
@@ -204,6 +205,13 @@ int tu_setup(void **state, const char *opts);
 /* cmocka teardown: the pool goes down and *state (whatever tu_setup_sized allocated) is freed;
  * a suite frees or stops its own extras first. */
 int tu_teardown(void **state);
+
+/* Fill PATH_MAX buffers with absolute paths in p: pairs of (const char *rel, char *buf), then
+ * NULL. Fails the test if one does not fit. */
+void tu_paths(const struct pool_fixture *p, ...);
+
+/* The permission bits (07777) of path must be want. */
+void expect_mode(const char *path, mode_t want);
 
 /* The pool of this test; skips the test if the datapath is unsupported. */
 struct pool_fixture *tu_pool(void **state);

@@ -59,16 +59,7 @@ pid_t sec_spawn_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
 
 int sec_reap(pid_t pid)
 {
-	int status;
-
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFSIGNALED(status))
-		return -EINTR;
-	if (WEXITSTATUS(status) == SEC_CRED_FAILED)
-		return -EPERM;
-	return WEXITSTATUS(status);
+	return run_as_reap(pid);
 }
 
 int sec_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)

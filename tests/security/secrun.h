@@ -10,8 +10,11 @@
 
 #include <sys/types.h>
 
-/* A child's exit code when it could not take on the asked-for credentials. */
-#define SEC_CRED_FAILED 255
+#include "harness.h"
+
+/* A child's exit code when it could not take on the asked-for credentials: the harness's, so
+ * that run_as_reap reaps these children too. */
+#define SEC_CRED_FAILED RUN_AS_CRED_FAILED
 
 /* Fork; the child takes uid/gid (real, effective and saved) with no supplementary groups and
  * _exits with fn(arg), which must be 0..254. Returns the child's pid, or -errno. The caller reaps

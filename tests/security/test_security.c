@@ -15,7 +15,7 @@
  *
  * One test: SEC_FILTER=test_refusals_warm (cmocka's wildcards) POOLFS_DATAPATH=... as root.
  */
-#include "testutil.h"
+#include "itest.h"
 #include "secrun.h"
 
 #include <stdbool.h>
@@ -890,11 +890,10 @@ static void make_closed(const char *path)
 static void test_root_hold(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(rf, p, "root.dat");
-	PATH(af, p, "a.dat");
-	PATH(rf2, p, "root2.dat");
+	char rf[PATH_MAX], af[PATH_MAX], rf2[PATH_MAX];
 	int r;
 
+	tu_paths(p, "root.dat", rf, "a.dat", af, "root2.dat", rf2, NULL);
 	/* root (the pool root's owner) pins the pool root: root's closed file stays, A's goes */
 	CHECK(setxattr(p->mnt, HOLD, "pin", 3, 0));
 	make_closed(rf);
@@ -1292,25 +1291,6 @@ static int setup(void **state)
 	return tu_setup(state, OPTS);
 }
 
-/* Whether the daemon supports this datapath at all (else the binary skips as a whole). */
-static int datapath_unsupported(void)
-{
-	struct pool_fixture p;
-	int r = pool_mount(&p, OPTS);
-
-	if (r == -EOPNOTSUPP) {
-		char why[128];
-
-		snprintf(why, sizeof(why), "datapath=%s not supported by this daemon",
-			 getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
-		tu_skip_all(why);
-		return 1;
-	}
-	if (r == 0)
-		pool_unmount(&p);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1329,7 +1309,8 @@ int main(void)
 		return tu_skip_all("needs root (mounts allow_other, switches uids)");
 	if (f && f[0])
 		cmocka_set_test_filter(f);
-	if (datapath_unsupported())
+	/* the daemon must support this datapath at all, else the binary skips as a whole */
+	if (itest_datapath_unsupported())
 		return 0;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
