@@ -1003,8 +1003,26 @@ int pool_release_all(const struct pool_fixture *p)
 
 /* ---- another user ---- */
 
-int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
+/* In the child: drop to uid/gid for good and check that it took (saved ids included, so the
+ * child cannot switch back to root half-way through). */
+static int become(uid_t uid, gid_t gid)
 {
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(uid, uid, uid) == -1)
+		return -errno;
+	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1)
+		return -errno;
+	if (ru != uid || eu != uid || su != uid || rg != gid || eg != gid || sg != gid)
+		return -EPERM;
+	return 0;
+}
+
+pid_t run_as_spawn(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
+{
+	pid_t parent = getpid();
 	pid_t pid;
 
 	fflush(NULL);
@@ -1012,20 +1030,30 @@ int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
 	if (pid == -1)
 		return -errno;
 	if (pid == 0) {
-		int r;
+		int r = become(uid, gid);
 
-		if (setgroups(0, NULL) == -1 || setgid(gid) == -1 || setuid(uid) == -1)
+		if (r < 0) {
+			fprintf(stderr, "# cannot become uid %d gid %d: %s\n", (int)uid, (int)gid,
+				strerror(-r));
 			_exit(RUN_AS_CRED_FAILED);
+		}
 		/* After the uid change (which clears it): do not outlive the test. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(RUN_AS_CRED_FAILED - 1);
 		r = fn(arg);
 		if (r < 0)
 			r = -r;
-		if (r >= RUN_AS_CRED_FAILED)
-			r = RUN_AS_CRED_FAILED - 1;
-		_exit(r);
+		_exit(r >= RUN_AS_CRED_FAILED ? RUN_AS_CRED_FAILED - 1 : r);
 	}
-	return run_as_reap(pid);
+	return pid;
+}
+
+int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
+{
+	pid_t pid = run_as_spawn(uid, gid, fn, arg);
+
+	return pid < 0 ? pid : run_as_reap(pid);
 }
 
 int run_as_reap(pid_t pid)

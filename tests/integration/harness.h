@@ -115,10 +115,16 @@ void pool_dump_log(const struct pool_fixture *p);
  * died from a signal, or -errno if fork/waitpid failed. */
 int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
 
-/* Reap pid, a child that exits RUN_AS_CRED_FAILED (255) when it cannot take on its credentials,
- * as run_as_user does: its exit code (0..254), -EPERM (credentials), -EINTR (killed by a
- * signal), or -errno of waitpid. */
+/* A child's exit code when it could not take on the asked-for credentials. */
 #define RUN_AS_CRED_FAILED 255
+
+/* The first half of run_as_user: fork a child that takes uid/gid (real, effective and saved,
+ * checked) with no supplementary groups, dies with its parent (PDEATHSIG) and _exits with
+ * fn(arg) (a negative result as its magnitude, capped at 254). Returns its pid, or -errno. */
+pid_t run_as_spawn(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
+
+/* The second half: reap pid, a child of run_as_spawn: its exit code (0..254), -EPERM
+ * (credentials), -EINTR (killed by a signal), or -errno of waitpid. */
 int run_as_reap(pid_t pid);
 
 /* Milliseconds on CLOCK_MONOTONIC. */

@@ -70,6 +70,17 @@ static void *map_fd(int fd, size_t len)
 	return m;
 }
 
+/* A new file of len bytes of pattern seed, mapped shared read-write; its descriptor is closed, so
+ * the mapping is all that uses it. */
+static unsigned char *mapped_file(const char *path, size_t len, uint32_t seed)
+{
+	int fd = make_file(path, len, seed);
+	unsigned char *m = map_fd(fd, len);
+
+	CHECK(close(fd));
+	return m;
+}
+
 /* Still there now and a little later: a removal that races behind the close is caught too. */
 static void expect_stays(const char *path)
 {
@@ -85,11 +96,9 @@ static void test_mapping_outlives_close(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 4 * pg;
-	int fd = make_file(f, len, 4);
-	unsigned char *m = map_fd(fd, len);
+	unsigned char *m = mapped_file(f, len, 4);
 	int fd2;
 
-	CHECK(close(fd));
 	expect_stays(f);
 	assert_int_equal(pat_check(m, len, 4, 0), -1);
 	/* writes through the mapping are what another opener reads */
@@ -263,10 +272,8 @@ static void test_partial_munmap(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 4 * pg;
-	int fd = make_file(f, len, 11);
-	unsigned char *m = map_fd(fd, len);
+	unsigned char *m = mapped_file(f, len, 11);
 
-	CHECK(close(fd));
 	/* a hole in the middle splits the mapping in two: both halves still count */
 	CHECK(munmap(m + pg, pg));
 	expect_stays(f);
@@ -347,10 +354,8 @@ static void test_unlink_while_mapped(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 8 * pg;
-	int fd = make_file(f, len, 13);
-	unsigned char *m = map_fd(fd, len);
+	unsigned char *m = mapped_file(f, len, 13);
 
-	CHECK(close(fd));
 	CHECK(unlink(f));
 	ASSERT_ABSENT(f);
 	assert_int_equal(tu_listed(p->mnt, "f"), 0);
@@ -789,12 +794,10 @@ static void test_refs_show_live_mapping(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	int fd = make_file(f, pg, 41);
-	void *m = map_fd(fd, pg);
+	void *m = mapped_file(f, pg, 41);
 	char text[1024];
 	ssize_t n;
 
-	CHECK(close(fd));
 	n = getxattr(f, POOLFS_XATTR_REFS, text, sizeof(text) - 1);
 	CHECK(n);
 	text[n] = '\0';
@@ -802,61 +805,6 @@ static void test_refs_show_live_mapping(void **state)
 		fail_msg("refs of a mapped file say it is unused:\n%s", text);
 	CHECK(munmap(m, pg));
 	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
-}
-
-/* ---- removed inodes ---- */
-
-/* An O_PATH descriptor sends no OPEN, so it does not keep the file; reopening the removed inode
- * through /proc/self/fd reaches the daemon with its node id and must get ESTALE. */
-static void test_estale_on_removed_inode(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	char proc[64];
-	int fd = make_file(f, 100, 31);
-	int pfd = open(f, O_PATH);
-
-	CHECK(pfd);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	CHECK_ERR(open(proc, O_RDONLY), ESTALE);
-	CHECK_ERR(open(proc, O_RDWR), ESTALE);
-	CHECK(close(pfd));
-	tu_backing_back_to_base(state);
-}
-
-/* Creating inside a removed folder must fail (ESTALE from the daemon, or ENOENT if the kernel
- * already knows the folder is dead), never resurrect an orphan. */
-static void test_create_in_removed_folder(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(d, p, "d");
-	PATH(f, p, "d/f");
-	int fd, dfd, r, e;
-
-	CHECK(mkdir(d, 0700));
-	fd = make_file(f, 10, 32);
-	dfd = open(d, O_PATH | O_DIRECTORY);
-	CHECK(dfd);
-	CHECK(close(fd));
-	ASSERT_GONE(d);
-	errno = 0;
-	r = openat(dfd, "g", O_RDWR | O_CREAT, 0600);
-	e = errno;
-	if (r >= 0)
-		close(r);
-	if (r != -1 || (e != ESTALE && e != ENOENT))
-		fail_msg("create in removed folder: %d errno %s, want ESTALE or ENOENT", r,
-			 errname(e));
-	errno = 0;
-	r = mkdirat(dfd, "x", 0700);
-	e = errno;
-	if (r != -1 || (e != ESTALE && e != ENOENT))
-		fail_msg("mkdir in removed folder: %d errno %s, want ESTALE or ENOENT", r,
-			 errname(e));
-	CHECK(close(dfd));
 	tu_backing_back_to_base(state);
 }
 
@@ -873,6 +821,7 @@ enum life_op {
 	L_OPEN,		/* path: opened O_RDWR into slot, with the data of slot `from` */
 	L_OPEN_RO,	/* the same, O_RDONLY */
 	L_OPENDIR,	/* path: a folder handle in slot */
+	L_OPEN_PATH,	/* path: an O_PATH descriptor (no OPEN reaches the daemon: it keeps nothing) */
 	L_MAP,		/* slot: a shared read-write mapping of slot `from`'s descriptor */
 	L_MAP_RO,	/* the same, read-only */
 	L_CLOSE,	/* slot's descriptor */
@@ -890,6 +839,11 @@ enum life_op {
 	L_PATH_DATA,	/* path: opened anew, reads the data of slot `from` */
 	L_ROOT_INTACT,	/* the pool root: still a folder, mode 01777 */
 	L_PAUSE,	/* len ms: a pending linger removal must not happen meanwhile */
+	/* through the descriptor in slot of a removed entry; each must fail with `expect` or
+	 * `also` */
+	L_PROC_OPEN,	/* reopen it through /proc/self/fd with `flags` */
+	L_CREATE_AT,	/* openat(O_CREAT) of path in it */
+	L_MKDIR_AT,	/* mkdirat of path in it */
 };
 
 struct life_step {
@@ -901,7 +855,9 @@ struct life_step {
 	size_t len;
 	int pages;
 	uint32_t seed;
+	int flags;
 	int expect;
+	int also;
 };
 
 #define LIFE_STEPS 16
@@ -920,6 +876,7 @@ struct life_row {
 #define OPEN(p, s, f) { .op = L_OPEN, .path = (p), .slot = (s), .from = (f) }
 #define OPEN_RO(p, s, f) { .op = L_OPEN_RO, .path = (p), .slot = (s), .from = (f) }
 #define OPENDIR(p, s) { .op = L_OPENDIR, .path = (p), .slot = (s) }
+#define OPEN_PATH(p, s, fl) { .op = L_OPEN_PATH, .path = (p), .slot = (s), .flags = (fl) }
 #define MAP(s, f) { .op = L_MAP, .slot = (s), .from = (f) }
 #define MAP_RO(s, f) { .op = L_MAP_RO, .slot = (s), .from = (f) }
 #define CLOSE(s) { .op = L_CLOSE, .slot = (s) }
@@ -943,6 +900,12 @@ struct life_row {
 #define PATH_DATA(p, f) { .op = L_PATH_DATA, .path = (p), .from = (f) }
 #define ROOT_INTACT { .op = L_ROOT_INTACT }
 #define PAUSE(ms) { .op = L_PAUSE, .len = (ms) }
+#define PROC_OPEN(s, fl, e) { .op = L_PROC_OPEN, .slot = (s), .flags = (fl), .expect = (e) }
+/* ESTALE from the daemon, or ENOENT if the kernel already knows the folder is dead */
+#define CREATE_AT(s, p) { .op = L_CREATE_AT, .path = (p), .slot = (s), .expect = ESTALE, \
+			  .also = ENOENT }
+#define MKDIR_AT(s, p) { .op = L_MKDIR_AT, .path = (p), .slot = (s), .expect = ESTALE, \
+			 .also = ENOENT }
 
 #define NONE "autohold=none"
 #define LINGER "autohold=none,linger=1"
@@ -1022,6 +985,15 @@ static const struct life_row life_rows[] = {
 	{ "test_linger_after_munmap", LINGER,
 	  { CREATE_PAGES("f", 0, 1, 38), MAP(1, 0), CLOSE(0), MUNMAP(1), EXISTS("f"),
 	    GONE_LINGER("f") } },
+	/* removed inodes: an O_PATH descriptor sends no OPEN, so it does not keep the file;
+	 * reopening the removed inode through /proc/self/fd reaches the daemon with its node id */
+	{ "test_estale_on_removed_inode", NONE,
+	  { CREATE("f", 0, 100, 31), OPEN_PATH("f", 1, 0), CLOSE(0), GONE("f"),
+	    PROC_OPEN(1, O_RDONLY, ESTALE), PROC_OPEN(1, O_RDWR, ESTALE), CLOSE(1) } },
+	/* creating inside a removed folder must fail, never resurrect an orphan */
+	{ "test_create_in_removed_folder", NONE,
+	  { MKDIR("d"), CREATE("d/f", 0, 10, 32), OPEN_PATH("d", 1, O_DIRECTORY), CLOSE(0),
+	    GONE("d"), CREATE_AT(1, "g"), MKDIR_AT(1, "x"), CLOSE(1) } },
 };
 
 #define N_LIFE_ROWS (sizeof(life_rows) / sizeof(life_rows[0]))
@@ -1098,6 +1070,7 @@ static void life_handle(struct life_state *ls, const struct life_step *s)
 		CHECK(h->fd);
 		break;
 	case L_OPENDIR: CHECK(h->fd = open(path, O_RDONLY | O_DIRECTORY)); break;
+	case L_OPEN_PATH: CHECK(h->fd = open(path, O_PATH | s->flags)); break;
 	case L_MAP:
 	case L_MAP_RO:
 		*h = *from;
@@ -1148,6 +1121,30 @@ static void life_check(struct life_state *ls, const struct life_step *s)
 	}
 }
 
+/* A request through a removed entry's descriptor, which must fail. */
+static void life_through_removed(struct life_state *ls, const struct life_step *s)
+{
+	int fd = ls->slot[s->slot].fd;
+	char proc[64];
+	long r = -1;
+
+	errno = 0;
+	switch (s->op) {
+	case L_PROC_OPEN:
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		r = open(proc, s->flags);
+		break;
+	case L_CREATE_AT: r = openat(fd, s->path, O_RDWR | O_CREAT, 0600); break;
+	case L_MKDIR_AT: r = mkdirat(fd, s->path, 0700); break;
+	default: fail_msg("step %d is no request through a removed entry", (int)s->op);
+	}
+	if (r >= 0 && s->op != L_MKDIR_AT)
+		close((int)r);
+	if (r != -1 || (errno != s->expect && errno != s->also))
+		fail_msg("step %d through a removed entry: %ld %s, want %s", (int)s->op, r,
+			 r == -1 ? errname(errno) : "-", errname(s->expect));
+}
+
 static void test_life_row(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
@@ -1156,6 +1153,8 @@ static void test_life_row(void **state)
 	for (const struct life_step *s = ls->row->steps; s->op != L_END; s++) {
 		if (s->op >= L_MKDIR && s->op <= L_RENAME_EXCHANGE)
 			life_change(p, s);
+		else if (s->op >= L_PROC_OPEN)
+			life_through_removed(ls, s);
 		else if (s->op >= L_STAYS)
 			life_check(ls, s);
 		else
@@ -1186,8 +1185,6 @@ static const struct CMUnitTest scenarios[] = {
 	T(test_same_name_created_concurrently),
 	T(test_folder_removal_races_create),
 	T(test_refs_show_live_mapping),
-	T(test_estale_on_removed_inode),
-	T(test_create_in_removed_folder),
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

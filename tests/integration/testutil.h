@@ -63,14 +63,15 @@ const char *errname(int e);
 				 errname(errno));                                             \
 	} while (0)
 
+/* Declares r_ (what expr returned) and e_ (the errno it left, 0 if it set none). */
+#define TU_CALL(expr)                                                                         \
+	long r_;                                                                              \
+	int e_ = (errno = 0, r_ = (long)(expr), errno)
+
 /* expr must return -1 with errno err. */
 #define CHECK_ERR(expr, err)                                                                  \
 	do {                                                                                  \
-		long r_;                                                                      \
-		int e_;                                                                       \
-		errno = 0;                                                                    \
-		r_ = (long)(expr);                                                            \
-		e_ = errno;                                                                   \
+		TU_CALL(expr);                                                                \
 		if (r_ != -1L || e_ != (err))                                                 \
 			fail_msg("%s:%d: %s returned %ld errno %s, want -1 errno %s", __FILE__,  \
 				 __LINE__, #expr, r_, r_ == -1L ? errname(e_) : "-",          \
@@ -139,11 +140,7 @@ void tu_dump_log(void);
 /* expr must fail with err. */
 #define USER_EXPECT(step, expr, err)                                                          \
 	do {                                                                                  \
-		long r_;                                                                      \
-		int e_;                                                                       \
-		errno = 0;                                                                    \
-		r_ = (long)(expr);                                                            \
-		e_ = errno;                                                                   \
+		TU_CALL(expr);                                                                \
 		if (r_ != -1L || e_ != (err)) {                                               \
 			fprintf(stderr, "# uid %d step %d: %s returned %ld errno %s, want %s\n", \
 				(int)getuid(), (step), #expr, r_, r_ == -1L ? errname(e_) : "-",  \

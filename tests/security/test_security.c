@@ -6,7 +6,8 @@
  *
  * Actors: A = uid 1001 (owner of a.dat, adir/), B = uid 1002 (owner of b.dat, bdir/), and root
  * (uid 0, owner of the pool root, not exempt). Each row runs in a fresh process of its actor
- * (secrun.h) against a fresh scene, so a row that wrongly succeeds cannot change the next one.
+ * (run_as_spawn, harness.h) against a fresh scene, so a row that wrongly succeeds cannot change
+ * the next one.
  *
  * The refusal matrices run twice: cold (the acting user has never touched the fresh scene, and
  * nobody used it since A and B made it) and warm (just before each row, A walks the same paths:
@@ -661,11 +662,11 @@ static int scene(struct tu_fixture *t)
 	int r = 0;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		r = sec_as(0, 0, clear_child, t->p.mnt);
+		r = run_as_user(0, 0, clear_child, t->p.mnt);
 		if (r == 0)
-			r = sec_as(UID_A, GID_A, scene_child, t->p.mnt);
+			r = run_as_user(UID_A, GID_A, scene_child, t->p.mnt);
 		if (r == 0)
-			r = sec_as(UID_B, GID_B, scene_child, t->p.mnt);
+			r = run_as_user(UID_B, GID_B, scene_child, t->p.mnt);
 		if (r != SEC_DIRTY)
 			return r;
 		fprintf(stderr, "# a row left the pool dirty: mounting a fresh pool\n");
@@ -677,12 +678,12 @@ static int scene(struct tu_fixture *t)
 
 static int clear_all(const char *mnt)
 {
-	int r = sec_as(UID_A, GID_A, clear_child, (void *)mnt);
+	int r = run_as_user(UID_A, GID_A, clear_child, (void *)mnt);
 
 	if (r == 0)
-		r = sec_as(UID_B, GID_B, clear_child, (void *)mnt);
+		r = run_as_user(UID_B, GID_B, clear_child, (void *)mnt);
 	if (r == 0)
-		r = sec_as(0, 0, clear_child, (void *)mnt);
+		r = run_as_user(0, 0, clear_child, (void *)mnt);
 	return r;
 }
 
@@ -767,14 +768,14 @@ static int run_row(struct tu_fixture *t, const struct row *r, bool warm, const c
 		return 1;
 	}
 	if (warm && r->who != ACT_A) {
-		got = sec_as(UID_A, GID_A, warm_child, &j);
+		got = run_as_user(UID_A, GID_A, warm_child, &j);
 		if (got != 0) {
 			fprintf(stderr, "# FAIL %s %s: A's walk failed (%s)\n", mode, what,
 				result_name(got));
 			return 1;
 		}
 	}
-	got = sec_as(actors[r->who].uid, actors[r->who].gid, row_child, &j);
+	got = run_as_user(actors[r->who].uid, actors[r->who].gid, row_child, &j);
 	if (got == r->expect || (r->also && got == r->also)) {
 		if (r->known_fail)
 			fprintf(stderr, "# %s %s: KNOWN_FAIL row passes now: flip it\n", mode, what);
@@ -897,7 +898,7 @@ static void test_root_hold(void **state)
 	/* root (the pool root's owner) pins the pool root: root's closed file stays, A's goes */
 	CHECK(setxattr(p->mnt, HOLD, "pin", 3, 0));
 	make_closed(rf);
-	r = sec_as(UID_A, GID_A, a_file_goes, af);
+	r = run_as_user(UID_A, GID_A, a_file_goes, af);
 	if (r != 0)
 		fail_msg("A's closed file under root's pin on the pool root: step %d", r);
 	wait_settled(rf);
@@ -907,7 +908,7 @@ static void test_root_hold(void **state)
 	ASSERT_GONE(rf);
 
 	/* B's refused pin on the pool root keeps nothing */
-	r = sec_as(UID_B, GID_B, b_pins_root, p->mnt);
+	r = run_as_user(UID_B, GID_B, b_pins_root, p->mnt);
 	if (r != EPERM)
 		fail_msg("B's pin on the pool root gave %s, want EPERM", result_name(r));
 	make_closed(rf2);
@@ -1186,15 +1187,15 @@ static void test_passed_fds(void **state)
 		results[i] = -ENOEXEC; /* "did not run" */
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	ps = (struct pass){ .mnt = t->p.mnt, .sock = sv[0], .results = results };
-	a = sec_spawn_as(UID_A, GID_A, a_sends, &ps);
+	a = run_as_spawn(UID_A, GID_A, a_sends, &ps);
 	close(sv[0]); /* only A has that end now: if A dies, B reads EOF */
 	if (a > 0)
 		tu_track(a);
 	ps.sock = sv[1];
-	r = a > 0 ? sec_as(UID_B, GID_B, b_uses, &ps) : (int)a;
+	r = a > 0 ? run_as_user(UID_B, GID_B, b_uses, &ps) : (int)a;
 	close(sv[1]);
 	if (a > 0) {
-		int ra = sec_reap(a);
+		int ra = run_as_reap(a);
 
 		tu_forget(a);
 		if (ra != 0)
@@ -1217,7 +1218,7 @@ static void test_passed_fds(void **state)
 		failed += !f->known_fail;
 	}
 	munmap(results, sizeof(int) * N(fd_rows));
-	r = sec_as(UID_A, GID_A, a_sees_b, dat);
+	r = run_as_user(UID_A, GID_A, a_sees_b, dat);
 	if (r != 0) {
 		fprintf(stderr, "# FAIL: A does not see B's writes through the passed fd (step %s)\n",
 			result_name(r));
@@ -1262,10 +1263,10 @@ static void test_runner(void **state)
 	int sv[2], pp[2], got[2];
 
 	(void)state;
-	assert_int_equal(sec_as(UID_A, GID_A, has_ids, a), 0);
-	assert_int_equal(sec_as(UID_B, GID_B, has_ids, b), 0);
-	assert_int_equal(sec_as(0, 0, has_ids, root), 0);
-	assert_int_equal(sec_as(UID_B, GID_B, has_ids, a), 2); /* the check can tell */
+	assert_int_equal(run_as_user(UID_A, GID_A, has_ids, a), 0);
+	assert_int_equal(run_as_user(UID_B, GID_B, has_ids, b), 0);
+	assert_int_equal(run_as_user(0, 0, has_ids, root), 0);
+	assert_int_equal(run_as_user(UID_B, GID_B, has_ids, a), 2); /* the check can tell */
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	CHECK(pipe(pp));
