@@ -363,6 +363,19 @@ OP(text_lacks, false);
 /* An xattr row: name, value (for setxattr) */
 #define X(who_, op_, path_, name_, expect_, ...) R(who_, op_, path_, expect_, .arg = (name_), __VA_ARGS__)
 
+/* Every xattr request of who on path, refused: get, set and remove of a user name and of each of
+ * the daemon's names, and the listing (rows that share a table line, told apart by op and name) */
+#define XATTRS_REFUSED(who_, path_)                                                           \
+	X(who_, getxattr, path_, "user.x", EACCES), X(who_, getxattr, path_, HOLD, EACCES),    \
+	X(who_, getxattr, path_, REFS, EACCES), X(who_, getxattr, path_, STAT, EACCES),       \
+	X(who_, setxattr, path_, "user.x", EACCES, .val = "1"),                               \
+	X(who_, setxattr, path_, HOLD, EACCES, .val = "pin"),                                 \
+	X(who_, setxattr, path_, REFS, EACCES, .val = "1"),                                   \
+	X(who_, setxattr, path_, STAT, EACCES, .val = "1"),                                   \
+	X(who_, removexattr, path_, "user.x", EACCES), X(who_, removexattr, path_, HOLD, EACCES), \
+	X(who_, removexattr, path_, REFS, EACCES), X(who_, removexattr, path_, STAT, EACCES), \
+	R(who_, listxattr, path_, EACCES)
+
 /* Put on a row whose fix main does not have yet: its failure is reported but not counted, and
  * a pass says to remove the mark. */
 #define KNOWN_FAIL .known_fail = true
@@ -442,32 +455,8 @@ static const struct row refusal_rows[] = {
 	R(B, rename, "b.dat", EACCES, .arg = "adir/b.dat"),
 	R(B, rename, "bdir", EACCES, .arg = "adir/bdir"),
 	R(B, exchange, "b.dat", EACCES, .arg = "a.dat"),
-	X(B, getxattr, "a.dat", "user.x", EACCES),
-	X(B, getxattr, "a.dat", HOLD, EACCES),
-	X(B, getxattr, "a.dat", REFS, EACCES),
-	X(B, getxattr, "a.dat", STAT, EACCES),
-	X(B, setxattr, "a.dat", "user.x", EACCES, .val = "1"),
-	X(B, setxattr, "a.dat", HOLD, EACCES, .val = "pin"),
-	X(B, setxattr, "a.dat", REFS, EACCES, .val = "1"),
-	X(B, setxattr, "a.dat", STAT, EACCES, .val = "1"),
-	X(B, removexattr, "a.dat", "user.x", EACCES),
-	X(B, removexattr, "a.dat", HOLD, EACCES),
-	X(B, removexattr, "a.dat", REFS, EACCES),
-	X(B, removexattr, "a.dat", STAT, EACCES),
-	R(B, listxattr, "a.dat", EACCES),
-	X(B, getxattr, "adir", "user.x", EACCES),
-	X(B, getxattr, "adir", HOLD, EACCES),
-	X(B, getxattr, "adir", REFS, EACCES),
-	X(B, getxattr, "adir", STAT, EACCES),
-	X(B, setxattr, "adir", "user.x", EACCES, .val = "1"),
-	X(B, setxattr, "adir", HOLD, EACCES, .val = "pin"),
-	X(B, setxattr, "adir", REFS, EACCES, .val = "1"),
-	X(B, setxattr, "adir", STAT, EACCES, .val = "1"),
-	X(B, removexattr, "adir", "user.x", EACCES),
-	X(B, removexattr, "adir", HOLD, EACCES),
-	X(B, removexattr, "adir", REFS, EACCES),
-	X(B, removexattr, "adir", STAT, EACCES),
-	R(B, listxattr, "adir", EACCES),
+	XATTRS_REFUSED(B, "a.dat"),
+	XATTRS_REFUSED(B, "adir"),
 	/* Hard links are refused for everyone (EPERM); a daemon that checks the owner first says
 	 * EACCES. Either way no second name for A's file appears. */
 	R(B, link, "a.dat", EACCES, .also = EPERM, .arg = "mine"),
