@@ -345,50 +345,65 @@ static void test_xattr_poolfs_names(void **state)
 	end_of_test(state);
 }
 
-/* ---- file types ---- */
-
 /* ---- modes and owners ---- */
+
+/* The scene of the mode and owner tests: root's file f, open, and its folder d. */
+struct file_and_folder {
+	char f[PATH_MAX];
+	char d[PATH_MAX];
+	int fd;
+};
+
+static void make_file_and_folder(const struct pool_fixture *p, struct file_and_folder *s)
+{
+	tu_paths(p, "f", s->f, "d", s->d, NULL);
+	s->fd = create_file(s->f);
+	CHECK(mkdir(s->d, 0700));
+}
+
+/* Both go, and so does everything else the test made. */
+static void drop_file_and_folder(void **state, struct file_and_folder *s)
+{
+	CHECK(rmdir(s->d));
+	CHECK(ftest_close(s->fd));
+	ASSERT_GONE(s->f);
+	end_of_test(state);
+}
 
 static void test_chmod_cannot_widen(void **state)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	PATH(d, p, "d");
-	int fd = create_file(f);
+	struct file_and_folder s;
+	const char *f = s.f, *d = s.d;
 
-	CHECK(mkdir(d, 0700));
+	make_file_and_folder(tu_pool(state), &s);
 	CHECK(chmod(d, 0777));
 	expect_mode(d, 0700);
 	CHECK(chmod(d, 02775));
 	expect_mode(d, 0700);
 	CHECK(chmod(f, 0666));
 	expect_mode(f, 0600);
-	CHECK(fchmod(fd, 0666));
+	CHECK(fchmod(s.fd, 0666));
 	expect_mode(f, 0600);
 	CHECK(chmod(f, 06777));
 	expect_mode(f, 0700);
 	CHECK(fchmodat(AT_FDCWD, f, 0604, 0));
 	expect_mode(f, 0600);
-	CHECK(rmdir(d));
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(f);
-	end_of_test(state);
+	drop_file_and_folder(state, &s);
 }
 
 static void test_chown_cannot_give_away(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	PATH(d, p, "d");
-	int fd = create_file(f);
+	struct file_and_folder s;
+	const char *f = s.f, *d = s.d;
 	int before = log_count(p, "denied:"), after;
 	struct stat st;
 
-	CHECK(mkdir(d, 0700));
+	make_file_and_folder(p, &s);
 	CHECK_ERR(chown(f, OTHER_UID, -1), EPERM);
 	CHECK_ERR(chown(f, -1, OTHER_GID), EPERM);
 	CHECK_ERR(chown(f, OTHER_UID, OTHER_GID), EPERM);
-	CHECK_ERR(fchown(fd, OTHER_UID, -1), EPERM);
+	CHECK_ERR(fchown(s.fd, OTHER_UID, -1), EPERM);
 	CHECK_ERR(lchown(f, -1, OTHER_GID), EPERM);
 	CHECK_ERR(chown(d, OTHER_UID, OTHER_GID), EPERM);
 	CHECK(stat(f, &st));
@@ -405,10 +420,7 @@ static void test_chown_cannot_give_away(void **state)
 		pool_dump_log(p);
 		fail_msg("no \"denied:\" line in the daemon log for the refused chowns");
 	}
-	CHECK(rmdir(d));
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(f);
-	end_of_test(state);
+	drop_file_and_folder(state, &s);
 }
 
 /* ---- another user's entries ---- */

@@ -4,6 +4,7 @@
 #include "itest.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -400,54 +401,48 @@ static void test_recreate_while_old_mapping_alive(void **state)
 	tu_backing_back_to_base(state);
 }
 
-/* The name of a just-removed file must be reusable at once: a stale kernel dentry made O_CREAT
- * fail with ENOENT (docs/design-notes.md "Data paths"). No waiting between rounds. */
-static void test_create_loop_no_wait(void **state)
+/* Create, write, read back and close one name rounds times, with O_EXCL and waiting for each
+ * removal or neither. */
+static void create_loop(void **state, int rounds, bool wait_each)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
+	int flags = O_RDWR | O_CREAT | (wait_each ? O_EXCL : 0);
 
-	uint32_t rounds = (uint32_t)itest_rounds(2000);
-
-	for (uint32_t i = 0; i < rounds; i++) {
+	for (uint32_t i = 0; i < (uint32_t)rounds; i++) {
 		uint32_t back = ~i;
-		int fd = open(f, O_RDWR | O_CREAT, 0600);
+		int fd = open(f, flags, 0600);
+		int r;
 
 		if (fd < 0)
-			fail_msg("round %u: open(O_CREAT): %s", i, errname(errno));
+			fail_msg("round %u: open(O_CREAT%s): %s", i, wait_each ? "|O_EXCL" : "",
+				 errname(errno));
 		if (pwrite(fd, &i, sizeof(i), 0) != sizeof(i))
 			fail_msg("round %u: write: %s", i, errname(errno));
 		if (pread(fd, &back, sizeof(back), 0) != sizeof(back) || back != i)
 			fail_msg("round %u: read back %u", i, back);
 		if (close(fd) == -1)
 			fail_msg("round %u: close: %s", i, errname(errno));
+		r = wait_each ? pool_wait_gone(f, GONE_MS) : 0;
+		if (r)
+			fail_msg("round %u: not removed: %s", i, errname(-r));
 	}
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
+}
+
+/* The name of a just-removed file must be reusable at once: a stale kernel dentry made O_CREAT
+ * fail with ENOENT (docs/design-notes.md "Data paths"). No waiting between rounds. */
+static void test_create_loop_no_wait(void **state)
+{
+	create_loop(state, itest_rounds(2000), false);
 }
 
 /* Same, waiting for each removal: once the name is gone, O_EXCL must succeed. Every removal
  * must happen: a lost "unused" event leaves the file for good. */
 static void test_create_loop_with_wait(void **state)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	uint32_t rounds = (uint32_t)itest_rounds(1000);
-
-	for (uint32_t i = 0; i < rounds; i++) {
-		int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
-		int r;
-
-		if (fd < 0)
-			fail_msg("round %u: open(O_CREAT|O_EXCL): %s", i, errname(errno));
-		if (pwrite(fd, &i, sizeof(i), 0) != sizeof(i))
-			fail_msg("round %u: write: %s", i, errname(errno));
-		CHECK(close(fd));
-		r = pool_wait_gone(f, GONE_MS);
-		if (r)
-			fail_msg("round %u: not removed: %s", i, errname(-r));
-	}
-	tu_backing_back_to_base(state);
+	create_loop(state, itest_rounds(1000), true);
 }
 
 static void test_private_mapping_outlives_close(void **state)
