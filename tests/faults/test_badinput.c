@@ -160,7 +160,7 @@ static void test_dot_and_dotdot(void **state)
 	int fd;
 
 	tu_paths(p, "a", a, "a/sub", sub, "a/sub/a", into_sub, "a/../b", via_dotdot, "b", b,
-		 "a/...", dots3, NULL);
+		 "a/...", dots3);
 	CHECK(mkdir(a, 0700));
 	CHECK(mkdir(sub, 0700));
 	/* the refused renames, rmdirs and creates of "." and ".." are rows of bad_rows */
@@ -356,7 +356,7 @@ struct file_and_folder {
 
 static void make_file_and_folder(const struct pool_fixture *p, struct file_and_folder *s)
 {
-	tu_paths(p, "f", s->f, "d", s->d, NULL);
+	tu_paths(p, "f", s->f, "d", s->d);
 	s->fd = create_file(s->f);
 	CHECK(mkdir(s->d, 0700));
 }
@@ -537,7 +537,7 @@ static void test_removed_inodes(void **state)
 	long r;
 	int e;
 
-	tu_paths(p, "d", d, "d/f", df, "f", f, NULL);
+	tu_paths(p, "d", d, "d/f", df, "f", f);
 	/* A folder the daemon removed while we hold an O_PATH descriptor of it (O_PATH does not
 	 * open on FUSE, so it does not keep the folder in use). Names looked up through it give
 	 * ENOENT or ESTALE; on kernel 6.18 all three calls gave ENOENT (the kernel knows the

@@ -68,7 +68,7 @@ static void test_modes_owner_only(void **state)
 	int fd[4];
 	struct stat st;
 
-	tu_paths(p, "f1", f1, "f2", f2, "f3", f3, "f4", f4, "d1", d1, "d2", d2, NULL);
+	tu_paths(p, "f1", f1, "f2", f2, "f3", f3, "f4", f4, "d1", d1, "d2", d2);
 	fd[0] = open(f1, O_RDWR | O_CREAT | O_EXCL, 0666);
 	fd[1] = open(f2, O_RDWR | O_CREAT | O_EXCL, 0777);
 	fd[2] = open(f3, O_RDWR | O_CREAT | O_EXCL, 0400);

@@ -272,6 +272,31 @@ struct writer {
 	uint32_t seed;
 };
 
+/* The writer's stripes, through a mapping or with pwrite from buf (w->stripe bytes): 0, or the
+ * number of the step that failed. */
+static int write_stripes(const struct writer *w, int fd, unsigned char *buf)
+{
+	unsigned char *m = NULL;
+
+	if (w->use_mmap) {
+		m = mmap(NULL, w->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		CHILD_CHECK(m != MAP_FAILED, 4);
+	}
+	for (size_t o = w->off; o + w->stripe <= w->total; o += w->stride) {
+		if (m) {
+			pat_fill(m + o, w->stripe, w->seed, o);
+		} else {
+			pat_fill(buf, w->stripe, w->seed, o);
+			CHILD_CHECK(pwrite_all(fd, buf, w->stripe, o) == (ssize_t)w->stripe, 5);
+		}
+	}
+	if (m) {
+		CHILD_CHECK(msync(m, w->total, MS_SYNC) == 0, 6);
+		munmap(m, w->total);
+	}
+	return 0;
+}
+
 static int writer_main(void *v)
 {
 	struct writer *w = v;
@@ -285,26 +310,13 @@ static int writer_main(void *v)
 	rng_state = w->seed * 2654435761u + 1;
 	if (w->stripe) {
 		unsigned char *buf = malloc(w->stripe);
-		unsigned char *m = NULL;
+		int step;
 
 		CHILD_CHECK(buf != NULL, 3);
-		if (w->use_mmap) {
-			m = mmap(NULL, w->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			CHILD_CHECK(m != MAP_FAILED, 4);
-		}
-		for (size_t o = w->off; o + w->stripe <= w->total; o += w->stride) {
-			if (m) {
-				pat_fill(m + o, w->stripe, w->seed, o);
-			} else {
-				pat_fill(buf, w->stripe, w->seed, o);
-				CHILD_CHECK(pwrite_all(fd, buf, w->stripe, o) == (ssize_t)w->stripe, 5);
-			}
-		}
-		if (m) {
-			CHILD_CHECK(msync(m, w->total, MS_SYNC) == 0, 6);
-			munmap(m, w->total);
-		}
+		step = write_stripes(w, fd, buf);
 		free(buf);
+		if (step)
+			return step;
 	} else if (w->use_mmap) {
 		unsigned char *m = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, w->off);
 
@@ -493,7 +505,7 @@ static void test_file_types_refused(void **state)
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd, sfd;
 
-	tu_paths(p, "f", f, "g", g, "s", s, "q", q, "c", c, "b", b, "sock", sock, NULL);
+	tu_paths(p, "f", f, "g", g, "s", s, "q", q, "c", c, "b", b, "sock", sock);
 	fd = create_open(f);
 	CHECK_ERR(link(f, g), EPERM);
 	CHECK_ERR(symlink("f", s), EPERM);
@@ -693,7 +705,7 @@ static void test_poolfs_xattrs(void **state)
 	char text[4096], want[64];
 	int fd, fd2, gfd;
 
-	tu_paths(p, "f", f, "d", d, "d/g", df, NULL);
+	tu_paths(p, "f", f, "d", d, "d/g", df);
 	fd = create_open(f);
 	read_text_xattr(f, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "opens 1");

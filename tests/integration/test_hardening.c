@@ -107,7 +107,7 @@ static void test_root_hold_keeps_only_the_holders(void **state)
 	char mnt[PATH_MAX], mine[PATH_MAX], theirs[PATH_MAX];
 	int fd;
 
-	tu_paths(p, "", mnt, "roots-file", mine, "others-file", theirs, NULL);
+	tu_paths(p, "", mnt, "roots-file", mine, "others-file", theirs);
 	/* The owner may hold the root; the hold keeps root's own entries... */
 	CHECK(setxattr(mnt, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	fd = open(mine, O_RDWR | O_CREAT | O_EXCL, 0600);

@@ -203,9 +203,10 @@ int tu_setup(void **state, const char *opts);
  * a suite frees or stops its own extras first. */
 int tu_teardown(void **state);
 
-/* Fill PATH_MAX buffers with absolute paths in p: pairs of (const char *rel, char *buf), then
- * NULL. Fails the test if one does not fit. */
-void tu_paths(const struct pool_fixture *p, ...);
+/* Fill PATH_MAX buffers with absolute paths in p: tu_paths(p, rel, buf, rel, buf, ...) with
+ * const char *rel and char buf[PATH_MAX]. Fails the test if one does not fit. */
+#define tu_paths(p, ...) tu_paths_((p), __VA_ARGS__, (const char *)NULL)
+void tu_paths_(const struct pool_fixture *p, ...);
 
 /* The permission bits (07777) of path must be want. */
 void expect_mode(const char *path, mode_t want);

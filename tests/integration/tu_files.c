@@ -2,21 +2,21 @@
  * mode an entry must have. */
 #include "testutil.h"
 
-void tu_paths(const struct pool_fixture *p, ...)
+void tu_paths_(const struct pool_fixture *p, ...)
 {
+	const char *rel, *too_long = NULL;
 	va_list ap;
-	const char *rel;
 
 	va_start(ap, p);
-	while ((rel = va_arg(ap, const char *))) {
+	while (!too_long && (rel = va_arg(ap, const char *))) {
 		char *buf = va_arg(ap, char *);
 
-		if (pool_path(p, rel, buf, PATH_MAX) != 0) {
-			va_end(ap);
-			fail_msg("%s: path too long", rel);
-		}
+		if (pool_path(p, rel, buf, PATH_MAX) != 0)
+			too_long = rel;
 	}
 	va_end(ap);
+	if (too_long)
+		fail_msg("%s: path too long", too_long);
 }
 
 void expect_mode(const char *path, mode_t want)

@@ -883,7 +883,7 @@ static void test_root_hold(void **state)
 	char rf[PATH_MAX], af[PATH_MAX], rf2[PATH_MAX];
 	int r;
 
-	tu_paths(p, "root.dat", rf, "a.dat", af, "root2.dat", rf2, NULL);
+	tu_paths(p, "root.dat", rf, "a.dat", af, "root2.dat", rf2);
 	/* root (the pool root's owner) pins the pool root: root's closed file stays, A's goes */
 	CHECK(setxattr(p->mnt, HOLD, "pin", 3, 0));
 	make_closed(rf);
