@@ -1085,13 +1085,8 @@ int main(void)
 	struct CMUnitTest tests[N_SCENARIOS + N_BAD_ROWS + 1];
 
 	memcpy(tests, scenarios, sizeof(scenarios));
-	for (size_t i = 0; i < N_BAD_ROWS; i++)
-		tests[N_SCENARIOS + i] = (struct CMUnitTest){
-			.name = bad_rows[i].name,
-			.test_func = test_bad_row,
-			.teardown_func = bad_row_cleanup,
-			.initial_state = (void *)&bad_rows[i],
-		};
+	rows_to_tests(tests + N_SCENARIOS, bad_rows, sizeof(bad_rows[0]), N_BAD_ROWS, test_bad_row,
+		      NULL, bad_row_cleanup);
 	tests[N_SCENARIOS + N_BAD_ROWS] = (struct CMUnitTest)M(test_after_matrix);
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

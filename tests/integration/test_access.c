@@ -614,14 +614,8 @@ int main(void)
 	struct CMUnitTest tests[N_SCENARIOS + N_ROWS];
 
 	memcpy(tests, scenarios, sizeof(scenarios));
-	for (size_t i = 0; i < N_ROWS; i++)
-		tests[N_SCENARIOS + i] = (struct CMUnitTest){
-			.name = rows[i].name,
-			.test_func = test_row,
-			.setup_func = row_setup,
-			.teardown_func = tu_teardown,
-			.initial_state = (void *)&rows[i],
-		};
+	rows_to_tests(tests + N_SCENARIOS, rows, sizeof(rows[0]), N_ROWS, test_row, row_setup,
+		      tu_teardown);
 	if (geteuid() != 0) {
 		/* a second uid and allow_other need root */
 		fprintf(stderr, "# not root: the access tests need to switch uid\n");

@@ -1188,14 +1188,8 @@ int main(void)
 {
 	struct CMUnitTest tests[N_LIFE_ROWS + N_SCENARIOS];
 
-	for (size_t i = 0; i < N_LIFE_ROWS; i++)
-		tests[i] = (struct CMUnitTest){
-			.name = life_rows[i].name,
-			.test_func = test_life_row,
-			.setup_func = life_setup,
-			.teardown_func = tu_teardown,
-			.initial_state = (void *)&life_rows[i],
-		};
+	rows_to_tests(tests, life_rows, sizeof(life_rows[0]), N_LIFE_ROWS, test_life_row, life_setup,
+		      tu_teardown);
 	memcpy(tests + N_LIFE_ROWS, scenarios, sizeof(scenarios));
 	pg = sysconf(_SC_PAGESIZE);
 	return ITEST_RUN(tests);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "rows.h"
 #include "poolfs_names.h"
 
 /* cmocka 1.1.5 declares _fail(), which fail() and fail_msg() call, without noreturn, though it

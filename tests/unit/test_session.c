@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "rows.h"
+
 #include "session.h"
 
 /* /proc/PID/stat texts: one row, one test case, with what proc_stat_parse must return and, when
@@ -185,10 +187,8 @@ int main(void)
 {
 	struct CMUnitTest tests[N_PARSE_ROWS + N_ANCHOR_TESTS];
 
-	for (size_t i = 0; i < N_PARSE_ROWS; i++)
-		tests[i] = (struct CMUnitTest){ .name = parse_rows[i].name,
-						.test_func = test_parse_row,
-						.initial_state = (void *)&parse_rows[i] };
+	rows_to_tests(tests, parse_rows, sizeof(parse_rows[0]), N_PARSE_ROWS, test_parse_row, NULL,
+		      NULL);
 	memcpy(tests + N_PARSE_ROWS, anchor_tests, sizeof(anchor_tests));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
