@@ -334,11 +334,10 @@ static void describe(char *buf, size_t len, const struct lifetime *l, bool held_
 		 l->opens, l->holds, l->children);
 }
 
-static void exhaustive_matches_model(void **state)
+/* Every combination of the booleans and counters, each handed to fn with held_above: how many. */
+static size_t for_each_combo(void (*fn)(const struct lifetime *l, bool ha, void *ctx), void *ctx)
 {
-	(void)state;
-	size_t cases = 0, mismatches = 0;
-	size_t seen[3] = {0, 0, 0};
+	size_t cases = 0;
 
 	for (unsigned bits = 0; bits < (1u << NBOOLS); bits++)
 		for (size_t oi = 0; oi < NCOUNTERS; oi++)
@@ -346,105 +345,124 @@ static void exhaustive_matches_model(void **state)
 				for (size_t ci = 0; ci < NCOUNTERS; ci++) {
 					bool ha;
 					struct lifetime l = combo(bits, oi, hi, ci, &ha);
-					enum lifetime_verdict got = lifetime_decide(&l, ha);
-					enum lifetime_verdict want = model_decide(&l, ha);
-					bool use = lifetime_in_use(&l, ha);
 
+					fn(&l, ha, ctx);
 					cases++;
-					assert_true(got == LIFETIME_KEEP || got == LIFETIME_REMOVE ||
-						    got == LIFETIME_DESTROY);
-					seen[got]++;
-					if (got != want || use != model_in_use(&l, ha)) {
-						char d[256];
-
-						describe(d, sizeof(d), &l, ha);
-						print_error("mismatch: %s: decide %d (want %d), in_use %d "
-							    "(want %d)\n",
-							    d, got, want, use, model_in_use(&l, ha));
-						mismatches++;
-					}
 				}
+	return cases;
+}
+
+struct model_tally {
+	size_t mismatches;
+	size_t seen[3];
+};
+
+static void check_against_model(const struct lifetime *lp, bool ha, void *ctx)
+{
+	struct model_tally *t = ctx;
+	const struct lifetime l = *lp;
+	enum lifetime_verdict got = lifetime_decide(&l, ha);
+	enum lifetime_verdict want = model_decide(&l, ha);
+	bool use = lifetime_in_use(&l, ha);
+
+	assert_true(got == LIFETIME_KEEP || got == LIFETIME_REMOVE || got == LIFETIME_DESTROY);
+	t->seen[got]++;
+	if (got != want || use != model_in_use(&l, ha)) {
+		char d[256];
+
+		describe(d, sizeof(d), &l, ha);
+		print_error("mismatch: %s: decide %d (want %d), in_use %d (want %d)\n", d, got,
+			    want, use, model_in_use(&l, ha));
+		t->mismatches++;
+	}
+}
+
+static void exhaustive_matches_model(void **state)
+{
+	struct model_tally t = { 0, { 0, 0, 0 } };
+	size_t cases = for_each_combo(check_against_model, &t);
+
+	(void)state;
 	assert_int_equal(cases, (1u << NBOOLS) * NCOUNTERS * NCOUNTERS * NCOUNTERS);
-	assert_int_equal(mismatches, 0);
+	assert_int_equal(t.mismatches, 0);
 	/* The table reaches every verdict, so it would notice one going missing. */
-	assert_true(seen[LIFETIME_KEEP] > 0);
-	assert_true(seen[LIFETIME_REMOVE] > 0);
-	assert_true(seen[LIFETIME_DESTROY] > 0);
+	assert_true(t.seen[LIFETIME_KEEP] > 0);
+	assert_true(t.seen[LIFETIME_REMOVE] > 0);
+	assert_true(t.seen[LIFETIME_DESTROY] > 0);
+}
+
+static void check_invariants(const struct lifetime *lp, bool ha, void *ctx)
+{
+	const struct lifetime l = *lp;
+	enum lifetime_verdict v = lifetime_decide(&l, ha);
+	bool use = lifetime_in_use(&l, ha);
+	char d[256];
+
+	(void)ctx;
+	describe(d, sizeof(d), &l, ha);
+	/* The root is never removed or destroyed. */
+	if (l.is_root && v != LIFETIME_KEEP)
+		fail_msg("root acted on: %s", d);
+	/* A removed node is never acted on again. */
+	if (l.removed && v != LIFETIME_KEEP)
+		fail_msg("removed node acted on: %s", d);
+	/* Open or mapped data is never removed nor destroyed. */
+	if ((l.opens || l.maybe_mapped) && v != LIFETIME_KEEP)
+		fail_msg("open/mapped node acted on: %s", d);
+	/* A node in use keeps its name. */
+	if (use && v == LIFETIME_REMOVE)
+		fail_msg("in-use node removed: %s", d);
+	/* REMOVE only for a linked node; DESTROY only for an unlinked one. */
+	if (v == LIFETIME_REMOVE && !l.linked)
+		fail_msg("REMOVE of an unlinked node: %s", d);
+	if (v == LIFETIME_DESTROY && l.linked)
+		fail_msg("DESTROY of a linked node: %s", d);
+	/* A folder never armed keeps its name. */
+	if (l.is_dir && !l.armed && v == LIFETIME_REMOVE)
+		fail_msg("unarmed folder removed: %s", d);
+	/* A linked, in-use node is kept. */
+	if (l.linked && use && v != LIFETIME_KEEP)
+		fail_msg("linked in-use node not kept: %s", d);
+	/* in_use is a function of the use counters only. */
+	{
+		struct lifetime m = l;
+
+		m.linked = !m.linked;
+		m.removed = !m.removed;
+		m.is_root = !m.is_root;
+		m.armed = !m.armed;
+		if (lifetime_in_use(&m, ha) != use)
+			fail_msg("in_use depends on a state flag: %s", d);
+	}
+	/* Adding any use to a node about to be removed keeps it. */
+	if (v == LIFETIME_REMOVE) {
+		struct lifetime m;
+
+		m = l; m.opens = 1;
+		assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
+		m = l; m.maybe_mapped = true;
+		assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
+		m = l; m.holds = 1;
+		assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
+		m = l;
+		assert_int_equal(lifetime_decide(&m, true), LIFETIME_KEEP);
+		if (l.is_dir) {
+			m = l; m.children = 1;
+			assert_int_equal(lifetime_decide(&m, ha),
+					 LIFETIME_KEEP);
+		}
+	}
+	/* can_free exactly when removed, forgotten and closed. */
+	assert_int_equal(lifetime_can_free(&l, 0),
+			 l.removed && l.opens == 0);
+	assert_false(lifetime_can_free(&l, 1));
+	assert_false(lifetime_can_free(&l, UINT64_MAX));
 }
 
 static void exhaustive_invariants(void **state)
 {
 	(void)state;
-
-	for (unsigned bits = 0; bits < (1u << NBOOLS); bits++)
-		for (size_t oi = 0; oi < NCOUNTERS; oi++)
-			for (size_t hi = 0; hi < NCOUNTERS; hi++)
-				for (size_t ci = 0; ci < NCOUNTERS; ci++) {
-					bool ha;
-					struct lifetime l = combo(bits, oi, hi, ci, &ha);
-					enum lifetime_verdict v = lifetime_decide(&l, ha);
-					bool use = lifetime_in_use(&l, ha);
-					char d[256];
-
-					describe(d, sizeof(d), &l, ha);
-					/* The root is never removed or destroyed. */
-					if (l.is_root && v != LIFETIME_KEEP)
-						fail_msg("root acted on: %s", d);
-					/* A removed node is never acted on again. */
-					if (l.removed && v != LIFETIME_KEEP)
-						fail_msg("removed node acted on: %s", d);
-					/* Open or mapped data is never removed nor destroyed. */
-					if ((l.opens || l.maybe_mapped) && v != LIFETIME_KEEP)
-						fail_msg("open/mapped node acted on: %s", d);
-					/* A node in use keeps its name. */
-					if (use && v == LIFETIME_REMOVE)
-						fail_msg("in-use node removed: %s", d);
-					/* REMOVE only for a linked node; DESTROY only for an unlinked one. */
-					if (v == LIFETIME_REMOVE && !l.linked)
-						fail_msg("REMOVE of an unlinked node: %s", d);
-					if (v == LIFETIME_DESTROY && l.linked)
-						fail_msg("DESTROY of a linked node: %s", d);
-					/* A folder never armed keeps its name. */
-					if (l.is_dir && !l.armed && v == LIFETIME_REMOVE)
-						fail_msg("unarmed folder removed: %s", d);
-					/* A linked, in-use node is kept. */
-					if (l.linked && use && v != LIFETIME_KEEP)
-						fail_msg("linked in-use node not kept: %s", d);
-					/* in_use is a function of the use counters only. */
-					{
-						struct lifetime m = l;
-
-						m.linked = !m.linked;
-						m.removed = !m.removed;
-						m.is_root = !m.is_root;
-						m.armed = !m.armed;
-						if (lifetime_in_use(&m, ha) != use)
-							fail_msg("in_use depends on a state flag: %s", d);
-					}
-					/* Adding any use to a node about to be removed keeps it. */
-					if (v == LIFETIME_REMOVE) {
-						struct lifetime m;
-
-						m = l; m.opens = 1;
-						assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
-						m = l; m.maybe_mapped = true;
-						assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
-						m = l; m.holds = 1;
-						assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
-						m = l;
-						assert_int_equal(lifetime_decide(&m, true), LIFETIME_KEEP);
-						if (l.is_dir) {
-							m = l; m.children = 1;
-							assert_int_equal(lifetime_decide(&m, ha),
-									 LIFETIME_KEEP);
-						}
-					}
-					/* can_free exactly when removed, forgotten and closed. */
-					assert_int_equal(lifetime_can_free(&l, 0),
-							 l.removed && l.opens == 0);
-					assert_false(lifetime_can_free(&l, 1));
-					assert_false(lifetime_can_free(&l, UINT64_MAX));
-				}
+	for_each_combo(check_invariants, NULL);
 }
 
 static const struct CMUnitTest scenarios[] = {
