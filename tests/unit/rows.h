@@ -15,4 +15,8 @@
 void rows_to_tests(struct CMUnitTest *tests, const void *rows, size_t row_size, size_t n,
 		   CMUnitTestFunction fn, CMFixtureFunction setup, CMFixtureFunction teardown);
 
+/* A row's test name in buf: group "/" the len bytes of value, those that are not printable (or a
+ * blank) written \xNN, so that a name stays one TAP line. Cut to fit size. */
+void rows_name(char *buf, size_t size, const char *group, const char *value, size_t len);
+
 #endif

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "rows.h"
+
 #include "holds.h"
 
 /* ---- parsing -------------------------------------------------------------------------------- */
@@ -721,27 +723,16 @@ static const struct CMUnitTest scenarios[] = {
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Each row's test name: its group, then its bytes (escaped). */
+/* Each row's test name: its group, then its bytes (rows_name). */
 static char row_names[N(parse_rows)][96];
-
-static void name_row(char *buf, size_t size, const struct parse_row *r)
-{
-	size_t n = (size_t)snprintf(buf, size, "%s/", r->group);
-
-	for (size_t i = 0; i < r->len && n + 5 < size; i++) {
-		unsigned char c = (unsigned char)r->value[i];
-
-		n += (size_t)snprintf(buf + n, size - n,
-				      c > 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
-	}
-}
 
 int main(void)
 {
 	struct CMUnitTest tests[N(parse_rows) + N(scenarios)];
 
 	for (size_t i = 0; i < N(parse_rows); i++) {
-		name_row(row_names[i], sizeof(row_names[i]), &parse_rows[i]);
+		rows_name(row_names[i], sizeof(row_names[i]), parse_rows[i].group, parse_rows[i].value,
+			  parse_rows[i].len);
 		tests[i] = (struct CMUnitTest){ .name = row_names[i], .test_func = test_parse_row,
 						.initial_state = (void *)&parse_rows[i] };
 	}
