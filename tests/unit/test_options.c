@@ -162,18 +162,12 @@ static void backing_length_boundary(void **state)
 
 /* ---- datapath / autohold -------------------------------------------------------------------- */
 
+/* Every name round-trips (the values one by one are rows of value_rows). */
 static void datapath_values(void **state)
 {
 	(void)state;
 	struct pool_options o = fresh();
 
-	assert_int_equal(apply(&o, "datapath=passthrough"), 1);
-	assert_int_equal(o.datapath, DATAPATH_PASSTHROUGH);
-	assert_int_equal(apply(&o, "datapath=pagecache"), 1);
-	assert_int_equal(o.datapath, DATAPATH_PAGECACHE);
-	assert_int_equal(apply(&o, "datapath=auto"), 1);
-	assert_int_equal(o.datapath, DATAPATH_AUTO);
-	/* Every name round-trips. */
 	for (int d = DATAPATH_AUTO; d <= DATAPATH_PAGECACHE; d++) {
 		char item[64];
 
@@ -185,36 +179,12 @@ static void datapath_values(void **state)
 
 /* ---- uring ---------------------------------------------------------------------------------- */
 
-static void uring_values(void **state)
-{
-	(void)state;
-	struct pool_options o = fresh();
-
-	assert_int_equal(apply(&o, "uring=off"), 1);
-	assert_int_equal(o.uring, URING_OFF);
-	assert_int_equal(apply(&o, "uring=on"), 1);
-	assert_int_equal(o.uring, URING_ON);
-	assert_int_equal(apply(&o, "uring=auto"), 1);
-	assert_int_equal(o.uring, URING_AUTO);
-	/* libfuse's own switches are not ours: they go on to FUSE. */
-	assert_int_equal(apply(&o, "io_uring"), 0);
-	assert_int_equal(apply(&o, "io_uring_q_depth=16"), 0);
-	assert_int_equal(o.uring, URING_AUTO);
-}
-
+/* Every name round-trips (the values one by one are rows of value_rows). */
 static void autohold_values(void **state)
 {
 	(void)state;
 	struct pool_options o = fresh();
 
-	assert_int_equal(apply(&o, "autohold=none"), 1);
-	assert_int_equal(o.autohold, AUTOHOLD_NONE);
-	assert_int_equal(apply(&o, "autohold=process"), 1);
-	assert_int_equal(o.autohold, AUTOHOLD_PROCESS);
-	assert_int_equal(apply(&o, "autohold=cgroup"), 1);
-	assert_int_equal(o.autohold, AUTOHOLD_CGROUP);
-	assert_int_equal(apply(&o, "autohold=session"), 1);
-	assert_int_equal(o.autohold, AUTOHOLD_SESSION);
 	for (int a = AUTOHOLD_NONE; a <= AUTOHOLD_CGROUP; a++) {
 		char item[64];
 
@@ -628,6 +598,57 @@ static void user_limits_table(void **state)
 	}
 }
 
+/* ---- accepted values: one row per item, each its own test named group/item ---------------- */
+
+enum option_field { OF_DATAPATH, OF_URING, OF_AUTOHOLD };
+
+/* On fresh options, item gives rc: 1 (ours) with field now want, or 0 (not ours: it goes on to
+ * FUSE) with every option left as it was. */
+static const struct value_row {
+	const char *group;
+	const char *item;
+	int rc;
+	enum option_field field;
+	int want;
+} value_rows[] = {
+	{ "datapath_values", "datapath=passthrough", 1, OF_DATAPATH, DATAPATH_PASSTHROUGH },
+	{ "datapath_values", "datapath=pagecache", 1, OF_DATAPATH, DATAPATH_PAGECACHE },
+	{ "datapath_values", "datapath=auto", 1, OF_DATAPATH, DATAPATH_AUTO },
+	{ "uring_values", "uring=off", 1, OF_URING, URING_OFF },
+	{ "uring_values", "uring=on", 1, OF_URING, URING_ON },
+	{ "uring_values", "uring=auto", 1, OF_URING, URING_AUTO },
+	/* libfuse's own switches are not ours: they go on to FUSE. */
+	{ "uring_values", "io_uring", 0, OF_URING, 0 },
+	{ "uring_values", "io_uring_q_depth=16", 0, OF_URING, 0 },
+	{ "autohold_values", "autohold=none", 1, OF_AUTOHOLD, AUTOHOLD_NONE },
+	{ "autohold_values", "autohold=process", 1, OF_AUTOHOLD, AUTOHOLD_PROCESS },
+	{ "autohold_values", "autohold=cgroup", 1, OF_AUTOHOLD, AUTOHOLD_CGROUP },
+	{ "autohold_values", "autohold=session", 1, OF_AUTOHOLD, AUTOHOLD_SESSION },
+};
+
+static int option_field(const struct pool_options *o, enum option_field f)
+{
+	switch (f) {
+	case OF_DATAPATH: return (int)o->datapath;
+	case OF_URING: return (int)o->uring;
+	case OF_AUTOHOLD: return (int)o->autohold;
+	}
+	return -1;
+}
+
+static void test_value_row(void **state)
+{
+	const struct value_row *r = *state;
+	struct pool_options o = fresh();
+	const struct pool_options before = o;
+
+	assert_int_equal(apply(&o, r->item), r->rc);
+	if (r->rc == 1)
+		assert_int_equal(option_field(&o, r->field), r->want);
+	else
+		assert_same_options(&o, &before);
+}
+
 /* ---- refused values: one row per item, each its own test named group/item ---------------- */
 
 /* After `good`, the refused item gives -EINVAL, a reason that names `key`, and leaves every
@@ -820,8 +841,7 @@ static const struct CMUnitTest scenarios[] = {
 		cmocka_unit_test(backing_relative_refused),
 		cmocka_unit_test(backing_length_boundary),
 		cmocka_unit_test(datapath_values),
-		cmocka_unit_test(uring_values),
-		cmocka_unit_test(autohold_values),
+			cmocka_unit_test(autohold_values),
 		cmocka_unit_test(huge_values),
 		cmocka_unit_test(backing_given_noted),
 		cmocka_unit_test(linger_values),
@@ -851,19 +871,26 @@ static const struct CMUnitTest scenarios[] = {
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-static char row_names[N(bad_rows)][96];
+static char row_names[N(value_rows) + N(bad_rows)][96];
 
 int main(void)
 {
-	struct CMUnitTest tests[N(scenarios) + N(bad_rows)];
+	struct CMUnitTest tests[N(scenarios) + N(row_names)];
+	struct CMUnitTest *t = tests + N(scenarios);
+	char (*name)[96] = row_names;
 
 	memcpy(tests, scenarios, sizeof(scenarios));
-	for (size_t i = 0; i < N(bad_rows); i++) {
-		rows_name(row_names[i], sizeof(row_names[i]), bad_rows[i].group, bad_rows[i].item,
+	for (size_t i = 0; i < N(value_rows); i++, t++, name++) {
+		rows_name(*name, sizeof(*name), value_rows[i].group, value_rows[i].item,
+			  strlen(value_rows[i].item));
+		*t = (struct CMUnitTest){ .name = *name, .test_func = test_value_row,
+					  .initial_state = (void *)&value_rows[i] };
+	}
+	for (size_t i = 0; i < N(bad_rows); i++, t++, name++) {
+		rows_name(*name, sizeof(*name), bad_rows[i].group, bad_rows[i].item,
 			  strlen(bad_rows[i].item));
-		tests[N(scenarios) + i] = (struct CMUnitTest){ .name = row_names[i],
-								.test_func = test_bad_row,
-								.initial_state = (void *)&bad_rows[i] };
+		*t = (struct CMUnitTest){ .name = *name, .test_func = test_bad_row,
+					  .initial_state = (void *)&bad_rows[i] };
 	}
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
 }
