@@ -21,46 +21,46 @@ static const struct access_policy strict = {.root_exempt = false};
 static const struct access_policy exempt = {.root_exempt = true};
 
 /* access_is_owner (ACCESS_OWNER) or access_may_list (ACCESS_LIST) for caller on owner's entry,
- * with or without root_exempt. */
+ * with root_exempt or not, must be want. */
 enum owner_check { ACCESS_OWNER, ACCESS_LIST };
 
 static const struct owner_row {
 	const char *group;
-	bool root_exempt;
-	enum owner_check check;
 	uid_t caller;
 	uid_t owner;
+	enum owner_check check;
+	bool root_exempt;
 	bool want;
 } owner_rows[] = {
-	{ "owner_may_access", false, ACCESS_OWNER, 1000, 1000, true },
-	{ "owner_may_access", true, ACCESS_OWNER, 1000, 1000, true },
-	{ "owner_may_access", false, ACCESS_LIST, 1000, 1000, true },
-	{ "owner_may_access", true, ACCESS_LIST, 1000, 1000, true },
+	{ "owner_may_access", 1000, 1000, ACCESS_OWNER, false, true },
+	{ "owner_may_access", 1000, 1000, ACCESS_OWNER, true, true },
+	{ "owner_may_access", 1000, 1000, ACCESS_LIST, false, true },
+	{ "owner_may_access", 1000, 1000, ACCESS_LIST, true, true },
 	/* The largest valid uid is a uid like any other. */
-	{ "owner_may_access", false, ACCESS_OWNER, 4294967294u, 4294967294u, true },
-	{ "other_user_refused", false, ACCESS_OWNER, 1001, 1000, false },
-	{ "other_user_refused", false, ACCESS_OWNER, 1000, 1001, false },
-	{ "other_user_refused", false, ACCESS_LIST, 1001, 1000, false },
+	{ "owner_may_access", 4294967294u, 4294967294u, ACCESS_OWNER, false, true },
+	{ "other_user_refused", 1001, 1000, ACCESS_OWNER, false, false },
+	{ "other_user_refused", 1000, 1001, ACCESS_OWNER, false, false },
+	{ "other_user_refused", 1001, 1000, ACCESS_LIST, false, false },
 	/* root_exempt is about root only: another plain user is still refused. */
-	{ "other_user_refused", true, ACCESS_OWNER, 1001, 1000, false },
-	{ "other_user_refused", true, ACCESS_LIST, 1001, 1000, false },
+	{ "other_user_refused", 1001, 1000, ACCESS_OWNER, true, false },
+	{ "other_user_refused", 1001, 1000, ACCESS_LIST, true, false },
 	/* uids one apart and far apart. */
-	{ "other_user_refused", false, ACCESS_OWNER, 1, 2, false },
-	{ "other_user_refused", false, ACCESS_OWNER, 4294967294u, 1000, false },
-	{ "root_not_exempt_by_default", false, ACCESS_OWNER, 0, 1000, false },
-	{ "root_not_exempt_by_default", false, ACCESS_LIST, 0, 1000, false },
+	{ "other_user_refused", 1, 2, ACCESS_OWNER, false, false },
+	{ "other_user_refused", 4294967294u, 1000, ACCESS_OWNER, false, false },
+	{ "root_not_exempt_by_default", 0, 1000, ACCESS_OWNER, false, false },
+	{ "root_not_exempt_by_default", 0, 1000, ACCESS_LIST, false, false },
 	/* root still owns its own entries. */
-	{ "root_not_exempt_by_default", false, ACCESS_OWNER, 0, 0, true },
-	{ "root_not_exempt_by_default", false, ACCESS_LIST, 0, 0, true },
-	{ "root_exempt_when_mounted_so", true, ACCESS_OWNER, 0, 1000, true },
-	{ "root_exempt_when_mounted_so", true, ACCESS_LIST, 0, 1000, true },
-	{ "root_exempt_when_mounted_so", true, ACCESS_OWNER, 0, 0, true },
-	{ "root_exempt_when_mounted_so", true, ACCESS_OWNER, 0, 4294967294u, true },
+	{ "root_not_exempt_by_default", 0, 0, ACCESS_OWNER, false, true },
+	{ "root_not_exempt_by_default", 0, 0, ACCESS_LIST, false, true },
+	{ "root_exempt_when_mounted_so", 0, 1000, ACCESS_OWNER, true, true },
+	{ "root_exempt_when_mounted_so", 0, 1000, ACCESS_LIST, true, true },
+	{ "root_exempt_when_mounted_so", 0, 0, ACCESS_OWNER, true, true },
+	{ "root_exempt_when_mounted_so", 0, 4294967294u, ACCESS_OWNER, true, true },
 	/* root's entries are as private as anyone's, with or without root_exempt. */
-	{ "users_cannot_reach_root_entries", false, ACCESS_OWNER, 1000, 0, false },
-	{ "users_cannot_reach_root_entries", true, ACCESS_OWNER, 1000, 0, false },
-	{ "users_cannot_reach_root_entries", false, ACCESS_LIST, 1000, 0, false },
-	{ "users_cannot_reach_root_entries", true, ACCESS_LIST, 1000, 0, false },
+	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_OWNER, false, false },
+	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_OWNER, true, false },
+	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_LIST, false, false },
+	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_LIST, true, false },
 };
 
 static void test_owner_row(void **state)
