@@ -192,9 +192,9 @@ static void remove_tree_contents(const char *dir)
 	nftw(dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-/* Whether path is a mount point, from /proc/self/mountinfo (works even when the FUSE connection
- * is dead and statfs would fail with ENOTCONN). */
-static int is_mountpoint(const char *path)
+/* From /proc/self/mountinfo: it works even when the FUSE connection is dead and statfs would
+ * fail with ENOTCONN. */
+int pool_path_is_mountpoint(const char *path)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096];
@@ -748,7 +748,7 @@ int pool_remount(struct pool_fixture *p, const char *extra_opts)
 {
 	if (!p->root[0] || p->owner != getpid())
 		return -EINVAL;
-	if (p->daemon_pid > 0 || is_mountpoint(p->mnt))
+	if (p->daemon_pid > 0 || pool_path_is_mountpoint(p->mnt))
 		return -EBUSY;
 	return start_daemon(p, extra_opts);
 }
@@ -777,7 +777,7 @@ int pool_kill_daemon(struct pool_fixture *p, int sig)
 	p->store[0] = '\0'; /* /proc/PID/fd of a dead daemon; store_dev stays for the test */
 	/* auto_unmount's helper takes the mount away once the daemon is gone */
 	deadline = pool_now_ms() + MOUNT_TIMEOUT_MS;
-	while (is_mountpoint(p->mnt)) {
+	while (pool_path_is_mountpoint(p->mnt)) {
 		if (pool_now_ms() >= deadline) {
 			diag("%s still mounted after its daemon died", p->mnt);
 			umount2(p->mnt, MNT_DETACH);
@@ -792,7 +792,7 @@ int pool_kill_daemon(struct pool_fixture *p, int sig)
 
 int pool_is_mounted(const struct pool_fixture *p)
 {
-	return p->mnt[0] && is_mountpoint(p->mnt);
+	return p->mnt[0] && pool_path_is_mountpoint(p->mnt);
 }
 
 /* ---- unmount ---- */
@@ -832,7 +832,7 @@ int pool_unmount(struct pool_fixture *p)
 	if (p->owner && p->owner != getpid())
 		return -EPERM; /* a forked child never takes down its parent's pool */
 
-	if (p->mnt[0] && is_mountpoint(p->mnt)) {
+	if (p->mnt[0] && pool_path_is_mountpoint(p->mnt)) {
 		long long deadline = pool_now_ms() + UMOUNT_BUSY_MS;
 
 		/* EBUSY while some process still has a file or cwd in the pool: give it a moment,
@@ -881,7 +881,7 @@ int pool_unmount(struct pool_fixture *p)
 	}
 
 	/* A killed daemon leaves a dead mount behind (auto_unmount should catch it; be sure). */
-	if (p->mnt[0] && is_mountpoint(p->mnt))
+	if (p->mnt[0] && pool_path_is_mountpoint(p->mnt))
 		umount2(p->mnt, MNT_DETACH);
 
 	if (p->backing[0] && p->mounted)

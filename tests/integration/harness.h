@@ -74,6 +74,9 @@ int pool_remount(struct pool_fixture *p, const char *extra_opts);
 /* Whether the fixture's mountpoint is mounted (from /proc/self/mountinfo). */
 int pool_is_mounted(const struct pool_fixture *p);
 
+/* Whether path (absolute, without escaped characters) is a mount point: 1 or 0. */
+int pool_path_is_mountpoint(const char *path);
+
 /* Poll until lstat(path) gives ENOENT: 0, -ETIMEDOUT, or -errno of an unexpected lstat error. */
 int pool_wait_gone(const char *path, int timeout_ms);
 

@@ -1281,17 +1281,14 @@ static int setup(void **state)
 	return tu_setup(state, OPTS);
 }
 
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, tu_teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_runner),
-		cmocka_unit_test_setup_teardown(test_owner_controls, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_pool_root_cold, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_pool_root_warm, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_refusals_cold, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_refusals_warm, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_root_hold, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_passed_fds, setup, tu_teardown),
+		cmocka_unit_test(test_runner), T(test_owner_controls), T(test_pool_root_cold),
+		T(test_pool_root_warm), T(test_refusals_cold), T(test_refusals_warm),
+		T(test_root_hold), T(test_passed_fds),
 	};
 	const char *f = getenv("SEC_FILTER");
 
