@@ -95,7 +95,7 @@ static long long pool_entries(const struct pool_fixture *p)
 	char buf[8192] = ""; /* read into all but the last byte, so it stays a string */
 	long long e;
 
-	if (getxattr(p->mnt, "user.poolfs.stat", buf, sizeof(buf) - 1) < 0)
+	if (getxattr(p->mnt, POOLFS_XATTR_STAT, buf, sizeof(buf) - 1) < 0)
 		fail_msg("getxattr(user.poolfs.stat): %s", errname(errno));
 	if (strncmp(buf, "entries ", 8) != 0 || sscanf(buf + 8, "%lld", &e) != 1)
 		fail_msg("user.poolfs.stat does not start with \"entries N\":\n%s", buf);
@@ -145,7 +145,7 @@ static long long stat_user_bytes(const char *path, unsigned uid, long long *entr
 	const char *at;
 	long long e, b;
 
-	if (getxattr(path, "user.poolfs.stat", buf, sizeof(buf) - 1) < 0)
+	if (getxattr(path, POOLFS_XATTR_STAT, buf, sizeof(buf) - 1) < 0)
 		fail_msg("getxattr(%s, user.poolfs.stat): %s", path, errname(errno));
 	snprintf(key, sizeof(key), "user %u entries ", uid);
 	for (at = buf; (at = strstr(at, key)); at++)
@@ -330,7 +330,7 @@ static void test_stat_counts_bytes(void **state)
 	fill_pattern(fa, 8 * MiB, 91);
 	CHECK(ftruncate(fb, 4 * MiB));
 	CHECK(fallocate(fc, 0, 0, 2 * MiB));
-	n = getxattr(p->mnt, "user.poolfs.stat", buf, sizeof(buf) - 1);
+	n = getxattr(p->mnt, POOLFS_XATTR_STAT, buf, sizeof(buf) - 1);
 	CHECK(n);
 	buf[n] = '\0';
 	{
@@ -461,7 +461,7 @@ static int other_fills_quota_steps(const struct pool_fixture *p, char *buf)
 		USER_TRUE(11, pat_check(buf, MiB, 51, (uint64_t)off) < 0);
 	}
 	/* the usage it sees: its own line with its 16 MiB, and not root's */
-	n = getxattr(p->mnt, "user.poolfs.stat", stat_buf, sizeof(stat_buf) - 1);
+	n = getxattr(p->mnt, POOLFS_XATTR_STAT, stat_buf, sizeof(stat_buf) - 1);
 	USER_OK(12, n);
 	stat_buf[n] = '\0';
 	for (char *c = stat_buf; *c; c++)

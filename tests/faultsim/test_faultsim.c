@@ -112,7 +112,7 @@ static void make_victim(const struct ctx *c)
 	CHECK(close(fd));
 	/* Like `existing`, kept by the folder's pin alone, so undoing an exchange is unlinking
 	 * whichever file then has this name. */
-	if (removexattr(c->victim, "user.poolfs.hold") < 0 && errno != ENODATA)
+	if (removexattr(c->victim, POOLFS_XATTR_HOLD) < 0 && errno != ENODATA)
 		fail_msg("removexattr %s: %s", c->victim, errname(errno));
 }
 
@@ -162,12 +162,12 @@ static void undo_setxattr(const struct ctx *c)
 
 static int run_hold(const struct ctx *c)
 {
-	return ret(setxattr(c->existing, "user.poolfs.hold", "process", 7, 0));
+	return ret(setxattr(c->existing, POOLFS_XATTR_HOLD, "process", 7, 0));
 }
 
 static void undo_hold(const struct ctx *c)
 {
-	if (removexattr(c->existing, "user.poolfs.hold") < 0 && errno != ENODATA)
+	if (removexattr(c->existing, POOLFS_XATTR_HOLD) < 0 && errno != ENODATA)
 		fail_msg("removexattr user.poolfs.hold: %s", errname(errno));
 }
 
@@ -205,7 +205,7 @@ static const struct op ops[] = {
 
 static void arm(const struct ctx *c, const char *what)
 {
-	if (setxattr(c->mnt, "user.poolfs.debug.fault", what, strlen(what), 0) < 0)
+	if (setxattr(c->mnt, POOLFS_XATTR_DEBUG_FAULT, what, strlen(what), 0) < 0)
 		fail_msg("arming '%s': %s (is this the faultsim daemon?)", what, errname(errno));
 }
 
@@ -213,7 +213,7 @@ static void arm(const struct ctx *c, const char *what)
 static int fired_and_disarm(const struct ctx *c, const char *site)
 {
 	char buf[256], want[64];
-	ssize_t n = getxattr(c->mnt, "user.poolfs.debug.fault", buf, sizeof(buf) - 1);
+	ssize_t n = getxattr(c->mnt, POOLFS_XATTR_DEBUG_FAULT, buf, sizeof(buf) - 1);
 
 	if (n < 0) {
 		fail_msg("reading the fault state: %s", errname(errno));
@@ -229,7 +229,7 @@ static void expect_consistent(const struct ctx *c, const char *op, const char *s
 			      const char *when)
 {
 	char buf[4096];
-	ssize_t len = getxattr(c->mnt, "user.poolfs.debug.check", buf, sizeof(buf) - 1);
+	ssize_t len = getxattr(c->mnt, POOLFS_XATTR_DEBUG_CHECK, buf, sizeof(buf) - 1);
 
 	if (len < 0) {
 		fail_msg("%s, %s %d, %s: the check failed: %s", op, site, n, when, errname(errno));
@@ -244,7 +244,7 @@ static void expect_consistent(const struct ctx *c, const char *op, const char *s
 static void usage_now(const struct ctx *c, long long *entries, long long *meta)
 {
 	char buf[4096], *at;
-	ssize_t len = getxattr(c->mnt, "user.poolfs.stat", buf, sizeof(buf) - 1);
+	ssize_t len = getxattr(c->mnt, POOLFS_XATTR_STAT, buf, sizeof(buf) - 1);
 
 	if (len < 0) {
 		fail_msg("reading user.poolfs.stat: %s", errname(errno));
@@ -335,14 +335,14 @@ static int setup_opts(void **state, const char *opts)
 	    pool_path(&s->t.p, "base/fresh", s->c.fresh, sizeof(s->c.fresh)) < 0 ||
 	    pool_path(&s->t.p, "base/victim", s->c.victim, sizeof(s->c.victim)) < 0)
 		return -1;
-	if (mkdir(s->c.base, 0700) < 0 || setxattr(s->c.base, "user.poolfs.hold", "pin", 3, 0) < 0)
+	if (mkdir(s->c.base, 0700) < 0 || setxattr(s->c.base, POOLFS_XATTR_HOLD, "pin", 3, 0) < 0)
 		return -1;
 	fd = open(s->c.existing, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0 || write(fd, "data", 4) != 4 || close(fd) < 0)
 		return -1;
 	/* The folder's pin keeps it; without its autohold, the hold operation's undo (which
 	 * drops all our holds on it) puts it back exactly as it was. */
-	if (removexattr(s->c.existing, "user.poolfs.hold") < 0 && errno != ENODATA)
+	if (removexattr(s->c.existing, POOLFS_XATTR_HOLD) < 0 && errno != ENODATA)
 		return -1;
 	return 0;
 }
@@ -363,7 +363,7 @@ static int teardown(void **state)
 	struct fs_state *s = *state;
 
 	if (s && !s->t.unsupported && s->c.base[0]) {
-		removexattr(s->c.base, "user.poolfs.hold");
+		removexattr(s->c.base, POOLFS_XATTR_HOLD);
 		pool_wait_gone(s->c.base, GONE_MS);
 	}
 	return tu_teardown(state);

@@ -135,6 +135,20 @@ static int read_child(void *arg)
 	return kb > 0 ? 0 : 3;
 }
 
+/* A new file f of BIG bytes, mapped shared read-write into *m and filled with pattern seed:
+ * its descriptor. */
+static int map_new_big(const char *f, uint32_t seed, unsigned char **m)
+{
+	int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
+
+	CHECK(fd);
+	CHECK(ftruncate(fd, BIG));
+	*m = mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(*m != MAP_FAILED);
+	pat_fill(*m, BIG, seed, 0);
+	return fd;
+}
+
 /* Write a big file through a mapping, then read it from another process: both map huge pages
  * (passthrough). Returns the writer's PMD kB; *fell_back says the kernel had no huge page. */
 static long write_and_read(struct pool_fixture *p, int *reader_rc, int *fell_back)
@@ -143,14 +157,8 @@ static long write_and_read(struct pool_fixture *p, int *reader_rc, int *fell_bac
 	struct reader r = {f};
 	long before = vmstat("thp_file_fallback"), kb;
 	unsigned char *m;
-	int fd;
+	int fd = map_new_big(f, 9, &m);
 
-	fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
-	CHECK(fd);
-	CHECK(ftruncate(fd, BIG));
-	m = mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(m != MAP_FAILED);
-	pat_fill(m, BIG, 9, 0);
 	kb = pmd_kb(m);
 	*reader_rc = tu_reap(tu_spawn(read_child, &r), CHILD_MS);
 	*fell_back = vmstat("thp_file_fallback") != before;
@@ -202,7 +210,7 @@ static void test_sigkill_store_lifetime(void **state)
 
 	fd = open(g, O_RDWR | O_CREAT | O_EXCL, 0600);
 	CHECK(fd);
-	CHECK(fsetxattr(fd, "user.poolfs.hold", "pin", 3, 0));
+	CHECK(fsetxattr(fd, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	CHECK(close(fd));
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
 	CHECK(fd);
@@ -262,14 +270,8 @@ static void test_removal_after_last_munmap(void **state)
 	struct mapper mp = {.path = f};
 	unsigned char *m;
 	pid_t kid;
-	int fd;
+	int fd = map_new_big(f, 5, &m);
 
-	fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
-	CHECK(fd);
-	CHECK(ftruncate(fd, BIG));
-	m = mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(m != MAP_FAILED);
-	pat_fill(m, BIG, 5, 0);
 	chan_open(&mp.c);
 	kid = tu_spawn(map_child, &mp);
 	chan_parent(&mp.c);

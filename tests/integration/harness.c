@@ -31,7 +31,6 @@
 #define EXIT_TIMEOUT_MS 10000
 #define EXIT_TIMEOUT_VALGRIND_MS 120000
 #define KILL_TIMEOUT_MS 5000
-#define RUN_AS_CRED_FAILED 255
 
 /* Fixtures with a daemon or temporary dirs, so a signal or exit() can still take them down. */
 #define MAX_LIVE 16
@@ -107,7 +106,9 @@ int pool_wait_gone(const char *path, int timeout_ms)
 	struct stat st;
 
 	for (int polls = 0;; polls++) {
-		if (lstat(path, &st) == -1) {
+		/* EACCES: the entry is there but another user's (the daemon refuses the lookup
+		 * before it says whether the name exists): keep waiting, as for an entry we see. */
+		if (lstat(path, &st) == -1 && errno != EACCES) {
 			if (errno == ENOENT)
 				return 0;
 			return -errno;
@@ -193,9 +194,9 @@ static void remove_tree_contents(const char *dir)
 	nftw(dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-/* Whether path is a mount point, from /proc/self/mountinfo (works even when the FUSE connection
- * is dead and statfs would fail with ENOTCONN). */
-static int is_mountpoint(const char *path)
+/* From /proc/self/mountinfo: it works even when the FUSE connection is dead and statfs would
+ * fail with ENOTCONN. */
+int pool_path_is_mountpoint(const char *path)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096];
@@ -749,7 +750,7 @@ int pool_remount(struct pool_fixture *p, const char *extra_opts)
 {
 	if (!p->root[0] || p->owner != getpid())
 		return -EINVAL;
-	if (p->daemon_pid > 0 || is_mountpoint(p->mnt))
+	if (p->daemon_pid > 0 || pool_path_is_mountpoint(p->mnt))
 		return -EBUSY;
 	return start_daemon(p, extra_opts);
 }
@@ -778,7 +779,7 @@ int pool_kill_daemon(struct pool_fixture *p, int sig)
 	p->store[0] = '\0'; /* /proc/PID/fd of a dead daemon; store_dev stays for the test */
 	/* auto_unmount's helper takes the mount away once the daemon is gone */
 	deadline = pool_now_ms() + MOUNT_TIMEOUT_MS;
-	while (is_mountpoint(p->mnt)) {
+	while (pool_path_is_mountpoint(p->mnt)) {
 		if (pool_now_ms() >= deadline) {
 			diag("%s still mounted after its daemon died", p->mnt);
 			umount2(p->mnt, MNT_DETACH);
@@ -793,7 +794,7 @@ int pool_kill_daemon(struct pool_fixture *p, int sig)
 
 int pool_is_mounted(const struct pool_fixture *p)
 {
-	return p->mnt[0] && is_mountpoint(p->mnt);
+	return p->mnt[0] && pool_path_is_mountpoint(p->mnt);
 }
 
 /* ---- unmount ---- */
@@ -833,7 +834,7 @@ int pool_unmount(struct pool_fixture *p)
 	if (p->owner && p->owner != getpid())
 		return -EPERM; /* a forked child never takes down its parent's pool */
 
-	if (p->mnt[0] && is_mountpoint(p->mnt)) {
+	if (p->mnt[0] && pool_path_is_mountpoint(p->mnt)) {
 		long long deadline = pool_now_ms() + UMOUNT_BUSY_MS;
 
 		/* EBUSY while some process still has a file or cwd in the pool: give it a moment,
@@ -882,7 +883,7 @@ int pool_unmount(struct pool_fixture *p)
 	}
 
 	/* A killed daemon leaves a dead mount behind (auto_unmount should catch it; be sure). */
-	if (p->mnt[0] && is_mountpoint(p->mnt))
+	if (p->mnt[0] && pool_path_is_mountpoint(p->mnt))
 		umount2(p->mnt, MNT_DETACH);
 
 	if (p->backing[0] && p->mounted)
@@ -1004,29 +1005,63 @@ int pool_release_all(const struct pool_fixture *p)
 
 /* ---- another user ---- */
 
-int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
+/* In the child: drop to uid/gid for good and check that it took (saved ids included, so the
+ * child cannot switch back to root half-way through). */
+static int become(uid_t uid, gid_t gid)
 {
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(uid, uid, uid) == -1)
+		return -errno;
+	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1)
+		return -errno;
+	if (ru != uid || eu != uid || su != uid || rg != gid || eg != gid || sg != gid)
+		return -EPERM;
+	return 0;
+}
+
+pid_t run_as_spawn(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
+{
+	pid_t parent = getpid();
 	pid_t pid;
-	int status;
 
 	fflush(NULL);
 	pid = fork();
 	if (pid == -1)
 		return -errno;
 	if (pid == 0) {
-		int r;
+		int r = become(uid, gid);
 
-		if (setgroups(0, NULL) == -1 || setgid(gid) == -1 || setuid(uid) == -1)
+		if (r < 0) {
+			fprintf(stderr, "# cannot become uid %d gid %d: %s\n", (int)uid, (int)gid,
+				strerror(-r));
 			_exit(RUN_AS_CRED_FAILED);
+		}
 		/* After the uid change (which clears it): do not outlive the test. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(RUN_AS_CRED_FAILED - 1);
 		r = fn(arg);
 		if (r < 0)
 			r = -r;
-		if (r >= RUN_AS_CRED_FAILED)
-			r = RUN_AS_CRED_FAILED - 1;
-		_exit(r);
+		_exit(r >= RUN_AS_CRED_FAILED ? RUN_AS_CRED_FAILED - 1 : r);
 	}
+	return pid;
+}
+
+int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
+{
+	pid_t pid = run_as_spawn(uid, gid, fn, arg);
+
+	return pid < 0 ? pid : run_as_reap(pid);
+}
+
+int run_as_reap(pid_t pid)
+{
+	int status;
+
 	while (waitpid(pid, &status, 0) == -1)
 		if (errno != EINTR)
 			return -errno;

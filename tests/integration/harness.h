@@ -74,7 +74,11 @@ int pool_remount(struct pool_fixture *p, const char *extra_opts);
 /* Whether the fixture's mountpoint is mounted (from /proc/self/mountinfo). */
 int pool_is_mounted(const struct pool_fixture *p);
 
-/* Poll until lstat(path) gives ENOENT: 0, -ETIMEDOUT, or -errno of an unexpected lstat error. */
+/* Whether path (absolute, without escaped characters) is a mount point: 1 or 0. */
+int pool_path_is_mountpoint(const char *path);
+
+/* Poll until lstat(path) gives ENOENT: 0, -ETIMEDOUT, or -errno of an unexpected lstat error
+ * (EACCES, another user's entry, counts as still there). */
 int pool_wait_gone(const char *path, int timeout_ms);
 
 /* Poll until lstat(path) succeeds: 0, -ETIMEDOUT, or -errno of an error other than ENOENT. */
@@ -114,6 +118,18 @@ void pool_dump_log(const struct pool_fixture *p);
  * value, -EPERM if the credentials could not be changed (child exit 255), -EINTR if the child
  * died from a signal, or -errno if fork/waitpid failed. */
 int run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
+
+/* A child's exit code when it could not take on the asked-for credentials. */
+#define RUN_AS_CRED_FAILED 255
+
+/* The first half of run_as_user: fork a child that takes uid/gid (real, effective and saved,
+ * checked) with no supplementary groups, dies with its parent (PDEATHSIG) and _exits with
+ * fn(arg) (a negative result as its magnitude, capped at 254). Returns its pid, or -errno. */
+pid_t run_as_spawn(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
+
+/* The second half: reap pid, a child of run_as_spawn: its exit code (0..254), -EPERM
+ * (credentials), -EINTR (killed by a signal), or -errno of waitpid. */
+int run_as_reap(pid_t pid);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 long long pool_now_ms(void);

@@ -22,6 +22,7 @@ struct names {
 	char mnt[PATH_MAX];
 	char rootf[PATH_MAX];	/* root's file, kept open by the test */
 	char rootd[PATH_MAX];	/* root's empty folder (stays) */
+	char rootd_x[PATH_MAX];	/* rootd/x (never made) */
 	char rootd2[PATH_MAX];	/* root's folder with an open child */
 	char child[PATH_MAX];	/* rootd2/child */
 	char mine[PATH_MAX];	/* the other user's file */
@@ -36,6 +37,7 @@ static void names_init(const struct pool_fixture *p, struct names *n)
 	assert_int_equal(pool_path(p, "", n->mnt, sizeof(n->mnt)), 0);
 	assert_int_equal(pool_path(p, "rootf", n->rootf, sizeof(n->rootf)), 0);
 	assert_int_equal(pool_path(p, "rootd", n->rootd, sizeof(n->rootd)), 0);
+	assert_int_equal(pool_path(p, "rootd/x", n->rootd_x, sizeof(n->rootd_x)), 0);
 	assert_int_equal(pool_path(p, "rootd2", n->rootd2, sizeof(n->rootd2)), 0);
 	assert_int_equal(pool_path(p, "rootd2/child", n->child, sizeof(n->child)), 0);
 	assert_int_equal(pool_path(p, "mine", n->mine, sizeof(n->mine)), 0);
@@ -58,28 +60,15 @@ static void make_root_entries(struct names *n, int fds[2])
 
 /* ---- modes ---- */
 
-static void expect_mode(const char *path, mode_t want)
-{
-	struct stat st;
-
-	CHECK(stat(path, &st));
-	if ((st.st_mode & 07777) != want)
-		fail_msg("%s: mode %04o, want %04o", path, st.st_mode & 07777, want);
-}
-
 static void test_modes_owner_only(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(f1, p, "f1");
-	PATH(f2, p, "f2");
-	PATH(f3, p, "f3");
-	PATH(f4, p, "f4");
-	PATH(d1, p, "d1");
-	PATH(d2, p, "d2");
+	char f1[PATH_MAX], f2[PATH_MAX], f3[PATH_MAX], f4[PATH_MAX], d1[PATH_MAX], d2[PATH_MAX];
 	mode_t old = umask(0);
 	int fd[4];
 	struct stat st;
 
+	tu_paths(p, "f1", f1, "f2", f2, "f3", f3, "f4", f4, "d1", d1, "d2", d2);
 	fd[0] = open(f1, O_RDWR | O_CREAT | O_EXCL, 0666);
 	fd[1] = open(f2, O_RDWR | O_CREAT | O_EXCL, 0777);
 	fd[2] = open(f3, O_RDWR | O_CREAT | O_EXCL, 0400);
@@ -125,84 +114,6 @@ static void test_modes_owner_only(void **state)
 		CHECK(close(fd[i]));
 	CHECK(rmdir(d1));
 	CHECK(rmdir(d2));
-}
-
-/* ---- another user against root's entries ---- */
-
-static int other_refused(void *v)
-{
-	struct names *n = v;
-	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
-	char buf[256];
-	int fd;
-
-	/* an entry of our own, to rename onto root's */
-	fd = open(n->mine, O_RDWR | O_CREAT | O_EXCL, 0600);
-	USER_OK(1, fd);
-
-	USER_EXPECT(2, open(n->rootf, O_RDONLY), EACCES);
-	USER_EXPECT(3, open(n->rootf, O_WRONLY), EACCES);
-	USER_EXPECT(4, open(n->rootf, O_RDWR | O_CREAT, 0600), EACCES);
-	USER_EXPECT(5, stat(n->rootf, &(struct stat){ 0 }), EACCES);
-	USER_EXPECT(6, lstat(n->rootf, &(struct stat){ 0 }), EACCES);
-	USER_EXPECT(7, truncate(n->rootf, 0), EACCES);
-	USER_EXPECT(8, unlink(n->rootf), EACCES);
-	USER_EXPECT(9, rename(n->rootf, n->ud), EACCES);
-	USER_EXPECT(10, rename(n->mine, n->rootf), EACCES);
-	USER_EXPECT(11, getxattr(n->rootf, "user.x", buf, sizeof(buf)), EACCES);
-	USER_EXPECT(12, setxattr(n->rootf, "user.y", "2", 1, 0), EACCES);
-	USER_EXPECT(13, listxattr(n->rootf, buf, sizeof(buf)), EACCES);
-	USER_EXPECT(14, removexattr(n->rootf, "user.x"), EACCES);
-	USER_EXPECT(15, setxattr(n->rootf, "user.poolfs.hold", "pin", 3, 0), EACCES);
-	USER_EXPECT(16, setxattr(n->rootf, "user.poolfs.hold", "process", 7, 0), EACCES);
-	USER_EXPECT(17, getxattr(n->rootf, "user.poolfs.refs", buf, sizeof(buf)), EACCES);
-	USER_EXPECT(18, chmod(n->rootf, 0600), EACCES);
-	USER_EXPECT(19, utimensat(AT_FDCWD, n->rootf, ts, 0), EACCES);
-
-	USER_EXPECT(20, open(n->rootd, O_RDONLY | O_DIRECTORY), EACCES);
-	USER_EXPECT(21, stat(n->rootd, &(struct stat){ 0 }), EACCES);
-	USER_EXPECT(22, rmdir(n->rootd), EACCES);
-	USER_EXPECT(23, rename(n->rootd, n->ud), EACCES);
-	USER_EXPECT(24, setxattr(n->rootd, "user.poolfs.hold", "pin", 3, 0), EACCES);
-	USER_EXPECT(25, open(n->rootd2, O_RDONLY | O_DIRECTORY), EACCES);
-	USER_EXPECT(26, stat(n->child, &(struct stat){ 0 }), EACCES);
-	USER_EXPECT(27, open(n->child, O_RDONLY), EACCES);
-	USER_EXPECT(28, unlink(n->child), EACCES);
-	{
-		char inside[PATH_MAX + 8];
-
-		snprintf(inside, sizeof(inside), "%s/x", n->rootd);
-		USER_EXPECT(29, open(inside, O_RDWR | O_CREAT, 0600), EACCES);
-		USER_EXPECT(30, mkdir(inside, 0700), EACCES);
-	}
-	USER_EXPECT(31, access(n->rootf, F_OK), EACCES);
-	USER_EXPECT(32, access(n->rootf, R_OK), EACCES);
-	USER_EXPECT(33, access(n->rootd, X_OK), EACCES);
-	close(fd);
-	return 0;
-}
-
-static void test_other_user_refused(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	struct names n;
-	int fds[2];
-	char buf[16] = { 0 };
-
-	names_init(p, &n);
-	make_root_entries(&n, fds);
-	AS_OTHER_OK(other_refused, &n);
-	/* nothing of root's was touched */
-	ASSERT_EXISTS(n.rootf);
-	ASSERT_EXISTS(n.rootd);
-	ASSERT_EXISTS(n.child);
-	assert_int_equal(pread(fds[0], buf, sizeof(buf), 0), 9);
-	assert_string_equal(buf, "root data");
-	assert_int_equal(getxattr(n.rootf, "user.x", buf, sizeof(buf)), 1);
-	CHECK_ERR(getxattr(n.rootf, "user.y", buf, sizeof(buf)), ENODATA);
-	CHECK(close(fds[0]));
-	CHECK(close(fds[1]));
-	CHECK(rmdir(n.rootd));
 }
 
 /* ---- listings ---- */
@@ -335,45 +246,266 @@ static pid_t start_other_holder(const struct pool_fixture *p, struct names *n)
 	return pid;
 }
 
+/* ---- the refusal matrix: one row, one request, one test case ----
+ *
+ * BY_OTHER rows: root made rootf (open, with data and user.x), rootd (empty) and rootd2/child
+ * (open); the other user, who has a file of its own (mine) to rename onto root's, makes the
+ * request. After it, root's entries must be untouched.
+ * BY_ROOT rows: the other user made ud (empty) and uf (open in a process of that uid, with data
+ * and user.x); root, not exempt, makes the request. Listings must hide uf and ud from root. */
+
+enum actor { BY_OTHER, BY_ROOT };
+
+enum op {
+	OP_OPEN, OP_STAT, OP_LSTAT, OP_TRUNCATE, OP_UNLINK, OP_RMDIR, OP_MKDIR, OP_RENAME,
+	OP_GETXATTR, OP_SETXATTR, OP_LISTXATTR, OP_REMOVEXATTR, OP_CHMOD, OP_UTIMENS, OP_ACCESS,
+};
+
+#define AT(field) offsetof(struct names, field)
+
+struct access_row {
+	const char *name;	/* the test case: who, what, on whose entry, the errno */
+	enum actor who;
+	enum op op;
+	size_t path;		/* AT(field): the entry the request names */
+	size_t to;		/* AT(field): OP_RENAME's target */
+	const char *xattr;	/* the attribute name of the xattr requests */
+	const char *val;	/* OP_SETXATTR's value */
+	int flags;		/* OP_OPEN's flags, OP_ACCESS's mode */
+	int expect;		/* the errno */
+};
+
+static const struct access_row rows[] = {
+	/* open */
+	{ "other_open_rdonly_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf), .flags = O_RDONLY,
+	  .expect = EACCES },
+	{ "other_open_wronly_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf), .flags = O_WRONLY,
+	  .expect = EACCES },
+	{ "other_open_creat_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf),
+	  .flags = O_RDWR | O_CREAT, .expect = EACCES },
+	{ "other_opendir_root_folder_eacces", BY_OTHER, OP_OPEN, AT(rootd),
+	  .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES },
+	{ "other_opendir_root_folder_in_use_eacces", BY_OTHER, OP_OPEN, AT(rootd2),
+	  .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES },
+	{ "other_open_inside_root_folder_eacces", BY_OTHER, OP_OPEN, AT(child), .flags = O_RDONLY,
+	  .expect = EACCES },
+	{ "other_create_in_root_folder_eacces", BY_OTHER, OP_OPEN, AT(rootd_x),
+	  .flags = O_RDWR | O_CREAT, .expect = EACCES },
+	{ "root_open_other_file_eacces", BY_ROOT, OP_OPEN, AT(uf), .flags = O_RDONLY,
+	  .expect = EACCES },
+	{ "root_open_creat_other_file_eacces", BY_ROOT, OP_OPEN, AT(uf), .flags = O_RDWR | O_CREAT,
+	  .expect = EACCES },
+	{ "root_opendir_other_folder_eacces", BY_ROOT, OP_OPEN, AT(ud),
+	  .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES },
+	/* stat */
+	{ "other_stat_root_file_eacces", BY_OTHER, OP_STAT, AT(rootf), .expect = EACCES },
+	{ "other_stat_root_folder_eacces", BY_OTHER, OP_STAT, AT(rootd), .expect = EACCES },
+	{ "other_stat_inside_root_folder_eacces", BY_OTHER, OP_STAT, AT(child), .expect = EACCES },
+	{ "root_stat_other_file_eacces", BY_ROOT, OP_STAT, AT(uf), .expect = EACCES },
+	{ "root_stat_other_folder_eacces", BY_ROOT, OP_STAT, AT(ud), .expect = EACCES },
+	/* lstat */
+	{ "other_lstat_root_file_eacces", BY_OTHER, OP_LSTAT, AT(rootf), .expect = EACCES },
+	/* truncate */
+	{ "other_truncate_root_file_eacces", BY_OTHER, OP_TRUNCATE, AT(rootf), .expect = EACCES },
+	{ "root_truncate_other_file_eacces", BY_ROOT, OP_TRUNCATE, AT(uf), .expect = EACCES },
+	/* unlink */
+	{ "other_unlink_root_file_eacces", BY_OTHER, OP_UNLINK, AT(rootf), .expect = EACCES },
+	{ "other_unlink_inside_root_folder_eacces", BY_OTHER, OP_UNLINK, AT(child),
+	  .expect = EACCES },
+	{ "root_unlink_other_file_eacces", BY_ROOT, OP_UNLINK, AT(uf), .expect = EACCES },
+	/* rmdir */
+	{ "other_rmdir_root_folder_eacces", BY_OTHER, OP_RMDIR, AT(rootd), .expect = EACCES },
+	{ "root_rmdir_other_folder_eacces", BY_ROOT, OP_RMDIR, AT(ud), .expect = EACCES },
+	/* mkdir */
+	{ "other_mkdir_in_root_folder_eacces", BY_OTHER, OP_MKDIR, AT(rootd_x), .expect = EACCES },
+	/* rename */
+	{ "other_rename_root_file_away_eacces", BY_OTHER, OP_RENAME, AT(rootf), AT(ud),
+	  .expect = EACCES },
+	{ "other_rename_own_file_over_root_file_eacces", BY_OTHER, OP_RENAME, AT(mine), AT(rootf),
+	  .expect = EACCES },
+	{ "other_rename_root_folder_away_eacces", BY_OTHER, OP_RENAME, AT(rootd), AT(ud),
+	  .expect = EACCES },
+	{ "root_rename_other_file_away_eacces", BY_ROOT, OP_RENAME, AT(uf), AT(rootf),
+	  .expect = EACCES },
+	{ "root_rename_other_folder_away_eacces", BY_ROOT, OP_RENAME, AT(ud), AT(rootd),
+	  .expect = EACCES },
+	/* getxattr */
+	{ "other_getxattr_root_file_eacces", BY_OTHER, OP_GETXATTR, AT(rootf), .xattr = "user.x",
+	  .expect = EACCES },
+	{ "other_refs_of_root_file_eacces", BY_OTHER, OP_GETXATTR, AT(rootf),
+	  .xattr = POOLFS_XATTR_REFS, .expect = EACCES },
+	{ "root_getxattr_other_file_eacces", BY_ROOT, OP_GETXATTR, AT(uf), .xattr = "user.x",
+	  .expect = EACCES },
+	/* setxattr (a user attribute or a hold) */
+	{ "other_setxattr_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf), .xattr = "user.y",
+	  .val = "2", .expect = EACCES },
+	{ "other_pin_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf),
+	  .xattr = POOLFS_XATTR_HOLD, .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES },
+	{ "other_process_hold_on_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf),
+	  .xattr = POOLFS_XATTR_HOLD, .val = POOLFS_SCOPE_WORD_PROCESS, .expect = EACCES },
+	{ "other_pin_root_folder_eacces", BY_OTHER, OP_SETXATTR, AT(rootd),
+	  .xattr = POOLFS_XATTR_HOLD, .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES },
+	{ "root_setxattr_other_file_eacces", BY_ROOT, OP_SETXATTR, AT(uf), .xattr = "user.y",
+	  .val = "1", .expect = EACCES },
+	{ "root_pin_other_file_eacces", BY_ROOT, OP_SETXATTR, AT(uf), .xattr = POOLFS_XATTR_HOLD,
+	  .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES },
+	/* listxattr */
+	{ "other_listxattr_root_file_eacces", BY_OTHER, OP_LISTXATTR, AT(rootf), .expect = EACCES },
+	{ "root_listxattr_other_file_eacces", BY_ROOT, OP_LISTXATTR, AT(uf), .expect = EACCES },
+	/* removexattr */
+	{ "other_removexattr_root_file_eacces", BY_OTHER, OP_REMOVEXATTR, AT(rootf),
+	  .xattr = "user.x", .expect = EACCES },
+	/* chmod */
+	{ "other_chmod_root_file_eacces", BY_OTHER, OP_CHMOD, AT(rootf), .expect = EACCES },
+	{ "root_chmod_other_file_eacces", BY_ROOT, OP_CHMOD, AT(uf), .expect = EACCES },
+	/* utimensat */
+	{ "other_utimens_root_file_eacces", BY_OTHER, OP_UTIMENS, AT(rootf), .expect = EACCES },
+	{ "root_utimens_other_file_eacces", BY_ROOT, OP_UTIMENS, AT(uf), .expect = EACCES },
+	/* access */
+	{ "other_access_f_ok_root_file_eacces", BY_OTHER, OP_ACCESS, AT(rootf), .flags = F_OK,
+	  .expect = EACCES },
+	{ "other_access_r_ok_root_file_eacces", BY_OTHER, OP_ACCESS, AT(rootf), .flags = R_OK,
+	  .expect = EACCES },
+	{ "other_access_x_ok_root_folder_eacces", BY_OTHER, OP_ACCESS, AT(rootd), .flags = X_OK,
+	  .expect = EACCES },
+};
+
+#define N_ROWS (sizeof(rows) / sizeof(rows[0]))
+
+/* The row's request: 0 if it succeeded (a descriptor it opened is closed), else its errno. No
+ * cmocka: it also runs in a child of the other uid. */
+static int row_request(const struct names *n, const struct access_row *r)
+{
+	const char *path = (const char *)n + r->path;
+	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	char buf[256];
+	struct stat st;
+	long res = -1;
+
+	switch (r->op) {
+	case OP_OPEN:
+		res = open(path, r->flags, 0600);
+		if (res >= 0)
+			close((int)res);
+		break;
+	case OP_STAT: res = stat(path, &st); break;
+	case OP_LSTAT: res = lstat(path, &st); break;
+	case OP_TRUNCATE: res = truncate(path, 0); break;
+	case OP_UNLINK: res = unlink(path); break;
+	case OP_RMDIR: res = rmdir(path); break;
+	case OP_MKDIR: res = mkdir(path, 0700); break;
+	case OP_RENAME: res = rename(path, (const char *)n + r->to); break;
+	case OP_GETXATTR: res = getxattr(path, r->xattr, buf, sizeof(buf)); break;
+	case OP_SETXATTR: res = setxattr(path, r->xattr, r->val, strlen(r->val), 0); break;
+	case OP_LISTXATTR: res = listxattr(path, buf, sizeof(buf)); break;
+	case OP_REMOVEXATTR: res = removexattr(path, r->xattr); break;
+	case OP_CHMOD: res = chmod(path, 0600); break;
+	case OP_UTIMENS: res = utimensat(AT_FDCWD, path, ts, 0); break;
+	case OP_ACCESS: res = access(path, r->flags); break;
+	}
+	return res == -1 ? errno : 0;
+}
+
+/* What a BY_OTHER row's child runs: its own file first (the source of the renames onto root's
+ * entries), then the request. The exit code is the request's errno (0: it succeeded). */
+struct other_request {
+	const struct names *n;
+	const struct access_row *row;
+};
+
+static int other_requests(void *v)
+{
+	const struct other_request *o = v;
+	int fd = open(o->n->mine, O_RDWR | O_CREAT | O_EXCL, 0600);
+	int e;
+
+	if (fd < 0) {
+		fprintf(stderr, "# uid %d: create %s: %s\n", (int)getuid(), o->n->mine,
+			errname(errno));
+		return 254;
+	}
+	e = row_request(o->n, o->row);
+	close(fd);
+	return e;
+}
+
+static void expect_row(const struct access_row *r, int got)
+{
+	if (got != r->expect)
+		fail_msg("%s: got %s, want %s", r->name, got < 0 ? "runner failed" : errname(got),
+			 errname(r->expect));
+}
+
+static void run_other_row(const struct pool_fixture *p, const struct access_row *r)
+{
+	struct names n;
+	struct other_request o = { &n, r };
+	char buf[16] = { 0 };
+	int fds[2];
+
+	names_init(p, &n);
+	make_root_entries(&n, fds);
+	expect_row(r, run_as_user(OTHER_UID, OTHER_GID, other_requests, &o));
+	/* nothing of root's was touched */
+	ASSERT_EXISTS(n.rootf);
+	ASSERT_EXISTS(n.rootd);
+	ASSERT_EXISTS(n.child);
+	assert_int_equal(pread(fds[0], buf, sizeof(buf), 0), 9);
+	assert_string_equal(buf, "root data");
+	assert_int_equal(getxattr(n.rootf, "user.x", buf, sizeof(buf)), 1);
+	CHECK_ERR(getxattr(n.rootf, "user.y", buf, sizeof(buf)), ENODATA);
+	CHECK(close(fds[0]));
+	CHECK(close(fds[1]));
+	CHECK(rmdir(n.rootd));
+}
+
 static int other_waits_gone(void *v)
 {
 	USER_OK(1, pool_wait_gone(v, GONE_MS) == 0 ? 0 : -1);
 	return 0;
 }
 
-static void test_root_refused_without_exempt(void **state)
+static void run_root_row(const struct pool_fixture *p, const struct access_row *r)
 {
-	struct pool_fixture *p = tu_pool(state);
-	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
 	struct names n;
-	struct stat st;
-	char buf[64];
 	pid_t pid = start_other_holder(p, &n);
 
-	CHECK_ERR(stat(n.uf, &st), EACCES);
-	CHECK_ERR(open(n.uf, O_RDONLY), EACCES);
-	CHECK_ERR(open(n.uf, O_RDWR | O_CREAT, 0600), EACCES);
-	CHECK_ERR(truncate(n.uf, 0), EACCES);
-	CHECK_ERR(unlink(n.uf), EACCES);
-	CHECK_ERR(rename(n.uf, n.rootf), EACCES);
-	CHECK_ERR(getxattr(n.uf, "user.x", buf, sizeof(buf)), EACCES);
-	CHECK_ERR(setxattr(n.uf, "user.y", "1", 1, 0), EACCES);
-	CHECK_ERR(listxattr(n.uf, buf, sizeof(buf)), EACCES);
-	CHECK_ERR(setxattr(n.uf, "user.poolfs.hold", "pin", 3, 0), EACCES);
-	CHECK_ERR(chmod(n.uf, 0600), EACCES);
-	CHECK_ERR(utimensat(AT_FDCWD, n.uf, ts, 0), EACCES);
-	CHECK_ERR(stat(n.ud, &st), EACCES);
-	CHECK_ERR(open(n.ud, O_RDONLY | O_DIRECTORY), EACCES);
-	CHECK_ERR(rmdir(n.ud), EACCES);
-	CHECK_ERR(rename(n.ud, n.rootd), EACCES);
+	expect_row(r, row_request(&n, r));
 	assert_int_equal(tu_listed(p->mnt, "uf"), 0);
 	assert_int_equal(tu_listed(p->mnt, "ud"), 0);
-
 	PARENT_GO(&n.c);
 	REAP_OK(pid);
 	chan_close_parent(&n.c);
 	/* root may not even look at uf: its owner watches it go */
 	AS_OTHER_OK(other_waits_gone, n.uf);
+}
+
+/* Each row on a pool of its own (autohold=none, not root_exempt), so a request that wrongly
+ * succeeds cannot change the next row's scene. */
+struct row_state {
+	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
+	const struct access_row *row;
+};
+
+static int row_setup(void **state)
+{
+	const struct access_row *row = *state;
+
+	if (tu_setup_sized(state, "autohold=none", sizeof(struct row_state)) < 0)
+		return -1;
+	((struct row_state *)*state)->row = row;
+	return 0;
+}
+
+static void test_row(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	const struct access_row *r = ((struct row_state *)*state)->row;
+
+	if (r->who == BY_OTHER)
+		run_other_row(p, r);
+	else
+		run_root_row(p, r);
 }
 
 static void test_root_exempt_allowed(void **state)
@@ -433,7 +565,7 @@ static int other_reads_stat(void *v)
 	ssize_t len;
 
 	USER_OK(1, mkdir(n->ud, 0700));
-	len = getxattr(n->mnt, "user.poolfs.stat", text, sizeof(text) - 1);
+	len = getxattr(n->mnt, POOLFS_XATTR_STAT, text, sizeof(text) - 1);
 	USER_OK(2, len);
 	text[len] = '\0';
 	USER_TRUE(3, has_line_prefix(text, "user 65534 entries 1 "));
@@ -453,7 +585,7 @@ static void test_stat_xattr_per_user(void **state)
 	names_init(p, &n);
 	make_root_entries(&n, fds);
 	AS_OTHER_OK(other_reads_stat, &n);
-	len = getxattr(p->mnt, "user.poolfs.stat", text, sizeof(text) - 1);
+	len = getxattr(p->mnt, POOLFS_XATTR_STAT, text, sizeof(text) - 1);
 	CHECK(len);
 	text[len] = '\0';
 	if (!has_line_prefix(text, "user 0 ") || !has_line_prefix(text, "user 65534 "))
@@ -466,19 +598,24 @@ static void test_stat_xattr_per_user(void **state)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, tu_teardown)
 #define TX(fn) cmocka_unit_test_setup_teardown(fn, setup_exempt, tu_teardown)
 
+static const struct CMUnitTest scenarios[] = {
+	T(test_modes_owner_only),
+	T(test_listing_hides_other_users),
+	T(test_other_user_creates_in_root),
+	T(test_chown_refused),
+	T(test_stat_xattr_per_user),
+	TX(test_root_exempt_allowed),
+};
+
+#define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		T(test_modes_owner_only),
-		T(test_other_user_refused),
-		T(test_listing_hides_other_users),
-		T(test_other_user_creates_in_root),
-		T(test_chown_refused),
-		T(test_stat_xattr_per_user),
-		T(test_root_refused_without_exempt),
-		TX(test_root_exempt_allowed),
-	};
+	struct CMUnitTest tests[N_SCENARIOS + N_ROWS];
 
+	memcpy(tests, scenarios, sizeof(scenarios));
+	rows_to_tests(tests + N_SCENARIOS, rows, sizeof(rows[0]), N_ROWS, test_row, row_setup,
+		      tu_teardown);
 	if (geteuid() != 0) {
 		/* a second uid and allow_other need root */
 		fprintf(stderr, "# not root: the access tests need to switch uid\n");

@@ -272,6 +272,31 @@ struct writer {
 	uint32_t seed;
 };
 
+/* The writer's stripes, through a mapping or with pwrite from buf (w->stripe bytes): 0, or the
+ * number of the step that failed. */
+static int write_stripes(const struct writer *w, int fd, unsigned char *buf)
+{
+	unsigned char *m = NULL;
+
+	if (w->use_mmap) {
+		m = mmap(NULL, w->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		CHILD_CHECK(m != MAP_FAILED, 4);
+	}
+	for (size_t o = w->off; o + w->stripe <= w->total; o += w->stride) {
+		if (m) {
+			pat_fill(m + o, w->stripe, w->seed, o);
+		} else {
+			pat_fill(buf, w->stripe, w->seed, o);
+			CHILD_CHECK(pwrite_all(fd, buf, w->stripe, o) == (ssize_t)w->stripe, 5);
+		}
+	}
+	if (m) {
+		CHILD_CHECK(msync(m, w->total, MS_SYNC) == 0, 6);
+		munmap(m, w->total);
+	}
+	return 0;
+}
+
 static int writer_main(void *v)
 {
 	struct writer *w = v;
@@ -285,26 +310,13 @@ static int writer_main(void *v)
 	rng_state = w->seed * 2654435761u + 1;
 	if (w->stripe) {
 		unsigned char *buf = malloc(w->stripe);
-		unsigned char *m = NULL;
+		int step;
 
 		CHILD_CHECK(buf != NULL, 3);
-		if (w->use_mmap) {
-			m = mmap(NULL, w->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			CHILD_CHECK(m != MAP_FAILED, 4);
-		}
-		for (size_t o = w->off; o + w->stripe <= w->total; o += w->stride) {
-			if (m) {
-				pat_fill(m + o, w->stripe, w->seed, o);
-			} else {
-				pat_fill(buf, w->stripe, w->seed, o);
-				CHILD_CHECK(pwrite_all(fd, buf, w->stripe, o) == (ssize_t)w->stripe, 5);
-			}
-		}
-		if (m) {
-			CHILD_CHECK(msync(m, w->total, MS_SYNC) == 0, 6);
-			munmap(m, w->total);
-		}
+		step = write_stripes(w, fd, buf);
 		free(buf);
+		if (step)
+			return step;
 	} else if (w->use_mmap) {
 		unsigned char *m = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, w->off);
 
@@ -488,17 +500,13 @@ static int count_entries(const char *dir)
 static void test_file_types_refused(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	PATH(g, p, "g");
-	PATH(s, p, "s");
-	PATH(q, p, "q");
-	PATH(c, p, "c");
-	PATH(b, p, "b");
-	PATH(sock, p, "sock");
+	char f[PATH_MAX], g[PATH_MAX], s[PATH_MAX], q[PATH_MAX], c[PATH_MAX], b[PATH_MAX],
+	     sock[PATH_MAX];
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd = create_open(f);
-	int sfd;
+	int fd, sfd;
 
+	tu_paths(p, "f", f, "g", g, "s", s, "q", q, "c", c, "b", b, "sock", sock);
+	fd = create_open(f);
 	CHECK_ERR(link(f, g), EPERM);
 	CHECK_ERR(symlink("f", s), EPERM);
 	CHECK_ERR(mkfifo(q, 0600), EPERM);
@@ -622,7 +630,7 @@ static void xattr_roundtrip_on(const char *path, int fd)
 	assert_true(list_has(list, n, "user.a"));
 	assert_true(list_has(list, n, "user.b"));
 	assert_true(list_has(list, n, "user.empty"));
-	assert_false(list_has_prefix(list, n, "user.poolfs."));
+	assert_false(list_has_prefix(list, n, POOLFS_XATTR_PREFIX));
 	CHECK_ERR(listxattr(path, list, 3), ERANGE);
 
 	CHECK(removexattr(path, "user.a"));
@@ -694,28 +702,27 @@ static void expect_line(const char *text, const char *line)
 static void test_poolfs_xattrs(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	PATH(d, p, "d");
-	PATH(df, p, "d/g");
+	char f[PATH_MAX], d[PATH_MAX], df[PATH_MAX];
 	char text[4096], want[64];
-	int fd = create_open(f);
-	int fd2, gfd;
+	int fd, fd2, gfd;
 
-	read_text_xattr(f, "user.poolfs.refs", text, sizeof(text));
+	tu_paths(p, "f", f, "d", d, "d/g", df);
+	fd = create_open(f);
+	read_text_xattr(f, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "opens 1");
 	expect_line(text, "holds 0");
 	fd2 = open(f, O_RDONLY);
 	CHECK(fd2);
-	read_text_xattr(f, "user.poolfs.refs", text, sizeof(text));
+	read_text_xattr(f, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "opens 2");
 	CHECK(close(fd2));
 
 	CHECK(mkdir(d, 0700));
 	gfd = create_open(df);
-	read_text_xattr(d, "user.poolfs.refs", text, sizeof(text));
+	read_text_xattr(d, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "children 1");
 
-	read_text_xattr(p->mnt, "user.poolfs.stat", text, sizeof(text));
+	read_text_xattr(p->mnt, POOLFS_XATTR_STAT, text, sizeof(text));
 	expect_line(text, "max_size 0");
 	expect_line(text, "max_user_size 0");
 	snprintf(want, sizeof(want), "datapath %s", p->datapath);
@@ -724,18 +731,18 @@ static void test_poolfs_xattrs(void **state)
 		fail_msg("user.poolfs.stat lacks entries/bytes/user lines:\n%s", text);
 
 	/* every entry answers user.poolfs.stat: how a client recognises a pool */
-	read_text_xattr(f, "user.poolfs.stat", text, sizeof(text));
+	read_text_xattr(f, POOLFS_XATTR_STAT, text, sizeof(text));
 	expect_line(text, want);
-	read_text_xattr(d, "user.poolfs.stat", text, sizeof(text));
+	read_text_xattr(d, POOLFS_XATTR_STAT, text, sizeof(text));
 	expect_line(text, want);
 
 	CHECK_ERR(getxattr(f, "user.poolfs.nothing", text, sizeof(text)), ENODATA);
 	CHECK_ERR(setxattr(f, "user.poolfs.nothing", "1", 1, 0), EINVAL);
 	CHECK_ERR(removexattr(f, "user.poolfs.nothing"), EINVAL);
-	CHECK_ERR(setxattr(f, "user.poolfs.refs", "1", 1, 0), EPERM);
-	CHECK_ERR(removexattr(f, "user.poolfs.stat"), EPERM);
-	CHECK_ERR(setxattr(f, "user.poolfs.hold", "forever", 7, 0), EINVAL);
-	CHECK_ERR(removexattr(f, "user.poolfs.hold"), ENODATA);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_REFS, "1", 1, 0), EPERM);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_STAT), EPERM);
+	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, "forever", 7, 0), EINVAL);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 
 	CHECK(close(gfd));
 	ASSERT_GONE(d);
@@ -751,14 +758,14 @@ static void test_pin_hold(void **state)
 	char text[4096];
 	int fd = create_open(f);
 
-	CHECK(setxattr(f, "user.poolfs.hold", "pin\n", 4, 0));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
 	CHECK(close(fd));
 	pool_sleep_ms(200);
 	ASSERT_EXISTS(f);
-	read_text_xattr(f, "user.poolfs.refs", text, sizeof(text));
+	read_text_xattr(f, POOLFS_XATTR_REFS, text, sizeof(text));
 	expect_line(text, "holds 1");
 	expect_line(text, "hold pin uid=0");
-	CHECK(removexattr(f, "user.poolfs.hold"));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(f);
 }
 
@@ -1058,7 +1065,7 @@ static void test_killed_daemon_swept_by_next(void **state)
 	CHECK(mkdir(e, 0700));
 	fd = create_open(f);
 	CHECK(write(fd, "x", 1));
-	CHECK(setxattr(f, "user.poolfs.hold", "pin", 3, 0));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	CHECK(close(fd));
 	CHECK_0(pool_kill_daemon(p, SIGKILL));
 	assert_false(pool_is_mounted(p));

@@ -44,11 +44,11 @@ static int other_changes_root(void *arg)
 	char pid[32];
 
 	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++)
-		USER_EXPECT((int)i + 1, setxattr(mnt, "user.poolfs.hold", scopes[i],
+		USER_EXPECT((int)i + 1, setxattr(mnt, POOLFS_XATTR_HOLD, scopes[i],
 						 strlen(scopes[i]), 0), EPERM);
 	snprintf(pid, sizeof(pid), "pid:%d", (int)getpid());
-	USER_EXPECT(10, setxattr(mnt, "user.poolfs.hold", pid, strlen(pid), 0), EPERM);
-	USER_EXPECT(11, removexattr(mnt, "user.poolfs.hold"), EPERM);
+	USER_EXPECT(10, setxattr(mnt, POOLFS_XATTR_HOLD, pid, strlen(pid), 0), EPERM);
+	USER_EXPECT(11, removexattr(mnt, POOLFS_XATTR_HOLD), EPERM);
 	USER_EXPECT(12, setxattr(mnt, "user.x", "1", 1, 0), EPERM);
 	USER_EXPECT(13, removexattr(mnt, "user.x"), EPERM);
 	USER_EXPECT(14, utimensat(AT_FDCWD, mnt, old, 0), EPERM);   /* touch -d 2001-01-01 */
@@ -59,8 +59,8 @@ static int other_changes_root(void *arg)
 	{
 		char buf[4096];
 		struct stat st;
-		USER_OK(20, getxattr(mnt, "user.poolfs.stat", buf, sizeof(buf)));
-		USER_OK(21, getxattr(mnt, "user.poolfs.refs", buf, sizeof(buf)));
+		USER_OK(20, getxattr(mnt, POOLFS_XATTR_STAT, buf, sizeof(buf)));
+		USER_OK(21, getxattr(mnt, POOLFS_XATTR_REFS, buf, sizeof(buf)));
 		USER_OK(22, listxattr(mnt, buf, sizeof(buf)));
 		USER_OK(23, stat(mnt, &st));
 	}
@@ -104,13 +104,12 @@ static int other_creates_and_closes(void *arg)
 static void test_root_hold_keeps_only_the_holders(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(mnt, p, "");
-	PATH(mine, p, "roots-file");
-	PATH(theirs, p, "others-file");
+	char mnt[PATH_MAX], mine[PATH_MAX], theirs[PATH_MAX];
 	int fd;
 
+	tu_paths(p, "", mnt, "roots-file", mine, "others-file", theirs);
 	/* The owner may hold the root; the hold keeps root's own entries... */
-	CHECK(setxattr(mnt, "user.poolfs.hold", "pin", 3, 0));
+	CHECK(setxattr(mnt, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	fd = open(mine, O_RDWR | O_CREAT | O_EXCL, 0600);
 	CHECK(fd);
 	CHECK(close(fd));
@@ -119,7 +118,7 @@ static void test_root_hold_keeps_only_the_holders(void **state)
 	ASSERT_GONE(theirs);
 	pool_sleep_ms(50);
 	ASSERT_EXISTS(mine);
-	CHECK(removexattr(mnt, "user.poolfs.hold"));
+	CHECK(removexattr(mnt, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(mine);
 	tu_backing_back_to_base(state);
 }
@@ -131,11 +130,11 @@ static void test_root_hold_with_root_exempt_keeps_all(void **state)
 	PATH(theirs, p, "others-file");
 
 	/* With root_exempt root may access every entry, so its hold keeps every entry. */
-	CHECK(setxattr(mnt, "user.poolfs.hold", "pin", 3, 0));
+	CHECK(setxattr(mnt, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	AS_OTHER_OK(other_creates_and_closes, theirs);
 	pool_sleep_ms(50);
 	ASSERT_EXISTS(theirs);
-	CHECK(removexattr(mnt, "user.poolfs.hold"));
+	CHECK(removexattr(mnt, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(theirs);
 }
 
@@ -160,7 +159,7 @@ static int flood_xattrs(void *arg)
 
 	memset(value, 'v', sizeof(value));
 	USER_OK(1, mkdir(x->dir, 0700));
-	USER_OK(2, setxattr(x->dir, "user.poolfs.hold", "pin", 3, 0));
+	USER_OK(2, setxattr(x->dir, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	for (int i = 0; i < x->files && !refused; i++) {
 		char f[PATH_MAX + 16];
 		int fd;
@@ -177,7 +176,7 @@ static int flood_xattrs(void *arg)
 	}
 	USER_TRUE(6, refused);
 	USER_TRUE(7, write(x->pipe_w, &accepted, sizeof(accepted)) == sizeof(accepted));
-	USER_OK(8, removexattr(x->dir, "user.poolfs.hold"));
+	USER_OK(8, removexattr(x->dir, POOLFS_XATTR_HOLD));
 	return 0;
 }
 
@@ -236,7 +235,7 @@ static int fill_entries(void *arg)
 	int fd, i;
 
 	USER_OK(1, mkdir(dir, 0700));
-	USER_OK(2, setxattr(dir, "user.poolfs.hold", "pin", 3, 0));
+	USER_OK(2, setxattr(dir, POOLFS_XATTR_HOLD, "pin", 3, 0));
 	for (i = 1; i < 10; i++) { /* the folder is the first of 10 entries */
 		snprintf(f, sizeof(f), "%s/f%d", dir, i);
 		fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -249,7 +248,7 @@ static int fill_entries(void *arg)
 	/* df -i shows the limit and what is left. */
 	USER_OK(7, statvfs(dir, &sv));
 	USER_TRUE(8, sv.f_files == 10 && sv.f_ffree == 0);
-	USER_OK(9, removexattr(dir, "user.poolfs.hold"));
+	USER_OK(9, removexattr(dir, POOLFS_XATTR_HOLD));
 	return 0;
 }
 
@@ -279,8 +278,8 @@ static void test_holds_per_entry_bounded_and_refs_readable(void **state)
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
 	CHECK(fd);
 	snprintf(pid, sizeof(pid), "pid:%d", (int)getpid());
-	for (i = 0; i < 600; i++) {
-		if (setxattr(f, "user.poolfs.hold", pid, strlen(pid), 0) == 0) {
+	for (i = 0; i < 2 * POOLFS_HOLDS_PER_ENTRY_MAX; i++) { /* well past the limit */
+		if (setxattr(f, POOLFS_XATTR_HOLD, pid, strlen(pid), 0) == 0) {
 			taken++;
 			continue;
 		}
@@ -288,20 +287,22 @@ static void test_holds_per_entry_bounded_and_refs_readable(void **state)
 			fail_msg("hold %d: %s, want ENOSPC past the per-entry limit", i, errname(errno));
 		break;
 	}
-	if (taken != 256)
-		fail_msg("%d holds taken on one entry, want the documented 256", taken);
+	if (taken != POOLFS_HOLDS_PER_ENTRY_MAX)
+		fail_msg("%d holds taken on one entry, want the documented %d", taken,
+			 POOLFS_HOLDS_PER_ENTRY_MAX);
 	/* user.poolfs.refs stays readable, sized from its content. */
-	len = getxattr(f, "user.poolfs.refs", NULL, 0);
+	len = getxattr(f, POOLFS_XATTR_REFS, NULL, 0);
 	CHECK(len);
 	buf = malloc((size_t)len + 1);
 	assert_non_null(buf);
-	got = getxattr(f, "user.poolfs.refs", buf, (size_t)len);
+	got = getxattr(f, POOLFS_XATTR_REFS, buf, (size_t)len);
 	CHECK(got);
 	buf[got] = '\0';
-	if (!strstr(buf, "holds 256\n"))
-		fail_msg("refs text lacks 'holds 256':\n%.200s", buf);
+	snprintf(pid, sizeof(pid), "holds %d\n", POOLFS_HOLDS_PER_ENTRY_MAX);
+	if (!strstr(buf, pid))
+		fail_msg("refs text lacks '%s':\n%.200s", pid, buf);
 	free(buf);
-	CHECK(removexattr(f, "user.poolfs.hold"));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	CHECK(close(fd));
 	ASSERT_GONE(f);
 }

@@ -4,6 +4,7 @@
 #include "itest.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -15,11 +16,6 @@ static long pg;
 static int setup_none(void **state)
 {
 	return tu_setup(state, "autohold=none");
-}
-
-static int setup_linger(void **state)
-{
-	return tu_setup(state, "autohold=none,linger=1");
 }
 
 /* A new file holding len bytes of pattern seed; returns the open O_RDWR fd. */
@@ -75,59 +71,23 @@ static void *map_fd(int fd, size_t len)
 	return m;
 }
 
+/* A new file of len bytes of pattern seed, mapped shared read-write; its descriptor is closed, so
+ * the mapping is all that uses it. */
+static unsigned char *mapped_file(const char *path, size_t len, uint32_t seed)
+{
+	int fd = make_file(path, len, seed);
+	unsigned char *m = map_fd(fd, len);
+
+	CHECK(close(fd));
+	return m;
+}
+
 /* Still there now and a little later: a removal that races behind the close is caught too. */
 static void expect_stays(const char *path)
 {
 	ASSERT_EXISTS(path);
 	pool_sleep_ms(200);
 	ASSERT_EXISTS(path);
-}
-
-/* ---- files and handles ---- */
-
-static void test_closed_file_is_removed(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	int fd = make_file(f, 100, 1);
-
-	ASSERT_EXISTS(f);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
-	assert_int_equal(tu_listed(p->mnt, "f"), 0);
-	tu_backing_back_to_base(state);
-}
-
-static void test_removed_after_last_close(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	int fd1 = make_file(f, 5000, 2);
-	int fd2 = open(f, O_RDONLY);
-
-	CHECK(fd2);
-	CHECK(close(fd1));
-	expect_stays(f);
-	assert_int_equal(tu_listed(p->mnt, "f"), 1);
-	expect_fd_pattern(fd2, 5000, 2);
-	CHECK(close(fd2));
-	ASSERT_GONE(f);
-	assert_int_equal(tu_listed(p->mnt, "f"), 0);
-	tu_backing_back_to_base(state);
-}
-
-static void test_unlink_while_open(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	int fd = make_file(f, 10000, 3);
-
-	CHECK(unlink(f));
-	ASSERT_ABSENT(f);
-	assert_int_equal(tu_listed(p->mnt, "f"), 0);
-	expect_fd_pattern(fd, 10000, 3);
-	CHECK(close(fd));
-	tu_backing_back_to_base(state);
 }
 
 /* ---- mappings ---- */
@@ -137,11 +97,9 @@ static void test_mapping_outlives_close(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 4 * pg;
-	int fd = make_file(f, len, 4);
-	unsigned char *m = map_fd(fd, len);
+	unsigned char *m = mapped_file(f, len, 4);
 	int fd2;
 
-	CHECK(close(fd));
 	expect_stays(f);
 	assert_int_equal(pat_check(m, len, 4, 0), -1);
 	/* writes through the mapping are what another opener reads */
@@ -315,10 +273,8 @@ static void test_partial_munmap(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 4 * pg;
-	int fd = make_file(f, len, 11);
-	unsigned char *m = map_fd(fd, len);
+	unsigned char *m = mapped_file(f, len, 11);
 
-	CHECK(close(fd));
 	/* a hole in the middle splits the mapping in two: both halves still count */
 	CHECK(munmap(m + pg, pg));
 	expect_stays(f);
@@ -399,10 +355,8 @@ static void test_unlink_while_mapped(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	size_t len = 8 * pg;
-	int fd = make_file(f, len, 13);
-	unsigned char *m = map_fd(fd, len);
+	unsigned char *m = mapped_file(f, len, 13);
 
-	CHECK(close(fd));
 	CHECK(unlink(f));
 	ASSERT_ABSENT(f);
 	assert_int_equal(tu_listed(p->mnt, "f"), 0);
@@ -447,76 +401,48 @@ static void test_recreate_while_old_mapping_alive(void **state)
 	tu_backing_back_to_base(state);
 }
 
-/* The name of a just-removed file must be reusable at once: a stale kernel dentry made O_CREAT
- * fail with ENOENT (docs/design.md "Name invalidation"). No waiting between rounds. */
-static void test_create_loop_no_wait(void **state)
+/* Create, write, read back and close one name rounds times, with O_EXCL and waiting for each
+ * removal or neither. */
+static void create_loop(void **state, int rounds, bool wait_each)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
+	int flags = O_RDWR | O_CREAT | (wait_each ? O_EXCL : 0);
 
-	uint32_t rounds = (uint32_t)itest_rounds(2000);
-
-	for (uint32_t i = 0; i < rounds; i++) {
+	for (uint32_t i = 0; i < (uint32_t)rounds; i++) {
 		uint32_t back = ~i;
-		int fd = open(f, O_RDWR | O_CREAT, 0600);
+		int fd = open(f, flags, 0600);
+		int r;
 
 		if (fd < 0)
-			fail_msg("round %u: open(O_CREAT): %s", i, errname(errno));
+			fail_msg("round %u: open(O_CREAT%s): %s", i, wait_each ? "|O_EXCL" : "",
+				 errname(errno));
 		if (pwrite(fd, &i, sizeof(i), 0) != sizeof(i))
 			fail_msg("round %u: write: %s", i, errname(errno));
 		if (pread(fd, &back, sizeof(back), 0) != sizeof(back) || back != i)
 			fail_msg("round %u: read back %u", i, back);
 		if (close(fd) == -1)
 			fail_msg("round %u: close: %s", i, errname(errno));
+		r = wait_each ? pool_wait_gone(f, GONE_MS) : 0;
+		if (r)
+			fail_msg("round %u: not removed: %s", i, errname(-r));
 	}
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
+}
+
+/* The name of a just-removed file must be reusable at once: a stale kernel dentry made O_CREAT
+ * fail with ENOENT (docs/design.md "Name invalidation"). No waiting between rounds. */
+static void test_create_loop_no_wait(void **state)
+{
+	create_loop(state, itest_rounds(2000), false);
 }
 
 /* Same, waiting for each removal: once the name is gone, O_EXCL must succeed. Every removal
  * must happen: a lost "unused" event leaves the file for good. */
 static void test_create_loop_with_wait(void **state)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	uint32_t rounds = (uint32_t)itest_rounds(1000);
-
-	for (uint32_t i = 0; i < rounds; i++) {
-		int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
-		int r;
-
-		if (fd < 0)
-			fail_msg("round %u: open(O_CREAT|O_EXCL): %s", i, errname(errno));
-		if (pwrite(fd, &i, sizeof(i), 0) != sizeof(i))
-			fail_msg("round %u: write: %s", i, errname(errno));
-		CHECK(close(fd));
-		r = pool_wait_gone(f, GONE_MS);
-		if (r)
-			fail_msg("round %u: not removed: %s", i, errname(-r));
-	}
-	tu_backing_back_to_base(state);
-}
-
-static void test_readonly_mapping_outlives_close(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	size_t len = 3 * pg;
-	int wfd = make_file(f, len, 33);
-	int fd = open(f, O_RDONLY);
-	unsigned char *m;
-
-	CHECK(fd);
-	CHECK(close(wfd));
-	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(m != MAP_FAILED);
-	CHECK(close(fd));
-	/* gone at the first close? a read-only mapping counts as much as a writable one */
-	expect_stays(f);
-	assert_int_equal(pat_check(m, len, 33, 0), -1);
-	CHECK(munmap(m, len));
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	create_loop(state, itest_rounds(1000), true);
 }
 
 static void test_private_mapping_outlives_close(void **state)
@@ -754,7 +680,7 @@ static void test_every_closed_file_goes(void **state)
 
 		snprintf(rel, sizeof(rel), "f%d", first);
 		assert_int_equal(pool_path(p, rel, path, sizeof(path)), 0);
-		len = getxattr(path, "user.poolfs.refs", refs, sizeof(refs) - 1);
+		len = getxattr(path, POOLFS_XATTR_REFS, refs, sizeof(refs) - 1);
 		refs[len > 0 ? len : 0] = '\0';
 		fail_msg("%d of %d closed files never removed; %s has refs:\n%s", stuck, n, rel, refs);
 	}
@@ -762,126 +688,6 @@ static void test_every_closed_file_goes(void **state)
 }
 
 /* ---- folders ---- */
-
-static void test_folders_removed_up_to_root(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(a, p, "a");
-	PATH(b, p, "a/b");
-	PATH(c, p, "a/b/c");
-	PATH(f, p, "a/b/c/f");
-	struct stat st;
-	int fd;
-
-	CHECK(mkdir(a, 0700));
-	CHECK(mkdir(b, 0700));
-	CHECK(mkdir(c, 0700));
-	fd = make_file(f, 10, 17);
-	expect_stays(a);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
-	ASSERT_GONE(c);
-	ASSERT_GONE(b);
-	ASSERT_GONE(a);
-	/* never the root */
-	CHECK(stat(p->mnt, &st));
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(st.st_mode & 07777, 01777);
-	{
-		/* and still takes new entries */
-		PATH(g, p, "g");
-
-		fd = make_file(g, 10, 17);
-		CHECK(close(fd));
-		ASSERT_GONE(g);
-	}
-	tu_backing_back_to_base(state);
-}
-
-static void test_empty_folder_stays(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(e, p, "e");
-	int dfd;
-
-	CHECK(mkdir(e, 0700));
-	expect_stays(e);
-	/* an open handle alone does not arm it */
-	dfd = open(e, O_RDONLY | O_DIRECTORY);
-	CHECK(dfd);
-	CHECK(close(dfd));
-	expect_stays(e);
-	CHECK(rmdir(e));
-	ASSERT_ABSENT(e);
-	tu_backing_back_to_base(state);
-}
-
-static void test_folder_handle_keeps_folder(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(d, p, "d");
-	PATH(f, p, "d/f");
-	int fd, dfd;
-
-	CHECK(mkdir(d, 0700));
-	fd = make_file(f, 10, 18);
-	dfd = open(d, O_RDONLY | O_DIRECTORY);
-	CHECK(dfd);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
-	expect_stays(d);
-	CHECK(close(dfd));
-	ASSERT_GONE(d);
-	tu_backing_back_to_base(state);
-}
-
-static void test_rmdir_not_empty(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(d, p, "d");
-	PATH(f, p, "d/f");
-	int fd;
-
-	CHECK(mkdir(d, 0700));
-	fd = make_file(f, 10, 19);
-	CHECK_ERR(rmdir(d), ENOTEMPTY);
-	ASSERT_EXISTS(f);
-	CHECK(close(fd));
-	ASSERT_GONE(d);
-	tu_backing_back_to_base(state);
-}
-
-static void test_rmdir_of_last_child_removes_parent(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(a, p, "a");
-	PATH(b, p, "a/b");
-
-	CHECK(mkdir(a, 0700));
-	CHECK(mkdir(b, 0700));
-	/* b is empty and never used: it stays, and keeps a */
-	expect_stays(b);
-	CHECK(rmdir(b));
-	ASSERT_GONE(a);
-	tu_backing_back_to_base(state);
-}
-
-static void test_unlink_of_last_child_removes_parent(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(d, p, "d");
-	PATH(f, p, "d/f");
-	int fd;
-
-	CHECK(mkdir(d, 0700));
-	fd = make_file(f, 3000, 20);
-	CHECK(unlink(f));
-	/* the unlinked file is still open but no longer a child */
-	ASSERT_GONE(d);
-	expect_fd_pattern(fd, 3000, 20);
-	CHECK(close(fd));
-	tu_backing_back_to_base(state);
-}
 
 /* One process keeps re-creating a file in d and closing it (so d keeps being emptied and
  * removed) while another creates its own file in d: whenever that create succeeds, the file and d
@@ -978,151 +784,16 @@ static void test_same_name_created_concurrently(void **state)
 	tu_backing_back_to_base(state);
 }
 
-/* ---- rename ---- */
-
-static void test_rename_open_file_keeps_data(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(a, p, "a");
-	PATH(b, p, "b");
-	int fd = make_file(a, 7000, 21);
-
-	CHECK(rename(a, b));
-	ASSERT_ABSENT(a);
-	ASSERT_EXISTS(b);
-	expect_fd_pattern(fd, 7000, 21);
-	expect_path_pattern(b, 7000, 21);
-	expect_stays(b);
-	CHECK(close(fd));
-	ASSERT_GONE(b);
-	tu_backing_back_to_base(state);
-}
-
-static void test_rename_noreplace(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(a, p, "a");
-	PATH(b, p, "b");
-	int fa = make_file(a, 1000, 22);
-	int fb = make_file(b, 2000, 23);
-
-	CHECK_ERR(renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_NOREPLACE), EEXIST);
-	expect_path_pattern(a, 1000, 22);
-	expect_path_pattern(b, 2000, 23);
-	CHECK(close(fa));
-	CHECK(close(fb));
-	ASSERT_GONE(a);
-	ASSERT_GONE(b);
-	tu_backing_back_to_base(state);
-}
-
-static void test_rename_exchange(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(a, p, "a");
-	PATH(b, p, "b");
-	int fa = make_file(a, 1000, 24);
-	int fb = make_file(b, 2000, 25);
-
-	CHECK(renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE));
-	expect_path_pattern(a, 2000, 25);
-	expect_path_pattern(b, 1000, 24);
-	expect_fd_pattern(fa, 1000, 24);
-	expect_fd_pattern(fb, 2000, 25);
-	/* the names moved with the inodes: closing A's last handle removes the name b */
-	CHECK(close(fa));
-	ASSERT_GONE(b);
-	expect_stays(a);
-	CHECK(close(fb));
-	ASSERT_GONE(a);
-	tu_backing_back_to_base(state);
-}
-
-static void test_rename_over_open_file(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(a, p, "a");
-	PATH(b, p, "b");
-	int fa = make_file(a, 1000, 26);
-	int fb = make_file(b, 2000, 27);
-
-	CHECK(rename(a, b));
-	ASSERT_ABSENT(a);
-	expect_path_pattern(b, 1000, 26);
-	/* the replaced inode is still open and keeps its data */
-	expect_fd_pattern(fb, 2000, 27);
-	CHECK(close(fb));
-	expect_stays(b);
-	CHECK(close(fa));
-	ASSERT_GONE(b);
-	tu_backing_back_to_base(state);
-}
-
-static void test_rename_into_folder(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(d, p, "d");
-	PATH(e, p, "e");
-	PATH(f, p, "f");
-	PATH(df, p, "d/f");
-	PATH(ef, p, "e/f");
-	int fd;
-
-	CHECK(mkdir(d, 0700));
-	fd = make_file(f, 500, 28);
-	CHECK(rename(f, df));
-	ASSERT_ABSENT(f);
-	CHECK(rename(d, e));
-	ASSERT_ABSENT(d);
-	expect_path_pattern(ef, 500, 28);
-	CHECK(close(fd));
-	ASSERT_GONE(ef);
-	ASSERT_GONE(e);
-	tu_backing_back_to_base(state);
-}
-
-/* Moving the last child out of an armed folder removes the folder. */
-static void test_rename_out_empties_folder(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(a, p, "a");
-	PATH(b, p, "b");
-	PATH(af, p, "a/f");
-	PATH(bf, p, "b/f");
-	int fd, keep;
-
-	CHECK(mkdir(a, 0700));
-	CHECK(mkdir(b, 0700));
-	fd = make_file(af, 100, 39);
-	/* b is armed too, by a child that stays while we look */
-	{
-		PATH(bk, p, "b/keep");
-
-		keep = make_file(bk, 1, 40);
-	}
-	CHECK(rename(af, bf));
-	ASSERT_GONE(a);
-	expect_path_pattern(bf, 100, 39);
-	CHECK(close(fd));
-	ASSERT_GONE(bf);
-	expect_stays(b);
-	CHECK(close(keep));
-	ASSERT_GONE(b);
-	tu_backing_back_to_base(state);
-}
-
 /* While a mapping is the only user, user.poolfs.refs must show the file in use. */
 static void test_refs_show_live_mapping(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	int fd = make_file(f, pg, 41);
-	void *m = map_fd(fd, pg);
+	void *m = mapped_file(f, pg, 41);
 	char text[1024];
 	ssize_t n;
 
-	CHECK(close(fd));
-	n = getxattr(f, "user.poolfs.refs", text, sizeof(text) - 1);
+	n = getxattr(f, POOLFS_XATTR_REFS, text, sizeof(text) - 1);
 	CHECK(n);
 	text[n] = '\0';
 	if (strstr(text, "opens 0\n") && strstr(text, "mapped no\n"))
@@ -1132,161 +803,394 @@ static void test_refs_show_live_mapping(void **state)
 	tu_backing_back_to_base(state);
 }
 
-/* ---- linger=1 ---- */
+/* ---- scenarios as tables: one row = one scenario, a list of steps with what each expects ----
+ *
+ * A row names the pool options and the steps; each row is its own cmocka test (named like the
+ * scenario, so ITEST_FILTER picks rows as it picks functions). Handles live in slots: a file
+ * made by CREATE is also the data the slot's later DATA, PATH_DATA and MAP steps expect. Every
+ * row ends with the backing files back to what the pool had after mount. */
 
-static void test_linger_keeps_then_removes(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	int fd = make_file(f, 100, 29);
+enum life_op {
+	L_END,
+	L_CREATE,	/* path: a new file of len bytes (or pages) of pattern seed, O_RDWR in slot */
+	L_OPEN,		/* path: opened O_RDWR into slot, with the data of slot `from` */
+	L_OPEN_RO,	/* the same, O_RDONLY */
+	L_OPENDIR,	/* path: a folder handle in slot */
+	L_OPEN_PATH,	/* path: an O_PATH descriptor (no OPEN reaches the daemon: it keeps nothing) */
+	L_MAP,		/* slot: a shared read-write mapping of slot `from`'s descriptor */
+	L_MAP_RO,	/* the same, read-only */
+	L_CLOSE,	/* slot's descriptor */
+	L_MUNMAP,	/* slot's mapping */
+	L_MKDIR, L_RMDIR, L_UNLINK,	/* path; must fail with `expect` if it is not 0 */
+	L_RENAME, L_RENAME_NOREPLACE, L_RENAME_EXCHANGE,	/* path to `to`; the same */
+	L_STAYS,	/* path: there now and a little later */
+	L_EXISTS,	/* path: there now */
+	L_ABSENT,	/* path: not there now */
+	L_GONE,		/* path: removed within GONE_MS */
+	L_GONE_LINGER,	/* path: removed within 10 s (linger=1 delays it by 1 s) */
+	L_LISTED, L_UNLISTED,	/* path: whether the pool root's listing shows it */
+	L_DATA,		/* slot: its descriptor reads the slot's data */
+	L_MAP_DATA,	/* slot: its mapping holds the slot's data */
+	L_PATH_DATA,	/* path: opened anew, reads the data of slot `from` */
+	L_ROOT_INTACT,	/* the pool root: still a folder, mode 01777 */
+	L_PAUSE,	/* len ms: a pending linger removal must not happen meanwhile */
+	/* through the descriptor in slot of a removed entry; each must fail with `expect` or
+	 * `also` */
+	L_PROC_OPEN,	/* reopen it through /proc/self/fd with `flags` */
+	L_CREATE_AT,	/* openat(O_CREAT) of path in it */
+	L_MKDIR_AT,	/* mkdirat of path in it */
+};
 
-	CHECK(close(fd));
-	/* removal waits for the linger delay (1 s): it is still here right after the close */
-	ASSERT_EXISTS(f);
-	expect_path_pattern(f, 100, 29);
-	if (pool_wait_gone(f, 10000) != 0)
-		fail_msg("%s not removed within 10 s with linger=1", f);
-	tu_backing_back_to_base(state);
-}
+struct life_step {
+	enum life_op op;
+	const char *path;
+	const char *to;
+	int slot;
+	int from;
+	size_t len;
+	int pages;
+	uint32_t seed;
+	int flags;
+	int expect;
+	int also;
+};
 
-static void test_linger_reopen_keeps(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	int fd = make_file(f, 100, 30);
+#define LIFE_STEPS 16
+#define LIFE_SLOTS 4
 
-	CHECK(close(fd));
-	fd = open(f, O_RDWR);
-	CHECK(fd);
+struct life_row {
+	const char *name;
+	const char *opts;
+	struct life_step steps[LIFE_STEPS];
+};
+
+#define CREATE(p, s, n, sd) \
+	{ .op = L_CREATE, .path = (p), .slot = (s), .len = (n), .seed = (sd) }
+#define CREATE_PAGES(p, s, n, sd) \
+	{ .op = L_CREATE, .path = (p), .slot = (s), .pages = (n), .seed = (sd) }
+#define OPEN(p, s, f) { .op = L_OPEN, .path = (p), .slot = (s), .from = (f) }
+#define OPEN_RO(p, s, f) { .op = L_OPEN_RO, .path = (p), .slot = (s), .from = (f) }
+#define OPENDIR(p, s) { .op = L_OPENDIR, .path = (p), .slot = (s) }
+#define OPEN_PATH(p, s, fl) { .op = L_OPEN_PATH, .path = (p), .slot = (s), .flags = (fl) }
+#define MAP(s, f) { .op = L_MAP, .slot = (s), .from = (f) }
+#define MAP_RO(s, f) { .op = L_MAP_RO, .slot = (s), .from = (f) }
+#define CLOSE(s) { .op = L_CLOSE, .slot = (s) }
+#define MUNMAP(s) { .op = L_MUNMAP, .slot = (s) }
+#define MKDIR(p) { .op = L_MKDIR, .path = (p) }
+#define RMDIR(p, e) { .op = L_RMDIR, .path = (p), .expect = (e) }
+#define UNLINK(p) { .op = L_UNLINK, .path = (p) }
+#define RENAME(p, t) { .op = L_RENAME, .path = (p), .to = (t) }
+#define RENAME_NOREP(p, t, e) \
+	{ .op = L_RENAME_NOREPLACE, .path = (p), .to = (t), .expect = (e) }
+#define EXCHANGE(p, t) { .op = L_RENAME_EXCHANGE, .path = (p), .to = (t) }
+#define STAYS(p) { .op = L_STAYS, .path = (p) }
+#define EXISTS(p) { .op = L_EXISTS, .path = (p) }
+#define ABSENT(p) { .op = L_ABSENT, .path = (p) }
+#define GONE(p) { .op = L_GONE, .path = (p) }
+#define GONE_LINGER(p) { .op = L_GONE_LINGER, .path = (p) }
+#define LISTED(p) { .op = L_LISTED, .path = (p) }
+#define UNLISTED(p) { .op = L_UNLISTED, .path = (p) }
+#define DATA(s) { .op = L_DATA, .slot = (s) }
+#define MAP_DATA(s) { .op = L_MAP_DATA, .slot = (s) }
+#define PATH_DATA(p, f) { .op = L_PATH_DATA, .path = (p), .from = (f) }
+#define ROOT_INTACT { .op = L_ROOT_INTACT }
+#define PAUSE(ms) { .op = L_PAUSE, .len = (ms) }
+#define PROC_OPEN(s, fl, e) { .op = L_PROC_OPEN, .slot = (s), .flags = (fl), .expect = (e) }
+/* ESTALE from the daemon, or ENOENT if the kernel already knows the folder is dead */
+#define CREATE_AT(s, p) { .op = L_CREATE_AT, .path = (p), .slot = (s), .expect = ESTALE, \
+			  .also = ENOENT }
+#define MKDIR_AT(s, p) { .op = L_MKDIR_AT, .path = (p), .slot = (s), .expect = ESTALE, \
+			 .also = ENOENT }
+
+#define NONE "autohold=none"
+#define LINGER "autohold=none,linger=1"
+
+static const struct life_row life_rows[] = {
+	/* files and handles */
+	{ "test_closed_file_is_removed", NONE,
+	  { CREATE("f", 0, 100, 1), EXISTS("f"), CLOSE(0), GONE("f"), UNLISTED("f") } },
+	{ "test_removed_after_last_close", NONE,
+	  { CREATE("f", 0, 5000, 2), OPEN_RO("f", 1, 0), CLOSE(0), STAYS("f"), LISTED("f"),
+	    DATA(1), CLOSE(1), GONE("f"), UNLISTED("f") } },
+	{ "test_unlink_while_open", NONE,
+	  { CREATE("f", 0, 10000, 3), UNLINK("f"), ABSENT("f"), UNLISTED("f"), DATA(0),
+	    CLOSE(0) } },
+	/* mappings: gone at the first close? a read-only mapping counts as much as a writable one */
+	{ "test_readonly_mapping_outlives_close", NONE,
+	  { CREATE_PAGES("f", 0, 3, 33), OPEN_RO("f", 1, 0), CLOSE(0), MAP_RO(2, 1), CLOSE(1),
+	    STAYS("f"), MAP_DATA(2), MUNMAP(2), GONE("f") } },
+	/* folders: removed up to (never including) the root, which still takes new entries */
+	{ "test_folders_removed_up_to_root", NONE,
+	  { MKDIR("a"), MKDIR("a/b"), MKDIR("a/b/c"), CREATE("a/b/c/f", 0, 10, 17), STAYS("a"),
+	    CLOSE(0), GONE("a/b/c/f"), GONE("a/b/c"), GONE("a/b"), GONE("a"), ROOT_INTACT,
+	    CREATE("g", 1, 10, 17), CLOSE(1), GONE("g") } },
+	/* an open handle alone does not arm a folder */
+	{ "test_empty_folder_stays", NONE,
+	  { MKDIR("e"), STAYS("e"), OPENDIR("e", 0), CLOSE(0), STAYS("e"), RMDIR("e", 0),
+	    ABSENT("e") } },
+	{ "test_folder_handle_keeps_folder", NONE,
+	  { MKDIR("d"), CREATE("d/f", 0, 10, 18), OPENDIR("d", 1), CLOSE(0), GONE("d/f"),
+	    STAYS("d"), CLOSE(1), GONE("d") } },
+	{ "test_rmdir_not_empty", NONE,
+	  { MKDIR("d"), CREATE("d/f", 0, 10, 19), RMDIR("d", ENOTEMPTY), EXISTS("d/f"), CLOSE(0),
+	    GONE("d") } },
+	/* b is empty and never used: it stays, and keeps a */
+	{ "test_rmdir_of_last_child_removes_parent", NONE,
+	  { MKDIR("a"), MKDIR("a/b"), STAYS("a/b"), RMDIR("a/b", 0), GONE("a") } },
+	/* the unlinked file is still open but no longer a child */
+	{ "test_unlink_of_last_child_removes_parent", NONE,
+	  { MKDIR("d"), CREATE("d/f", 0, 3000, 20), UNLINK("d/f"), GONE("d"), DATA(0),
+	    CLOSE(0) } },
+	/* rename */
+	{ "test_rename_open_file_keeps_data", NONE,
+	  { CREATE("a", 0, 7000, 21), RENAME("a", "b"), ABSENT("a"), EXISTS("b"), DATA(0),
+	    PATH_DATA("b", 0), STAYS("b"), CLOSE(0), GONE("b") } },
+	{ "test_rename_noreplace", NONE,
+	  { CREATE("a", 0, 1000, 22), CREATE("b", 1, 2000, 23),
+	    RENAME_NOREP("a", "b", EEXIST), PATH_DATA("a", 0), PATH_DATA("b", 1), CLOSE(0),
+	    CLOSE(1), GONE("a"), GONE("b") } },
+	/* the names move with the inodes: closing A's last handle removes the name b */
+	{ "test_rename_exchange", NONE,
+	  { CREATE("a", 0, 1000, 24), CREATE("b", 1, 2000, 25), EXCHANGE("a", "b"),
+	    PATH_DATA("a", 1), PATH_DATA("b", 0), DATA(0), DATA(1), CLOSE(0), GONE("b"),
+	    STAYS("a"), CLOSE(1), GONE("a") } },
+	/* the replaced inode is still open and keeps its data */
+	{ "test_rename_over_open_file", NONE,
+	  { CREATE("a", 0, 1000, 26), CREATE("b", 1, 2000, 27), RENAME("a", "b"), ABSENT("a"),
+	    PATH_DATA("b", 0), DATA(1), CLOSE(1), STAYS("b"), CLOSE(0), GONE("b") } },
+	{ "test_rename_into_folder", NONE,
+	  { MKDIR("d"), CREATE("f", 0, 500, 28), RENAME("f", "d/f"), ABSENT("f"),
+	    RENAME("d", "e"), ABSENT("d"), PATH_DATA("e/f", 0), CLOSE(0), GONE("e/f"),
+	    GONE("e") } },
+	/* moving the last child out of an armed folder removes the folder; b is armed too, by a
+	 * child that stays while we look */
+	{ "test_rename_out_empties_folder", NONE,
+	  { MKDIR("a"), MKDIR("b"), CREATE("a/f", 0, 100, 39), CREATE("b/keep", 1, 1, 40),
+	    RENAME("a/f", "b/f"), GONE("a"), PATH_DATA("b/f", 0), CLOSE(0), GONE("b/f"),
+	    STAYS("b"), CLOSE(1), GONE("b") } },
+	/* linger=1: removal waits for the delay (1 s), so it is still there right after */
+	{ "test_linger_keeps_then_removes", LINGER,
+	  { CREATE("f", 0, 100, 29), CLOSE(0), EXISTS("f"), PATH_DATA("f", 0),
+	    GONE_LINGER("f") } },
 	/* in use again: the pending removal must not happen */
-	pool_sleep_ms(1500);
-	ASSERT_EXISTS(f);
-	expect_fd_pattern(fd, 100, 30);
-	CHECK(close(fd));
-	ASSERT_EXISTS(f);
-	if (pool_wait_gone(f, 10000) != 0)
-		fail_msg("%s not removed within 10 s with linger=1", f);
-	tu_backing_back_to_base(state);
-}
-
-static void test_linger_after_munmap(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	int fd = make_file(f, pg, 38);
-	void *m = map_fd(fd, pg);
-
-	CHECK(close(fd));
-	CHECK(munmap(m, pg));
+	{ "test_linger_reopen_keeps", LINGER,
+	  { CREATE("f", 0, 100, 30), CLOSE(0), OPEN("f", 1, 0), PAUSE(1500), EXISTS("f"),
+	    DATA(1), CLOSE(1), EXISTS("f"), GONE_LINGER("f") } },
 	/* the last mapping is gone, the linger delay starts */
-	ASSERT_EXISTS(f);
-	if (pool_wait_gone(f, 10000) != 0)
-		fail_msg("%s not removed within 10 s with linger=1", f);
-	tu_backing_back_to_base(state);
+	{ "test_linger_after_munmap", LINGER,
+	  { CREATE_PAGES("f", 0, 1, 38), MAP(1, 0), CLOSE(0), MUNMAP(1), EXISTS("f"),
+	    GONE_LINGER("f") } },
+	/* removed inodes: an O_PATH descriptor sends no OPEN, so it does not keep the file;
+	 * reopening the removed inode through /proc/self/fd reaches the daemon with its node id */
+	{ "test_estale_on_removed_inode", NONE,
+	  { CREATE("f", 0, 100, 31), OPEN_PATH("f", 1, 0), CLOSE(0), GONE("f"),
+	    PROC_OPEN(1, O_RDONLY, ESTALE), PROC_OPEN(1, O_RDWR, ESTALE), CLOSE(1) } },
+	/* creating inside a removed folder must fail, never resurrect an orphan */
+	{ "test_create_in_removed_folder", NONE,
+	  { MKDIR("d"), CREATE("d/f", 0, 10, 32), OPEN_PATH("d", 1, O_DIRECTORY), CLOSE(0),
+	    GONE("d"), CREATE_AT(1, "g"), MKDIR_AT(1, "x"), CLOSE(1) } },
+};
+
+#define N_LIFE_ROWS (sizeof(life_rows) / sizeof(life_rows[0]))
+
+/* What the slots hold while a row runs. */
+struct life_slot {
+	int fd;
+	void *map;
+	size_t len;
+	uint32_t seed;
+};
+
+struct life_state {
+	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
+	const struct life_row *row;
+	struct life_slot slot[LIFE_SLOTS];
+};
+
+static int life_setup(void **state)
+{
+	const struct life_row *row = *state;
+
+	if (tu_setup_sized(state, row->opts, sizeof(struct life_state)) < 0)
+		return -1;
+	((struct life_state *)*state)->row = row;
+	return 0;
 }
 
-/* ---- removed inodes ---- */
-
-/* An O_PATH descriptor sends no OPEN, so it does not keep the file; reopening the removed inode
- * through /proc/self/fd reaches the daemon with its node id and must get ESTALE. */
-static void test_estale_on_removed_inode(void **state)
+/* A step that changes the pool: 0 or its errno, compared with what the step expects. */
+static void life_change(const struct pool_fixture *p, const struct life_step *s)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
+	PATH(path, p, s->path);
+	PATH(to, p, s->to ? s->to : "");
+	long r = -1;
+
+	errno = 0;
+	switch (s->op) {
+	case L_MKDIR: r = mkdir(path, 0700); break;
+	case L_RMDIR: r = rmdir(path); break;
+	case L_UNLINK: r = unlink(path); break;
+	case L_RENAME: r = rename(path, to); break;
+	case L_RENAME_NOREPLACE:
+		r = renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_NOREPLACE);
+		break;
+	case L_RENAME_EXCHANGE:
+		r = renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_EXCHANGE);
+		break;
+	default: fail_msg("step %d is no change", (int)s->op);
+	}
+	if (s->expect ? r != -1 || errno != s->expect : r != 0)
+		fail_msg("%s %s: %ld %s, want %s", s->path, s->to ? s->to : "", r,
+			 r == -1 ? errname(errno) : "-", errname(s->expect));
+}
+
+/* A step that makes or drops a handle in its slot. */
+static void life_handle(struct life_state *ls, const struct life_step *s)
+{
+	struct life_slot *h = &ls->slot[s->slot];
+	struct life_slot *from = &ls->slot[s->from];
+	char path[PATH_MAX];
+
+	if (s->path)
+		assert_int_equal(pool_path(&ls->t.p, s->path, path, sizeof(path)), 0);
+	switch (s->op) {
+	case L_CREATE:
+		h->len = s->pages ? (size_t)s->pages * (size_t)pg : s->len;
+		h->seed = s->seed;
+		h->fd = make_file(path, h->len, h->seed);
+		break;
+	case L_OPEN:
+	case L_OPEN_RO:
+		*h = *from;
+		h->fd = open(path, s->op == L_OPEN ? O_RDWR : O_RDONLY);
+		CHECK(h->fd);
+		break;
+	case L_OPENDIR: CHECK(h->fd = open(path, O_RDONLY | O_DIRECTORY)); break;
+	case L_OPEN_PATH: CHECK(h->fd = open(path, O_PATH | s->flags)); break;
+	case L_MAP:
+	case L_MAP_RO:
+		*h = *from;
+		h->map = mmap(NULL, h->len, s->op == L_MAP ? PROT_READ | PROT_WRITE : PROT_READ,
+			      MAP_SHARED, from->fd, 0);
+		if (h->map == MAP_FAILED)
+			fail_msg("mmap: %s", errname(errno));
+		break;
+	case L_CLOSE: CHECK(close(h->fd)); break;
+	case L_MUNMAP: CHECK(munmap(h->map, h->len)); break;
+	default: fail_msg("step %d is no handle", (int)s->op);
+	}
+}
+
+/* A step that only looks. */
+static void life_check(struct life_state *ls, const struct life_step *s)
+{
+	const struct pool_fixture *p = &ls->t.p;
+	const struct life_slot *h = &ls->slot[s->slot];
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (s->path)
+		assert_int_equal(pool_path(p, s->path, path, sizeof(path)), 0);
+	switch (s->op) {
+	case L_STAYS: expect_stays(path); break;
+	case L_EXISTS: ASSERT_EXISTS(path); break;
+	case L_ABSENT: ASSERT_ABSENT(path); break;
+	case L_GONE: ASSERT_GONE(path); break;
+	case L_GONE_LINGER:
+		if (pool_wait_gone(path, 10000) != 0)
+			fail_msg("%s not removed within 10 s with linger=1", path);
+		break;
+	case L_LISTED: assert_int_equal(tu_listed(p->mnt, s->path), 1); break;
+	case L_UNLISTED: assert_int_equal(tu_listed(p->mnt, s->path), 0); break;
+	case L_DATA: expect_fd_pattern(h->fd, h->len, h->seed); break;
+	case L_MAP_DATA: assert_int_equal(pat_check(h->map, h->len, h->seed, 0), -1); break;
+	case L_PATH_DATA:
+		expect_path_pattern(path, ls->slot[s->from].len, ls->slot[s->from].seed);
+		break;
+	case L_ROOT_INTACT:
+		CHECK(stat(p->mnt, &st));
+		assert_true(S_ISDIR(st.st_mode));
+		assert_int_equal(st.st_mode & 07777, 01777);
+		break;
+	case L_PAUSE: pool_sleep_ms((int)s->len); break;
+	default: fail_msg("step %d is no check", (int)s->op);
+	}
+}
+
+/* A request through a removed entry's descriptor, which must fail. */
+static void life_through_removed(struct life_state *ls, const struct life_step *s)
+{
+	int fd = ls->slot[s->slot].fd;
 	char proc[64];
-	int fd = make_file(f, 100, 31);
-	int pfd = open(f, O_PATH);
+	long r = -1;
 
-	CHECK(pfd);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	CHECK_ERR(open(proc, O_RDONLY), ESTALE);
-	CHECK_ERR(open(proc, O_RDWR), ESTALE);
-	CHECK(close(pfd));
-	tu_backing_back_to_base(state);
+	errno = 0;
+	switch (s->op) {
+	case L_PROC_OPEN:
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		r = open(proc, s->flags);
+		break;
+	case L_CREATE_AT: r = openat(fd, s->path, O_RDWR | O_CREAT, 0600); break;
+	case L_MKDIR_AT: r = mkdirat(fd, s->path, 0700); break;
+	default: fail_msg("step %d is no request through a removed entry", (int)s->op);
+	}
+	if (r >= 0 && s->op != L_MKDIR_AT)
+		close((int)r);
+	if (r != -1 || (errno != s->expect && errno != s->also))
+		fail_msg("step %d through a removed entry: %ld %s, want %s", (int)s->op, r,
+			 r == -1 ? errname(errno) : "-", errname(s->expect));
 }
 
-/* Creating inside a removed folder must fail (ESTALE from the daemon, or ENOENT if the kernel
- * already knows the folder is dead), never resurrect an orphan. */
-static void test_create_in_removed_folder(void **state)
+static void test_life_row(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(d, p, "d");
-	PATH(f, p, "d/f");
-	int fd, dfd, r, e;
+	struct life_state *ls = *state;
 
-	CHECK(mkdir(d, 0700));
-	fd = make_file(f, 10, 32);
-	dfd = open(d, O_PATH | O_DIRECTORY);
-	CHECK(dfd);
-	CHECK(close(fd));
-	ASSERT_GONE(d);
-	errno = 0;
-	r = openat(dfd, "g", O_RDWR | O_CREAT, 0600);
-	e = errno;
-	if (r >= 0)
-		close(r);
-	if (r != -1 || (e != ESTALE && e != ENOENT))
-		fail_msg("create in removed folder: %d errno %s, want ESTALE or ENOENT", r,
-			 errname(e));
-	errno = 0;
-	r = mkdirat(dfd, "x", 0700);
-	e = errno;
-	if (r != -1 || (e != ESTALE && e != ENOENT))
-		fail_msg("mkdir in removed folder: %d errno %s, want ESTALE or ENOENT", r,
-			 errname(e));
-	CHECK(close(dfd));
+	for (const struct life_step *s = ls->row->steps; s->op != L_END; s++) {
+		if (s->op >= L_MKDIR && s->op <= L_RENAME_EXCHANGE)
+			life_change(p, s);
+		else if (s->op >= L_PROC_OPEN)
+			life_through_removed(ls, s);
+		else if (s->op >= L_STAYS)
+			life_check(ls, s);
+		else
+			life_handle(ls, s);
+	}
 	tu_backing_back_to_base(state);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, tu_teardown)
-#define TL(fn) cmocka_unit_test_setup_teardown(fn, setup_linger, tu_teardown)
+
+/* The scenarios that need more than steps: other processes, sockets, loops, partial unmaps. */
+static const struct CMUnitTest scenarios[] = {
+	T(test_mapping_outlives_close),
+	T(test_two_mappers_two_processes),
+	T(test_fork_inherits_fd),
+	T(test_fork_inherits_mapping),
+	T(test_partial_munmap),
+	T(test_sigkill_while_mapped),
+	T(test_unlink_while_mapped),
+	T(test_private_mapping_outlives_close),
+	T(test_many_users_any_order),
+	T(test_fd_passed_over_socket),
+	T(test_exec_inherits_fd_unless_cloexec),
+	T(test_recreate_while_old_mapping_alive),
+	T(test_create_loop_no_wait),
+	T(test_create_loop_with_wait),
+	T(test_every_closed_file_goes),
+	T(test_same_name_created_concurrently),
+	T(test_folder_removal_races_create),
+	T(test_refs_show_live_mapping),
+};
+
+#define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		T(test_closed_file_is_removed),
-		T(test_removed_after_last_close),
-		T(test_unlink_while_open),
-		T(test_mapping_outlives_close),
-		T(test_two_mappers_two_processes),
-		T(test_fork_inherits_fd),
-		T(test_fork_inherits_mapping),
-		T(test_partial_munmap),
-		T(test_sigkill_while_mapped),
-		T(test_unlink_while_mapped),
-		T(test_readonly_mapping_outlives_close),
-		T(test_private_mapping_outlives_close),
-		T(test_many_users_any_order),
-		T(test_fd_passed_over_socket),
-		T(test_exec_inherits_fd_unless_cloexec),
-		T(test_recreate_while_old_mapping_alive),
-		T(test_create_loop_no_wait),
-		T(test_create_loop_with_wait),
-		T(test_every_closed_file_goes),
-		T(test_same_name_created_concurrently),
-		T(test_folder_removal_races_create),
-		T(test_folders_removed_up_to_root),
-		T(test_empty_folder_stays),
-		T(test_folder_handle_keeps_folder),
-		T(test_rmdir_not_empty),
-		T(test_rmdir_of_last_child_removes_parent),
-		T(test_unlink_of_last_child_removes_parent),
-		T(test_rename_open_file_keeps_data),
-		T(test_rename_noreplace),
-		T(test_rename_exchange),
-		T(test_rename_over_open_file),
-		T(test_rename_into_folder),
-		T(test_rename_out_empties_folder),
-		T(test_refs_show_live_mapping),
-		TL(test_linger_keeps_then_removes),
-		TL(test_linger_reopen_keeps),
-		TL(test_linger_after_munmap),
-		T(test_estale_on_removed_inode),
-		T(test_create_in_removed_folder),
-	};
+	struct CMUnitTest tests[N_LIFE_ROWS + N_SCENARIOS];
 
+	rows_to_tests(tests, life_rows, sizeof(life_rows[0]), N_LIFE_ROWS, test_life_row, life_setup,
+		      tu_teardown);
+	memcpy(tests + N_LIFE_ROWS, scenarios, sizeof(scenarios));
 	pg = sysconf(_SC_PAGESIZE);
 	return ITEST_RUN(tests);
 }

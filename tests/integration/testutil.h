@@ -4,8 +4,10 @@
  * a scenario, and deterministic data patterns. The suite headers (itest.h, ftest.h, holdtest.h,
  * stress.h, libtest.h) include this one and keep only what is specific to their suite.
  *
- * Header-only (static inline) so each test binary stays one C file; it lives next to harness.h
- * because everything here that touches a pool goes through the harness (harness_dep gives both).
+ * Declarations and check macros only: the bodies live in the harness library (harness_dep), one
+ * file per concern: tu_fixture.c (the pool per test), tu_files.c (paths and modes), tu_proc.c
+ * (children), tu_chan.c (stepping a child, listings) and tu_data.c (data patterns, whole reads
+ * and writes).
  */
 #ifndef POOLFS_TESTUTIL_H
 #define POOLFS_TESTUTIL_H
@@ -31,6 +33,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "rows.h"
+#include "poolfs_names.h"
 
 /* cmocka 1.1.5 declares _fail(), which fail() and fail_msg() call, without noreturn, though it
  * never returns (it longjmps out of the test, or exits). Saying so lets the static analyzers see
@@ -48,12 +52,7 @@ void _fail(const char *const file, const int line) __attribute__((noreturn));
 #define OTHER_UID 65534
 #define OTHER_GID 65534
 
-static inline const char *errname(int e)
-{
-	const char *n = e ? strerrorname_np(e) : "0";
-
-	return n ? n : "?";
-}
+const char *errname(int e);
 
 /* ---- checks in the test process ---- */
 
@@ -65,14 +64,15 @@ static inline const char *errname(int e)
 				 errname(errno));                                             \
 	} while (0)
 
+/* Declares r_ (what expr returned) and e_ (the errno it left, 0 if it set none). */
+#define TU_CALL(expr)                                                                         \
+	long r_;                                                                              \
+	int e_ = (errno = 0, r_ = (long)(expr), errno)
+
 /* expr must return -1 with errno err. */
 #define CHECK_ERR(expr, err)                                                                  \
 	do {                                                                                  \
-		long r_;                                                                      \
-		int e_;                                                                       \
-		errno = 0;                                                                    \
-		r_ = (long)(expr);                                                            \
-		e_ = errno;                                                                   \
+		TU_CALL(expr);                                                                \
 		if (r_ != -1L || e_ != (err))                                                 \
 			fail_msg("%s:%d: %s returned %ld errno %s, want -1 errno %s", __FILE__,  \
 				 __LINE__, #expr, r_, r_ == -1L ? errname(e_) : "-",          \
@@ -108,14 +108,8 @@ static inline const char *errname(int e)
 				 (path), errname(errno));                                     \
 	} while (0)
 
-/* The pool of the running test (set by tu_mount), for the daemon log when a check fails. */
-static struct pool_fixture *tu_current;
-
-static inline void tu_dump_log(void)
-{
-	if (tu_current)
-		pool_dump_log(tu_current);
-}
+/* The daemon log of the running test's pool (the last one tu_mount mounted), when a check fails. */
+void tu_dump_log(void);
 
 /* On failure the entry's refs text says what still keeps it, and the daemon log follows. */
 #define ASSERT_GONE(path)                                                                     \
@@ -123,7 +117,7 @@ static inline void tu_dump_log(void)
 		int r_ = pool_wait_gone((path), GONE_MS);                                     \
 		if (r_ != 0) {                                                                \
 			char rb_[4096] = "";                                                  \
-			ssize_t n_ = getxattr((path), "user.poolfs.refs", rb_, sizeof(rb_) - 1); \
+			ssize_t n_ = getxattr((path), POOLFS_XATTR_REFS, rb_, sizeof(rb_) - 1); \
 			rb_[n_ > 0 ? n_ : 0] = '\0';                                          \
 			tu_dump_log();                                                        \
 			fail_msg("%s:%d: %s not removed within %d ms (%s); refs:\n%s",         \
@@ -147,11 +141,7 @@ static inline void tu_dump_log(void)
 /* expr must fail with err. */
 #define USER_EXPECT(step, expr, err)                                                          \
 	do {                                                                                  \
-		long r_;                                                                      \
-		int e_;                                                                       \
-		errno = 0;                                                                    \
-		r_ = (long)(expr);                                                            \
-		e_ = errno;                                                                   \
+		TU_CALL(expr);                                                                \
 		if (r_ != -1L || e_ != (err)) {                                               \
 			fprintf(stderr, "# uid %d step %d: %s returned %ld errno %s, want %s\n", \
 				(int)getuid(), (step), #expr, r_, r_ == -1L ? errname(e_) : "-",  \
@@ -198,207 +188,65 @@ struct tu_fixture {
 };
 
 /* Mount t's pool: 0 (also when the datapath is unsupported: the tests then skip), or -1. */
-static inline int tu_mount(struct tu_fixture *t, const char *opts)
-{
-	int r = pool_mount(&t->p, opts);
-
-	if (r == -EOPNOTSUPP) {
-		fprintf(stderr, "# datapath %s with \"%s\" not supported by this daemon: skipping\n",
-			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?",
-			opts ? opts : "");
-		t->unsupported = 1;
-	} else if (r < 0) {
-		fprintf(stderr, "# pool_mount(\"%s\") failed: %s\n", opts ? opts : "",
-			errname(-r));
-		return -1;
-	} else {
-		t->base_backing = pool_backing_files(&t->p);
-		tu_current = &t->p;
-	}
-	return 0;
-}
-
-static inline void tu_kill_children(void);
+int tu_mount(struct tu_fixture *t, const char *opts);
 
 /* Take t's pool down: 0, or -1 if the unmount failed (a leak, a busy mount, a daemon error). */
-static inline int tu_unmount(struct tu_fixture *t)
-{
-	int r;
-
-	tu_current = NULL;
-	/* Leftovers of a failed test must not make the unmount fail too. */
-	tu_kill_children();
-	if (!t->unsupported)
-		pool_release_all(&t->p);
-	r = pool_unmount(&t->p);
-	if (r < 0) {
-		fprintf(stderr, "# pool_unmount failed: %s\n", errname(-r));
-		return -1;
-	}
-	return 0;
-}
+int tu_unmount(struct tu_fixture *t);
 
 /* cmocka setup: a zeroed struct of size bytes that starts with a struct tu_fixture (a suite's
  * own test state, or just the fixture), its pool mounted. */
-static inline int tu_setup_sized(void **state, const char *opts, size_t size)
-{
-	struct tu_fixture *t = calloc(1, size);
-
-	if (!t)
-		return -1;
-	if (tu_mount(t, opts) < 0) {
-		free(t);
-		return -1;
-	}
-	*state = t;
-	return 0;
-}
+int tu_setup_sized(void **state, const char *opts, size_t size);
 
 /* For suites that need nothing but the pool. */
-static inline int tu_setup(void **state, const char *opts)
-{
-	return tu_setup_sized(state, opts, sizeof(struct tu_fixture));
-}
+int tu_setup(void **state, const char *opts);
 
 /* cmocka teardown: the pool goes down and *state (whatever tu_setup_sized allocated) is freed;
  * a suite frees or stops its own extras first. */
-static inline int tu_teardown(void **state)
-{
-	struct tu_fixture *t = *state;
-	int r;
+int tu_teardown(void **state);
 
-	if (!t)
-		return 0;
-	r = tu_unmount(t);
-	free(t);
-	*state = NULL;
-	return r;
-}
+/* Fill PATH_MAX buffers with absolute paths in p: tu_paths(p, rel, buf, rel, buf, ...) with
+ * const char *rel and char buf[PATH_MAX]. Fails the test if one does not fit. */
+#define tu_paths(p, ...) tu_paths_((p), __VA_ARGS__, (const char *)NULL)
+void tu_paths_(const struct pool_fixture *p, ...);
+
+/* The permission bits (07777) of path must be want. */
+void expect_mode(const char *path, mode_t want);
 
 /* The pool of this test; skips the test if the datapath is unsupported. */
-static inline struct pool_fixture *tu_pool(void **state)
-{
-	struct tu_fixture *t = *state;
+struct pool_fixture *tu_pool(void **state);
 
-	if (t->unsupported)
-		skip();
-	return &t->p;
-}
+/* Backing files must come back to what the pool had right after mount, within timeout_ms. */
+void tu_backing_back_within(void **state, int timeout_ms);
 
-/* Backing files must come back to what the pool had right after mount. */
-static inline void tu_backing_back_to_base(void **state)
-{
-	struct tu_fixture *t = *state;
-	int r = pool_wait_backing_files(&t->p, t->base_backing, GONE_MS);
-
-	if (r != 0)
-		fail_msg("backing dir holds %d files, want %d after %d ms",
-			 pool_backing_files(&t->p), t->base_backing, GONE_MS);
-}
+/* The same within the suite's GONE_MS: a macro, so a suite that defines a longer GONE_MS before
+ * including this header gets it here too. */
+#define tu_backing_back_to_base(state) tu_backing_back_within((state), GONE_MS)
 
 /* cmocka 1.1.5 reports a skip() as "not ok N # SKIP", which TAP readers (meson) count as a
  * failure. So a binary that cannot run at all prints the TAP plan "1..0 # SKIP why" instead,
  * before cmocka starts, and exits with what this returns. */
-static inline int tu_skip_all(const char *why)
-{
-	printf("1..0 # SKIP %s\n", why);
-	fflush(stdout);
-	return 0;
-}
+int tu_skip_all(const char *why);
 
 /* ---- children ---- */
 
-/* Processes the test started and has not reaped: teardown kills and reaps them. */
-#define TU_MAX_CHILDREN 64
-static pid_t tu_children[TU_MAX_CHILDREN];
+/* Remember pid (once) for teardown to kill and reap; also for orphans a subreaper test will
+ * reap itself. */
+void tu_track(pid_t pid);
 
-/* Remember pid (once) for teardown; also for orphans a subreaper test will reap itself. */
-static inline void tu_track(pid_t pid)
-{
-	for (int i = 0; i < TU_MAX_CHILDREN; i++)
-		if (tu_children[i] == pid)
-			return;
-	for (int i = 0; i < TU_MAX_CHILDREN; i++)
-		if (tu_children[i] <= 0) {
-			tu_children[i] = pid;
-			return;
-		}
-}
-
-static inline void tu_forget(pid_t pid)
-{
-	for (int i = 0; i < TU_MAX_CHILDREN; i++)
-		if (tu_children[i] == pid)
-			tu_children[i] = 0;
-}
+/* Stop remembering pid (the test reaped it). */
+void tu_forget(pid_t pid);
 
 /* SIGKILL and reap every process this test started and has not reaped. */
-static inline void tu_kill_children(void)
-{
-	for (int i = 0; i < TU_MAX_CHILDREN; i++) {
-		int status;
-
-		if (tu_children[i] <= 0)
-			continue;
-		kill(tu_children[i], SIGKILL);
-		waitpid(tu_children[i], &status, 0);
-		tu_children[i] = 0;
-	}
-}
+void tu_kill_children(void);
 
 /* Fork a child running fn(arg) and _exit(fn's result); it dies with us (PDEATHSIG) and teardown
  * kills it if the test did not reap it. */
-static inline pid_t tu_spawn(int (*fn)(void *), void *arg)
-{
-	pid_t parent = getpid();
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == -1)
-		fail_msg("fork: %s", errname(errno));
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(120);
-		_exit(fn(arg));
-	}
-	tu_track(pid);
-	return pid;
-}
+pid_t tu_spawn(int (*fn)(void *), void *arg);
 
 /* Reap pid (a child, or an orphan reparented to a subreaper) within timeout_ms: its exit code,
  * 128+signal, -ETIMEDOUT (then it is killed and reaped), or -errno. Safe in a child too: it never
  * calls cmocka. */
-static inline int tu_reap(pid_t pid, int timeout_ms)
-{
-	long long deadline = pool_now_ms() + timeout_ms;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r == -1 && errno != EINTR) {
-			int e = errno;
-
-			tu_forget(pid);
-			return -e;
-		}
-		if (pool_now_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			tu_forget(pid);
-			return -ETIMEDOUT;
-		}
-		pool_sleep_ms(5);
-	}
-	tu_forget(pid);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
+int tu_reap(pid_t pid, int timeout_ms);
 
 #define REAP_OK(pid) REAP_OK_WITHIN((pid), CHILD_MS)
 #define REAP_OK_WITHIN(pid, ms)                                                               \
@@ -412,16 +260,7 @@ static inline int tu_reap(pid_t pid, int timeout_ms)
 /* ---- stepping a child ---- */
 
 /* Poll fd for input: 0, -ETIMEDOUT, or -errno. */
-static inline int fd_wait_readable(int fd, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int r;
-
-	do
-		r = poll(&pfd, 1, timeout_ms);
-	while (r == -1 && errno == EINTR);
-	return r == 0 ? -ETIMEDOUT : r < 0 ? -errno : 0;
-}
+int fd_wait_readable(int fd, int timeout_ms);
 
 /* Two pipes to step a child through a scenario: the parent sends "go" bytes down, the child
  * sends "ready" bytes up. A dead peer reads as EOF, so nobody waits forever. */
@@ -430,50 +269,19 @@ struct chan {
 	int down[2];
 };
 
-static inline void chan_open(struct chan *c)
-{
-	if (pipe2(c->up, O_CLOEXEC) == -1 || pipe2(c->down, O_CLOEXEC) == -1)
-		fail_msg("pipe: %s", errname(errno));
-}
+void chan_open(struct chan *c);
 
 /* Called first in the child / right after spawning in the parent. */
-static inline void chan_child(struct chan *c)
-{
-	close(c->up[0]);
-	close(c->down[1]);
-}
+void chan_child(struct chan *c);
 
-static inline void chan_parent(struct chan *c)
-{
-	close(c->up[1]);
-	close(c->down[0]);
-}
+void chan_parent(struct chan *c);
 
-static inline void chan_close_parent(struct chan *c)
-{
-	close(c->up[0]);
-	close(c->down[1]);
-}
+void chan_close_parent(struct chan *c);
 
-static inline int chan_put(int fd)
-{
-	char b = 1;
-
-	return write(fd, &b, 1) == 1 ? 0 : -EPIPE;
-}
+int chan_put(int fd);
 
 /* 0, -EPIPE on EOF (peer gone), -ETIMEDOUT, or -errno of poll */
-static inline int chan_get(int fd, int timeout_ms)
-{
-	char b;
-	int r = fd_wait_readable(fd, timeout_ms);
-
-	if (r < 0)
-		return r;
-	if (read(fd, &b, 1) != 1)
-		return -EPIPE;
-	return 0;
-}
+int chan_get(int fd, int timeout_ms);
 
 /* Child side */
 #define CHILD_READY(c) chan_put((c)->up[1])
@@ -490,89 +298,22 @@ static inline int chan_get(int fd, int timeout_ms)
 
 /* Whether readdir of dir lists name: 1 or 0, or -errno if dir cannot be listed (usable in a
  * child; compare with 1 or 0 exactly, so an error never passes for either answer). */
-static inline int tu_listed(const char *dir, const char *name)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, name) == 0)
-			found = 1;
-	closedir(d);
-	return found;
-}
+int tu_listed(const char *dir, const char *name);
 
 /* ---- data ---- */
 
 /* Deterministic bytes: the value at file offset off for a given seed. */
-static inline unsigned char pat_byte(uint32_t seed, uint64_t off)
-{
-	uint64_t x = off * 0x9E3779B97F4A7C15ull + seed;
+unsigned char pat_byte(uint32_t seed, uint64_t off);
 
-	x ^= x >> 29;
-	x *= 0xBF58476D1CE4E5B9ull;
-	x ^= x >> 32;
-	return (unsigned char)x;
-}
-
-static inline void pat_fill(void *buf, size_t len, uint32_t seed, uint64_t off)
-{
-	unsigned char *b = buf;
-
-	for (size_t i = 0; i < len; i++)
-		b[i] = pat_byte(seed, off + i);
-}
+void pat_fill(void *buf, size_t len, uint32_t seed, uint64_t off);
 
 /* -1 if buf holds the pattern, else the first index that differs. volatile: buf may be a shared
  * mapping that other processes write while we read, and every byte must really be read. */
-static inline long pat_check(const volatile void *buf, size_t len, uint32_t seed, uint64_t off)
-{
-	const volatile unsigned char *b = buf;
+long pat_check(const volatile void *buf, size_t len, uint32_t seed, uint64_t off);
 
-	for (size_t i = 0; i < len; i++)
-		if (b[i] != pat_byte(seed, off + i))
-			return (long)i;
-	return -1;
-}
-
-static inline ssize_t pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, off + (off_t)done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
+ssize_t pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* Reads until len or EOF: the count read, or -1 */
-static inline ssize_t pread_all(int fd, void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, off + (off_t)done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
+ssize_t pread_all(int fd, void *buf, size_t len, off_t off);
 
 #endif

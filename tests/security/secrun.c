@@ -1,82 +1,12 @@
-/* secrun: run code as another uid, pass descriptors over unix sockets (see secrun.h). */
+/* secrun: pass descriptors over unix sockets (see secrun.h). */
 #include <errno.h>
-#include <grp.h>
-#include <signal.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "secrun.h"
 
 #define SEC_MAX_FDS 8
-
-/* In the child: drop to uid/gid for good and check that it took (saved ids included, so the
- * child cannot switch back to root half-way through a case). */
-static int become(uid_t uid, gid_t gid)
-{
-	uid_t ru, eu, su;
-	gid_t rg, eg, sg;
-
-	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
-	    setresuid(uid, uid, uid) == -1)
-		return -errno;
-	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1)
-		return -errno;
-	if (ru != uid || eu != uid || su != uid || rg != gid || eg != gid || sg != gid)
-		return -EPERM;
-	return 0;
-}
-
-pid_t sec_spawn_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
-{
-	pid_t parent = getpid();
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == -1)
-		return -errno;
-	if (pid == 0) {
-		int r = become(uid, gid);
-
-		if (r < 0) {
-			fprintf(stderr, "# secrun: cannot become uid %d gid %d: %s\n", (int)uid,
-				(int)gid, strerror(-r));
-			_exit(SEC_CRED_FAILED);
-		}
-		/* After the uid change, which clears it: never outlive the test. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(SEC_CRED_FAILED - 1);
-		r = fn(arg);
-		_exit(r < 0 || r >= SEC_CRED_FAILED ? SEC_CRED_FAILED - 1 : r);
-	}
-	return pid;
-}
-
-int sec_reap(pid_t pid)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFSIGNALED(status))
-		return -EINTR;
-	if (WEXITSTATUS(status) == SEC_CRED_FAILED)
-		return -EPERM;
-	return WEXITSTATUS(status);
-}
-
-int sec_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
-{
-	pid_t pid = sec_spawn_as(uid, gid, fn, arg);
-
-	return pid < 0 ? pid : sec_reap(pid);
-}
 
 int sec_send_fds(int sock, const int *fds, int n)
 {

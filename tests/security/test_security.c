@@ -6,7 +6,8 @@
  *
  * Actors: A = uid 1001 (owner of a.dat, adir/), B = uid 1002 (owner of b.dat, bdir/), and root
  * (uid 0, owner of the pool root, not exempt). Each row runs in a fresh process of its actor
- * (secrun.h) against a fresh scene, so a row that wrongly succeeds cannot change the next one.
+ * (run_as_spawn, harness.h) against a fresh scene, so a row that wrongly succeeds cannot change
+ * the next one.
  *
  * The refusal matrices run twice: cold (the acting user has never touched the fresh scene, and
  * nobody used it since A and B made it) and warm (just before each row, A walks the same paths:
@@ -15,7 +16,7 @@
  *
  * One test: SEC_FILTER=test_refusals_warm (cmocka's wildcards) POOLFS_DATAPATH=... as root.
  */
-#include "testutil.h"
+#include "itest.h"
 #include "secrun.h"
 
 #include <stdbool.h>
@@ -36,9 +37,9 @@
 /* A scene could not be cleared (a row that wrongly succeeded left something behind). */
 #define SEC_DIRTY 201
 
-#define HOLD "user.poolfs.hold"
-#define REFS "user.poolfs.refs"
-#define STAT "user.poolfs.stat"
+#define HOLD POOLFS_XATTR_HOLD
+#define REFS POOLFS_XATTR_REFS
+#define STAT POOLFS_XATTR_STAT
 
 enum actor { ACT_A, ACT_B, ACT_ROOT };
 
@@ -362,6 +363,19 @@ OP(text_lacks, false);
 /* An xattr row: name, value (for setxattr) */
 #define X(who_, op_, path_, name_, expect_, ...) R(who_, op_, path_, expect_, .arg = (name_), __VA_ARGS__)
 
+/* Every xattr request of who on path, refused: get, set and remove of a user name and of each of
+ * the daemon's names, and the listing (rows that share a table line, told apart by op and name) */
+#define XATTRS_REFUSED(who_, path_)                                                           \
+	X(who_, getxattr, path_, "user.x", EACCES), X(who_, getxattr, path_, HOLD, EACCES),    \
+	X(who_, getxattr, path_, REFS, EACCES), X(who_, getxattr, path_, STAT, EACCES),       \
+	X(who_, setxattr, path_, "user.x", EACCES, .val = "1"),                               \
+	X(who_, setxattr, path_, HOLD, EACCES, .val = "pin"),                                 \
+	X(who_, setxattr, path_, REFS, EACCES, .val = "1"),                                   \
+	X(who_, setxattr, path_, STAT, EACCES, .val = "1"),                                   \
+	X(who_, removexattr, path_, "user.x", EACCES), X(who_, removexattr, path_, HOLD, EACCES), \
+	X(who_, removexattr, path_, REFS, EACCES), X(who_, removexattr, path_, STAT, EACCES), \
+	R(who_, listxattr, path_, EACCES)
+
 /* Put on a row whose fix main does not have yet: its failure is reported but not counted, and
  * a pass says to remove the mark. */
 #define KNOWN_FAIL .known_fail = true
@@ -441,32 +455,8 @@ static const struct row refusal_rows[] = {
 	R(B, rename, "b.dat", EACCES, .arg = "adir/b.dat"),
 	R(B, rename, "bdir", EACCES, .arg = "adir/bdir"),
 	R(B, exchange, "b.dat", EACCES, .arg = "a.dat"),
-	X(B, getxattr, "a.dat", "user.x", EACCES),
-	X(B, getxattr, "a.dat", HOLD, EACCES),
-	X(B, getxattr, "a.dat", REFS, EACCES),
-	X(B, getxattr, "a.dat", STAT, EACCES),
-	X(B, setxattr, "a.dat", "user.x", EACCES, .val = "1"),
-	X(B, setxattr, "a.dat", HOLD, EACCES, .val = "pin"),
-	X(B, setxattr, "a.dat", REFS, EACCES, .val = "1"),
-	X(B, setxattr, "a.dat", STAT, EACCES, .val = "1"),
-	X(B, removexattr, "a.dat", "user.x", EACCES),
-	X(B, removexattr, "a.dat", HOLD, EACCES),
-	X(B, removexattr, "a.dat", REFS, EACCES),
-	X(B, removexattr, "a.dat", STAT, EACCES),
-	R(B, listxattr, "a.dat", EACCES),
-	X(B, getxattr, "adir", "user.x", EACCES),
-	X(B, getxattr, "adir", HOLD, EACCES),
-	X(B, getxattr, "adir", REFS, EACCES),
-	X(B, getxattr, "adir", STAT, EACCES),
-	X(B, setxattr, "adir", "user.x", EACCES, .val = "1"),
-	X(B, setxattr, "adir", HOLD, EACCES, .val = "pin"),
-	X(B, setxattr, "adir", REFS, EACCES, .val = "1"),
-	X(B, setxattr, "adir", STAT, EACCES, .val = "1"),
-	X(B, removexattr, "adir", "user.x", EACCES),
-	X(B, removexattr, "adir", HOLD, EACCES),
-	X(B, removexattr, "adir", REFS, EACCES),
-	X(B, removexattr, "adir", STAT, EACCES),
-	R(B, listxattr, "adir", EACCES),
+	XATTRS_REFUSED(B, "a.dat"),
+	XATTRS_REFUSED(B, "adir"),
 	/* Hard links are refused for everyone (EPERM); a daemon that checks the owner first says
 	 * EACCES. Either way no second name for A's file appears. */
 	R(B, link, "a.dat", EACCES, .also = EPERM, .arg = "mine"),
@@ -661,11 +651,11 @@ static int scene(struct tu_fixture *t)
 	int r = 0;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		r = sec_as(0, 0, clear_child, t->p.mnt);
+		r = run_as_user(0, 0, clear_child, t->p.mnt);
 		if (r == 0)
-			r = sec_as(UID_A, GID_A, scene_child, t->p.mnt);
+			r = run_as_user(UID_A, GID_A, scene_child, t->p.mnt);
 		if (r == 0)
-			r = sec_as(UID_B, GID_B, scene_child, t->p.mnt);
+			r = run_as_user(UID_B, GID_B, scene_child, t->p.mnt);
 		if (r != SEC_DIRTY)
 			return r;
 		fprintf(stderr, "# a row left the pool dirty: mounting a fresh pool\n");
@@ -677,12 +667,12 @@ static int scene(struct tu_fixture *t)
 
 static int clear_all(const char *mnt)
 {
-	int r = sec_as(UID_A, GID_A, clear_child, (void *)mnt);
+	int r = run_as_user(UID_A, GID_A, clear_child, (void *)mnt);
 
 	if (r == 0)
-		r = sec_as(UID_B, GID_B, clear_child, (void *)mnt);
+		r = run_as_user(UID_B, GID_B, clear_child, (void *)mnt);
 	if (r == 0)
-		r = sec_as(0, 0, clear_child, (void *)mnt);
+		r = run_as_user(0, 0, clear_child, (void *)mnt);
 	return r;
 }
 
@@ -767,14 +757,14 @@ static int run_row(struct tu_fixture *t, const struct row *r, bool warm, const c
 		return 1;
 	}
 	if (warm && r->who != ACT_A) {
-		got = sec_as(UID_A, GID_A, warm_child, &j);
+		got = run_as_user(UID_A, GID_A, warm_child, &j);
 		if (got != 0) {
 			fprintf(stderr, "# FAIL %s %s: A's walk failed (%s)\n", mode, what,
 				result_name(got));
 			return 1;
 		}
 	}
-	got = sec_as(actors[r->who].uid, actors[r->who].gid, row_child, &j);
+	got = run_as_user(actors[r->who].uid, actors[r->who].gid, row_child, &j);
 	if (got == r->expect || (r->also && got == r->also)) {
 		if (r->known_fail)
 			fprintf(stderr, "# %s %s: KNOWN_FAIL row passes now: flip it\n", mode, what);
@@ -890,15 +880,14 @@ static void make_closed(const char *path)
 static void test_root_hold(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(rf, p, "root.dat");
-	PATH(af, p, "a.dat");
-	PATH(rf2, p, "root2.dat");
+	char rf[PATH_MAX], af[PATH_MAX], rf2[PATH_MAX];
 	int r;
 
+	tu_paths(p, "root.dat", rf, "a.dat", af, "root2.dat", rf2);
 	/* root (the pool root's owner) pins the pool root: root's closed file stays, A's goes */
 	CHECK(setxattr(p->mnt, HOLD, "pin", 3, 0));
 	make_closed(rf);
-	r = sec_as(UID_A, GID_A, a_file_goes, af);
+	r = run_as_user(UID_A, GID_A, a_file_goes, af);
 	if (r != 0)
 		fail_msg("A's closed file under root's pin on the pool root: step %d", r);
 	wait_settled(rf);
@@ -908,7 +897,7 @@ static void test_root_hold(void **state)
 	ASSERT_GONE(rf);
 
 	/* B's refused pin on the pool root keeps nothing */
-	r = sec_as(UID_B, GID_B, b_pins_root, p->mnt);
+	r = run_as_user(UID_B, GID_B, b_pins_root, p->mnt);
 	if (r != EPERM)
 		fail_msg("B's pin on the pool root gave %s, want EPERM", result_name(r));
 	make_closed(rf2);
@@ -1187,15 +1176,15 @@ static void test_passed_fds(void **state)
 		results[i] = -ENOEXEC; /* "did not run" */
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	ps = (struct pass){ .mnt = t->p.mnt, .sock = sv[0], .results = results };
-	a = sec_spawn_as(UID_A, GID_A, a_sends, &ps);
+	a = run_as_spawn(UID_A, GID_A, a_sends, &ps);
 	close(sv[0]); /* only A has that end now: if A dies, B reads EOF */
 	if (a > 0)
 		tu_track(a);
 	ps.sock = sv[1];
-	r = a > 0 ? sec_as(UID_B, GID_B, b_uses, &ps) : (int)a;
+	r = a > 0 ? run_as_user(UID_B, GID_B, b_uses, &ps) : (int)a;
 	close(sv[1]);
 	if (a > 0) {
-		int ra = sec_reap(a);
+		int ra = run_as_reap(a);
 
 		tu_forget(a);
 		if (ra != 0)
@@ -1218,7 +1207,7 @@ static void test_passed_fds(void **state)
 		failed += !f->known_fail;
 	}
 	munmap(results, sizeof(int) * N(fd_rows));
-	r = sec_as(UID_A, GID_A, a_sees_b, dat);
+	r = run_as_user(UID_A, GID_A, a_sees_b, dat);
 	if (r != 0) {
 		fprintf(stderr, "# FAIL: A does not see B's writes through the passed fd (step %s)\n",
 			result_name(r));
@@ -1263,10 +1252,10 @@ static void test_runner(void **state)
 	int sv[2], pp[2], got[2];
 
 	(void)state;
-	assert_int_equal(sec_as(UID_A, GID_A, has_ids, a), 0);
-	assert_int_equal(sec_as(UID_B, GID_B, has_ids, b), 0);
-	assert_int_equal(sec_as(0, 0, has_ids, root), 0);
-	assert_int_equal(sec_as(UID_B, GID_B, has_ids, a), 2); /* the check can tell */
+	assert_int_equal(run_as_user(UID_A, GID_A, has_ids, a), 0);
+	assert_int_equal(run_as_user(UID_B, GID_B, has_ids, b), 0);
+	assert_int_equal(run_as_user(0, 0, has_ids, root), 0);
+	assert_int_equal(run_as_user(UID_B, GID_B, has_ids, a), 2); /* the check can tell */
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	CHECK(pipe(pp));
@@ -1292,36 +1281,14 @@ static int setup(void **state)
 	return tu_setup(state, OPTS);
 }
 
-/* Whether the daemon supports this datapath at all (else the binary skips as a whole). */
-static int datapath_unsupported(void)
-{
-	struct pool_fixture p;
-	int r = pool_mount(&p, OPTS);
-
-	if (r == -EOPNOTSUPP) {
-		char why[128];
-
-		snprintf(why, sizeof(why), "datapath=%s not supported by this daemon",
-			 getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
-		tu_skip_all(why);
-		return 1;
-	}
-	if (r == 0)
-		pool_unmount(&p);
-	return 0;
-}
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, tu_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_runner),
-		cmocka_unit_test_setup_teardown(test_owner_controls, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_pool_root_cold, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_pool_root_warm, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_refusals_cold, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_refusals_warm, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_root_hold, setup, tu_teardown),
-		cmocka_unit_test_setup_teardown(test_passed_fds, setup, tu_teardown),
+		cmocka_unit_test(test_runner), T(test_owner_controls), T(test_pool_root_cold),
+		T(test_pool_root_warm), T(test_refusals_cold), T(test_refusals_warm),
+		T(test_root_hold), T(test_passed_fds),
 	};
 	const char *f = getenv("SEC_FILTER");
 
@@ -1329,7 +1296,8 @@ int main(void)
 		return tu_skip_all("needs root (mounts allow_other, switches uids)");
 	if (f && f[0])
 		cmocka_set_test_filter(f);
-	if (datapath_unsupported())
+	/* the daemon must support this datapath at all, else the binary skips as a whole */
+	if (itest_datapath_unsupported())
 		return 0;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,60 +20,57 @@
 static const struct access_policy strict = {.root_exempt = false};
 static const struct access_policy exempt = {.root_exempt = true};
 
-/* ---- owner / listing ------------------------------------------------------------------------ */
+/* access_is_owner (ACCESS_OWNER) or access_may_list (ACCESS_LIST) for caller on owner's entry,
+ * with root_exempt or not, must be want. */
+enum owner_check { ACCESS_OWNER, ACCESS_LIST };
 
-static void owner_may_access(void **state)
-{
-	(void)state;
-	assert_true(access_is_owner(&strict, 1000, 1000));
-	assert_true(access_is_owner(&exempt, 1000, 1000));
-	assert_true(access_may_list(&strict, 1000, 1000));
-	assert_true(access_may_list(&exempt, 1000, 1000));
+static const struct owner_row {
+	const char *group;
+	uid_t caller;
+	uid_t owner;
+	enum owner_check check;
+	bool root_exempt;
+	bool want;
+} owner_rows[] = {
+	{ "owner_may_access", 1000, 1000, ACCESS_OWNER, false, true },
+	{ "owner_may_access", 1000, 1000, ACCESS_OWNER, true, true },
+	{ "owner_may_access", 1000, 1000, ACCESS_LIST, false, true },
+	{ "owner_may_access", 1000, 1000, ACCESS_LIST, true, true },
 	/* The largest valid uid is a uid like any other. */
-	assert_true(access_is_owner(&strict, 4294967294u, 4294967294u));
-}
-
-static void other_user_refused(void **state)
-{
-	(void)state;
-	assert_false(access_is_owner(&strict, 1001, 1000));
-	assert_false(access_is_owner(&strict, 1000, 1001));
-	assert_false(access_may_list(&strict, 1001, 1000));
+	{ "owner_may_access", 4294967294u, 4294967294u, ACCESS_OWNER, false, true },
+	{ "other_user_refused", 1001, 1000, ACCESS_OWNER, false, false },
+	{ "other_user_refused", 1000, 1001, ACCESS_OWNER, false, false },
+	{ "other_user_refused", 1001, 1000, ACCESS_LIST, false, false },
 	/* root_exempt is about root only: another plain user is still refused. */
-	assert_false(access_is_owner(&exempt, 1001, 1000));
-	assert_false(access_may_list(&exempt, 1001, 1000));
+	{ "other_user_refused", 1001, 1000, ACCESS_OWNER, true, false },
+	{ "other_user_refused", 1001, 1000, ACCESS_LIST, true, false },
 	/* uids one apart and far apart. */
-	assert_false(access_is_owner(&strict, 1, 2));
-	assert_false(access_is_owner(&strict, 4294967294u, 1000));
-}
-
-static void root_not_exempt_by_default(void **state)
-{
-	(void)state;
-	assert_false(access_is_owner(&strict, 0, 1000));
-	assert_false(access_may_list(&strict, 0, 1000));
+	{ "other_user_refused", 1, 2, ACCESS_OWNER, false, false },
+	{ "other_user_refused", 4294967294u, 1000, ACCESS_OWNER, false, false },
+	{ "root_not_exempt_by_default", 0, 1000, ACCESS_OWNER, false, false },
+	{ "root_not_exempt_by_default", 0, 1000, ACCESS_LIST, false, false },
 	/* root still owns its own entries. */
-	assert_true(access_is_owner(&strict, 0, 0));
-	assert_true(access_may_list(&strict, 0, 0));
-}
-
-static void root_exempt_when_mounted_so(void **state)
-{
-	(void)state;
-	assert_true(access_is_owner(&exempt, 0, 1000));
-	assert_true(access_may_list(&exempt, 0, 1000));
-	assert_true(access_is_owner(&exempt, 0, 0));
-	assert_true(access_is_owner(&exempt, 0, 4294967294u));
-}
-
-static void users_cannot_reach_root_entries(void **state)
-{
-	(void)state;
+	{ "root_not_exempt_by_default", 0, 0, ACCESS_OWNER, false, true },
+	{ "root_not_exempt_by_default", 0, 0, ACCESS_LIST, false, true },
+	{ "root_exempt_when_mounted_so", 0, 1000, ACCESS_OWNER, true, true },
+	{ "root_exempt_when_mounted_so", 0, 1000, ACCESS_LIST, true, true },
+	{ "root_exempt_when_mounted_so", 0, 0, ACCESS_OWNER, true, true },
+	{ "root_exempt_when_mounted_so", 0, 4294967294u, ACCESS_OWNER, true, true },
 	/* root's entries are as private as anyone's, with or without root_exempt. */
-	assert_false(access_is_owner(&strict, 1000, 0));
-	assert_false(access_is_owner(&exempt, 1000, 0));
-	assert_false(access_may_list(&strict, 1000, 0));
-	assert_false(access_may_list(&exempt, 1000, 0));
+	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_OWNER, false, false },
+	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_OWNER, true, false },
+	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_LIST, false, false },
+	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_LIST, true, false },
+};
+
+static void test_owner_row(void **state)
+{
+	const struct owner_row *r = *state;
+	const struct access_policy *p = r->root_exempt ? &exempt : &strict;
+	bool got = r->check == ACCESS_OWNER ? access_is_owner(p, r->caller, r->owner)
+					     : access_may_list(p, r->caller, r->owner);
+
+	assert_int_equal(got, r->want);
 }
 
 static void list_matches_owner_rule(void **state)
@@ -93,39 +92,6 @@ static void list_matches_owner_rule(void **state)
 
 /* ---- effective mode ------------------------------------------------------------------------- */
 
-static void effective_mode_masks(void **state)
-{
-	(void)state;
-	assert_int_equal(access_effective_mode(0777), 0700);
-	assert_int_equal(access_effective_mode(0644), 0600);
-	assert_int_equal(access_effective_mode(0666), 0600);
-	assert_int_equal(access_effective_mode(0755), 0700);
-	assert_int_equal(access_effective_mode(0600), 0600);
-	assert_int_equal(access_effective_mode(0700), 0700);
-	assert_int_equal(access_effective_mode(0), 0);
-	assert_int_equal(access_effective_mode(0077), 0);
-	assert_int_equal(access_effective_mode(0070), 0);
-	assert_int_equal(access_effective_mode(0007), 0);
-	assert_int_equal(access_effective_mode(0400), 0400);
-	assert_int_equal(access_effective_mode(0200), 0200);
-	assert_int_equal(access_effective_mode(0100), 0100);
-	assert_int_equal(access_effective_mode(0444), 0400);
-	assert_int_equal(access_effective_mode(0111), 0100);
-}
-
-static void effective_mode_drops_special_bits(void **state)
-{
-	(void)state;
-	assert_int_equal(access_effective_mode(04755), 0700);
-	assert_int_equal(access_effective_mode(02755), 0700);
-	assert_int_equal(access_effective_mode(01777), 0700);
-	assert_int_equal(access_effective_mode(07777), 0700);
-	assert_int_equal(access_effective_mode(S_ISUID), 0);
-	assert_int_equal(access_effective_mode(S_ISGID), 0);
-	assert_int_equal(access_effective_mode(S_ISVTX), 0);
-	assert_int_equal(access_effective_mode(07000), 0);
-}
-
 static void effective_mode_every_value(void **state)
 {
 	(void)state;
@@ -140,105 +106,131 @@ static void effective_mode_every_value(void **state)
 	}
 }
 
-/* ---- chown ---------------------------------------------------------------------------------- */
+/* ---- tables: one row, one case, each its own test (named group/arguments) ----------------- */
 
-static void chown_no_change_ok(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_chown(1000, 100, false, 0, false, 0), 0);
+/* access_effective_mode(mode) = want: only the owner bits survive, never set-id or sticky. */
+static const struct mode_row {
+	const char *group;
+	mode_t mode;
+	mode_t want;
+} mode_rows[] = {
+	{ "effective_mode_masks", 0777, 0700 },
+	{ "effective_mode_masks", 0644, 0600 },
+	{ "effective_mode_masks", 0666, 0600 },
+	{ "effective_mode_masks", 0755, 0700 },
+	{ "effective_mode_masks", 0600, 0600 },
+	{ "effective_mode_masks", 0700, 0700 },
+	{ "effective_mode_masks", 0, 0 },
+	{ "effective_mode_masks", 0077, 0 },
+	{ "effective_mode_masks", 0070, 0 },
+	{ "effective_mode_masks", 0007, 0 },
+	{ "effective_mode_masks", 0400, 0400 },
+	{ "effective_mode_masks", 0200, 0200 },
+	{ "effective_mode_masks", 0100, 0100 },
+	{ "effective_mode_masks", 0444, 0400 },
+	{ "effective_mode_masks", 0111, 0100 },
+	{ "effective_mode_drops_special_bits", 04755, 0700 },
+	{ "effective_mode_drops_special_bits", 02755, 0700 },
+	{ "effective_mode_drops_special_bits", 01777, 0700 },
+	{ "effective_mode_drops_special_bits", 07777, 0700 },
+	{ "effective_mode_drops_special_bits", S_ISUID, 0 },
+	{ "effective_mode_drops_special_bits", S_ISGID, 0 },
+	{ "effective_mode_drops_special_bits", S_ISVTX, 0 },
+	{ "effective_mode_drops_special_bits", 07000, 0 },};
+
+/* access_check_chown(owner uid, owner gid, set uid?, new uid, set gid?, new gid) = want. */
+static const struct chown_row {
+	const char *group;
+	struct {
+		uid_t uid;
+		gid_t gid;
+		bool set_uid;
+		uid_t new_uid;
+		bool set_gid;
+		gid_t new_gid;
+	} in;
+	int want;
+} chown_rows[] = {
+	{ "chown_no_change_ok", { 1000, 100, false, 0, false, 0 }, 0 },
 	/* Values given but not asked for are ignored (chown(path, -1, -1)). */
-	assert_int_equal(access_check_chown(1000, 100, false, 1234, false, 5678), 0);
-}
-
-static void chown_same_uid_ok(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_chown(1000, 100, true, 1000, false, 0), 0);
-	assert_int_equal(access_check_chown(0, 0, true, 0, false, 0), 0);
-}
-
-static void chown_same_gid_ok(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_chown(1000, 100, false, 0, true, 100), 0);
-	assert_int_equal(access_check_chown(1000, 100, true, 1000, true, 100), 0);
-}
-
-static void chown_other_uid_eperm(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_chown(1000, 100, true, 1001, false, 0), -EPERM);
-	assert_int_equal(access_check_chown(1000, 100, true, 0, false, 0), -EPERM);
-	assert_int_equal(access_check_chown(1000, 100, true, 999, false, 0), -EPERM);
-	assert_int_equal(access_check_chown(0, 0, true, 1000, false, 0), -EPERM);
+	{ "chown_no_change_ok", { 1000, 100, false, 1234, false, 5678 }, 0 },
+	{ "chown_same_uid_ok", { 1000, 100, true, 1000, false, 0 }, 0 },
+	{ "chown_same_uid_ok", { 0, 0, true, 0, false, 0 }, 0 },
+	{ "chown_same_gid_ok", { 1000, 100, false, 0, true, 100 }, 0 },
+	{ "chown_same_gid_ok", { 1000, 100, true, 1000, true, 100 }, 0 },
+	{ "chown_other_uid_eperm", { 1000, 100, true, 1001, false, 0 }, -EPERM },
+	{ "chown_other_uid_eperm", { 1000, 100, true, 0, false, 0 }, -EPERM },
+	{ "chown_other_uid_eperm", { 1000, 100, true, 999, false, 0 }, -EPERM },
+	{ "chown_other_uid_eperm", { 0, 0, true, 1000, false, 0 }, -EPERM },
 	/* With the same gid alongside: still refused. */
-	assert_int_equal(access_check_chown(1000, 100, true, 1001, true, 100), -EPERM);
-}
+	{ "chown_other_uid_eperm", { 1000, 100, true, 1001, true, 100 }, -EPERM },
+	{ "chown_other_gid_eperm", { 1000, 100, false, 0, true, 101 }, -EPERM },
+	{ "chown_other_gid_eperm", { 1000, 100, false, 0, true, 0 }, -EPERM },
+	{ "chown_other_gid_eperm", { 1000, 100, true, 1000, true, 99 }, -EPERM },
+	{ "chown_other_gid_eperm", { 1000, 100, true, 1001, true, 101 }, -EPERM },};
 
-static void chown_other_gid_eperm(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_chown(1000, 100, false, 0, true, 101), -EPERM);
-	assert_int_equal(access_check_chown(1000, 100, false, 0, true, 0), -EPERM);
-	assert_int_equal(access_check_chown(1000, 100, true, 1000, true, 99), -EPERM);
-	assert_int_equal(access_check_chown(1000, 100, true, 1001, true, 101), -EPERM);
-}
-
-/* ---- access(2) mask ------------------------------------------------------------------------- */
-
-static void mask_f_ok_always(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_mask(0, F_OK), 0);
-	assert_int_equal(access_check_mask(0700, F_OK), 0);
-}
-
-static void mask_full_owner_bits(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_mask(0700, R_OK), 0);
-	assert_int_equal(access_check_mask(0700, W_OK), 0);
-	assert_int_equal(access_check_mask(0700, X_OK), 0);
-	assert_int_equal(access_check_mask(0700, R_OK | W_OK | X_OK), 0);
-}
-
-static void mask_file_0600(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_mask(0600, R_OK), 0);
-	assert_int_equal(access_check_mask(0600, W_OK), 0);
-	assert_int_equal(access_check_mask(0600, R_OK | W_OK), 0);
-	assert_int_equal(access_check_mask(0600, X_OK), -EACCES);
-	assert_int_equal(access_check_mask(0600, R_OK | X_OK), -EACCES);
-	assert_int_equal(access_check_mask(0600, R_OK | W_OK | X_OK), -EACCES);
-}
-
-static void mask_each_bit_alone(void **state)
-{
-	(void)state;
-	assert_int_equal(access_check_mask(0400, R_OK), 0);
-	assert_int_equal(access_check_mask(0400, W_OK), -EACCES);
-	assert_int_equal(access_check_mask(0400, X_OK), -EACCES);
-	assert_int_equal(access_check_mask(0200, R_OK), -EACCES);
-	assert_int_equal(access_check_mask(0200, W_OK), 0);
-	assert_int_equal(access_check_mask(0200, X_OK), -EACCES);
-	assert_int_equal(access_check_mask(0100, R_OK), -EACCES);
-	assert_int_equal(access_check_mask(0100, W_OK), -EACCES);
-	assert_int_equal(access_check_mask(0100, X_OK), 0);
-	assert_int_equal(access_check_mask(0, R_OK), -EACCES);
-	assert_int_equal(access_check_mask(0, W_OK), -EACCES);
-	assert_int_equal(access_check_mask(0, X_OK), -EACCES);
-}
-
-static void mask_ignores_group_other_bits(void **state)
-{
-	(void)state;
+/* access_check_mask(mode, access(2) mask) = want, for the owner. */
+static const struct mask_row {
+	const char *group;
+	mode_t mode;
+	int mask;
+	int want;
+} mask_rows[] = {
+	{ "mask_f_ok_always", 0, F_OK, 0 },
+	{ "mask_f_ok_always", 0700, F_OK, 0 },
+	{ "mask_full_owner_bits", 0700, R_OK, 0 },
+	{ "mask_full_owner_bits", 0700, W_OK, 0 },
+	{ "mask_full_owner_bits", 0700, X_OK, 0 },
+	{ "mask_full_owner_bits", 0700, R_OK | W_OK | X_OK, 0 },
+	{ "mask_file_0600", 0600, R_OK, 0 },
+	{ "mask_file_0600", 0600, W_OK, 0 },
+	{ "mask_file_0600", 0600, R_OK | W_OK, 0 },
+	{ "mask_file_0600", 0600, X_OK, -EACCES },
+	{ "mask_file_0600", 0600, R_OK | X_OK, -EACCES },
+	{ "mask_file_0600", 0600, R_OK | W_OK | X_OK, -EACCES },
+	{ "mask_each_bit_alone", 0400, R_OK, 0 },
+	{ "mask_each_bit_alone", 0400, W_OK, -EACCES },
+	{ "mask_each_bit_alone", 0400, X_OK, -EACCES },
+	{ "mask_each_bit_alone", 0200, R_OK, -EACCES },
+	{ "mask_each_bit_alone", 0200, W_OK, 0 },
+	{ "mask_each_bit_alone", 0200, X_OK, -EACCES },
+	{ "mask_each_bit_alone", 0100, R_OK, -EACCES },
+	{ "mask_each_bit_alone", 0100, W_OK, -EACCES },
+	{ "mask_each_bit_alone", 0100, X_OK, 0 },
+	{ "mask_each_bit_alone", 0, R_OK, -EACCES },
+	{ "mask_each_bit_alone", 0, W_OK, -EACCES },
+	{ "mask_each_bit_alone", 0, X_OK, -EACCES },
 	/* Only owner bits count (the caller is the owner); group/other bits grant nothing. */
-	assert_int_equal(access_check_mask(0077, R_OK), -EACCES);
-	assert_int_equal(access_check_mask(0077, W_OK), -EACCES);
-	assert_int_equal(access_check_mask(0077, X_OK), -EACCES);
-	assert_int_equal(access_check_mask(0044, R_OK), -EACCES);
-	assert_int_equal(access_check_mask(0011, X_OK), -EACCES);
+	{ "mask_ignores_group_other_bits", 0077, R_OK, -EACCES },
+	{ "mask_ignores_group_other_bits", 0077, W_OK, -EACCES },
+	{ "mask_ignores_group_other_bits", 0077, X_OK, -EACCES },
+	{ "mask_ignores_group_other_bits", 0044, R_OK, -EACCES },
+	{ "mask_ignores_group_other_bits", 0011, X_OK, -EACCES },
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_mode_row(void **state)
+{
+	const struct mode_row *r = *state;
+
+	assert_int_equal(access_effective_mode(r->mode), r->want);
+}
+
+static void test_chown_row(void **state)
+{
+	const struct chown_row *r = *state;
+
+	assert_int_equal(access_check_chown(r->in.uid, r->in.gid, r->in.set_uid, r->in.new_uid,
+					    r->in.set_gid, r->in.new_gid),
+			 r->want);
+}
+
+static void test_mask_row(void **state)
+{
+	const struct mask_row *r = *state;
+
+	assert_int_equal(access_check_mask(r->mode, r->mask), r->want);
 }
 
 static void mask_exhaustive(void **state)
@@ -320,32 +312,56 @@ static void hold_keeps_only_what_the_holder_may_access(void **state)
 	assert_false(access_hold_keeps(&exempt, 1000, 0));
 }
 
+static const struct CMUnitTest scenarios[] = {
+	cmocka_unit_test(list_matches_owner_rule),
+	cmocka_unit_test(effective_mode_every_value),
+	cmocka_unit_test(mask_exhaustive),
+	cmocka_unit_test(setattr_table),
+	cmocka_unit_test(hold_keeps_only_what_the_holder_may_access),
+};
+
+/* The name of each table row's test: its group and its arguments. */
+static char row_names[N(owner_rows) + N(mode_rows) + N(chown_rows) + N(mask_rows)][96];
+
+static struct CMUnitTest row_test(size_t i, void (*fn)(void **), const void *row)
+{
+	return (struct CMUnitTest){ .name = row_names[i], .test_func = fn,
+				    .initial_state = (void *)row };
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(owner_may_access),
-		cmocka_unit_test(other_user_refused),
-		cmocka_unit_test(root_not_exempt_by_default),
-		cmocka_unit_test(root_exempt_when_mounted_so),
-		cmocka_unit_test(users_cannot_reach_root_entries),
-		cmocka_unit_test(list_matches_owner_rule),
-		cmocka_unit_test(effective_mode_masks),
-		cmocka_unit_test(effective_mode_drops_special_bits),
-		cmocka_unit_test(effective_mode_every_value),
-		cmocka_unit_test(chown_no_change_ok),
-		cmocka_unit_test(chown_same_uid_ok),
-		cmocka_unit_test(chown_same_gid_ok),
-		cmocka_unit_test(chown_other_uid_eperm),
-		cmocka_unit_test(chown_other_gid_eperm),
-		cmocka_unit_test(mask_f_ok_always),
-		cmocka_unit_test(mask_full_owner_bits),
-		cmocka_unit_test(mask_file_0600),
-		cmocka_unit_test(mask_each_bit_alone),
-		cmocka_unit_test(mask_ignores_group_other_bits),
-		cmocka_unit_test(mask_exhaustive),
-		cmocka_unit_test(setattr_table),
-		cmocka_unit_test(hold_keeps_only_what_the_holder_may_access),
-	};
+	struct CMUnitTest tests[N(scenarios) + N(row_names)];
+	size_t n = 0;
 
+	memcpy(tests, scenarios, sizeof(scenarios));
+	for (size_t i = 0; i < N(owner_rows); i++, n++) {
+		const struct owner_row *r = &owner_rows[i];
+
+		snprintf(row_names[n], sizeof(row_names[n]), "%s/%s_%s_%u_on_%u", r->group,
+			 r->check == ACCESS_OWNER ? "owner" : "list",
+			 r->root_exempt ? "exempt" : "strict", (unsigned)r->caller,
+			 (unsigned)r->owner);
+		tests[N(scenarios) + n] = row_test(n, test_owner_row, r);
+	}
+	for (size_t i = 0; i < N(mode_rows); i++, n++) {
+		snprintf(row_names[n], sizeof(row_names[n]), "%s/%04o_is_%04o", mode_rows[i].group,
+			 (unsigned)mode_rows[i].mode, (unsigned)mode_rows[i].want);
+		tests[N(scenarios) + n] = row_test(n, test_mode_row, &mode_rows[i]);
+	}
+	for (size_t i = 0; i < N(chown_rows); i++, n++) {
+		const struct chown_row *r = &chown_rows[i];
+
+		snprintf(row_names[n], sizeof(row_names[n]), "%s/%u:%u_to_%d:%d", r->group,
+			 (unsigned)r->in.uid, (unsigned)r->in.gid,
+			 r->in.set_uid ? (int)r->in.new_uid : -1,
+			 r->in.set_gid ? (int)r->in.new_gid : -1);
+		tests[N(scenarios) + n] = row_test(n, test_chown_row, r);
+	}
+	for (size_t i = 0; i < N(mask_rows); i++, n++) {
+		snprintf(row_names[n], sizeof(row_names[n]), "%s/%04o_mask_%d", mask_rows[i].group,
+			 (unsigned)mask_rows[i].mode, mask_rows[i].mask);
+		tests[N(scenarios) + n] = row_test(n, test_mask_row, &mask_rows[i]);
+	}
 	return cmocka_run_group_tests_name("access", tests, NULL, NULL);
 }

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "rows.h"
+
 #include "holds.h"
 
 /* ---- parsing -------------------------------------------------------------------------------- */
@@ -68,48 +70,62 @@ static void expect_einval(const char *value, size_t len)
 	}
 }
 
-static void parse_scopes(void **state)
-{
-	(void)state;
-	expect_ok("pin", 3, HOLD_PIN, 0);
-	expect_ok("process", 7, HOLD_PID, 0);
-	expect_ok("session", 7, HOLD_SESSION, 0);
-	expect_ok("cgroup", 6, HOLD_CGROUP, 0);
-	expect_ok("pid:123", 7, HOLD_PID, 123);
-}
-
-static void parse_trailing_nul(void **state)
-{
-	(void)state;
+/* One value, one test case (named group/value): hold_request_parse of its `len` bytes gives rc
+ * and, when it succeeds, kind and pid. */
+static const struct parse_row {
+	const char *group;
+	const char *value;
+	size_t len;
+	int rc;
+	enum hold_kind kind;
+	pid_t pid;
+} parse_rows[] = {
+	{ "parse_scopes", "pin", 3, 0, HOLD_PIN, 0 },
+	{ "parse_scopes", "process", 7, 0, HOLD_PID, 0 },
+	{ "parse_scopes", "session", 7, 0, HOLD_SESSION, 0 },
+	{ "parse_scopes", "cgroup", 6, 0, HOLD_CGROUP, 0 },
+	{ "parse_scopes", "pid:123", 7, 0, HOLD_PID, 123 },
 	/* setfattr, and sizeof("pin") in C, pass the terminating NUL. */
-	expect_ok("pin", 4, HOLD_PIN, 0);
-	expect_ok("process", 8, HOLD_PID, 0);
-	expect_ok("session", 8, HOLD_SESSION, 0);
-	expect_ok("cgroup", 7, HOLD_CGROUP, 0);
-	expect_ok("pid:123", 8, HOLD_PID, 123);
-}
-
-static void parse_trailing_newline(void **state)
-{
-	(void)state;
+	{ "parse_trailing_nul", "pin", 4, 0, HOLD_PIN, 0 },
+	{ "parse_trailing_nul", "process", 8, 0, HOLD_PID, 0 },
+	{ "parse_trailing_nul", "session", 8, 0, HOLD_SESSION, 0 },
+	{ "parse_trailing_nul", "cgroup", 7, 0, HOLD_CGROUP, 0 },
+	{ "parse_trailing_nul", "pid:123", 8, 0, HOLD_PID, 123 },
 	/* echo pin > ... style values. */
-	expect_ok("pin\n", 4, HOLD_PIN, 0);
-	expect_ok("process\n", 8, HOLD_PID, 0);
-	expect_ok("session\n", 8, HOLD_SESSION, 0);
-	expect_ok("cgroup\n", 7, HOLD_CGROUP, 0);
-	expect_ok("pid:123\n", 8, HOLD_PID, 123);
-}
-
-static void parse_uses_len_not_nul(void **state)
-{
-	(void)state;
+	{ "parse_trailing_newline", "pin\n", 4, 0, HOLD_PIN, 0 },
+	{ "parse_trailing_newline", "process\n", 8, 0, HOLD_PID, 0 },
+	{ "parse_trailing_newline", "session\n", 8, 0, HOLD_SESSION, 0 },
+	{ "parse_trailing_newline", "cgroup\n", 7, 0, HOLD_CGROUP, 0 },
+	{ "parse_trailing_newline", "pid:123\n", 8, 0, HOLD_PID, 123 },
 	/* The value is `len` bytes, not a C string: what follows is not part of it. */
-	expect_ok("pinned", 3, HOLD_PIN, 0);
-	expect_ok("sessions", 7, HOLD_SESSION, 0);
-	expect_ok("pid:12345", 6, HOLD_PID, 12);
+	{ "parse_uses_len_not_nul", "pinned", 3, 0, HOLD_PIN, 0 },
+	{ "parse_uses_len_not_nul", "sessions", 7, 0, HOLD_SESSION, 0 },
+	{ "parse_uses_len_not_nul", "pid:12345", 6, 0, HOLD_PID, 12 },
 	/* And a shorter len is a different, wrong value. */
-	expect_einval("pin", 2);
-	expect_einval("process", 4);
+	{ "parse_uses_len_not_nul", "pin", 2, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_uses_len_not_nul", "process", 4, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_only_one_terminator", "pin\n\n", 5, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_only_one_terminator", "pin\0\0", 5, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_only_one_terminator", "pin\n\0", 5, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_only_one_terminator", "pin\0\n", 5, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_only_one_terminator", "pid:1\n\n", 7, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_only_one_terminator", "pid:1\0\0", 7, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_embedded_nul", "pi\0n", 4, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_embedded_nul", "\0pin", 4, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_embedded_nul", "pin\0x", 5, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_embedded_nul", "pid:1\0002", 7, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_embedded_nul", "pid:\0001", 6, -EINVAL, HOLD_PIN, 0 },
+	{ "parse_embedded_nul", "session\0\n", 9, -EINVAL, HOLD_PIN, 0 },
+};
+
+static void test_parse_row(void **state)
+{
+	const struct parse_row *r = *state;
+
+	if (r->rc == 0)
+		expect_ok(r->value, r->len, r->kind, r->pid);
+	else
+		expect_einval(r->value, r->len);
 }
 
 static void parse_pid_boundaries(void **state)
@@ -179,28 +195,6 @@ static void parse_empty(void **state)
 	expect_einval("\n", 1);  /* only the trailing newline */
 	assert_int_equal(hold_request_parse(NULL, 0, &r), -EINVAL);
 	assert_int_equal(hold_request_parse(NULL, 3, &r), -EINVAL);
-}
-
-static void parse_only_one_terminator(void **state)
-{
-	(void)state;
-	expect_einval("pin\n\n", 5);
-	expect_einval("pin\0\0", 5);
-	expect_einval("pin\n\0", 5);
-	expect_einval("pin\0\n", 5);
-	expect_einval("pid:1\n\n", 7);
-	expect_einval("pid:1\0\0", 7);
-}
-
-static void parse_embedded_nul(void **state)
-{
-	(void)state;
-	expect_einval("pi\0n", 4);
-	expect_einval("\0pin", 4);
-	expect_einval("pin\0x", 5);
-	expect_einval("pid:1\0002", 7);
-	expect_einval("pid:\0001", 6);
-	expect_einval("session\0\n", 9);
 }
 
 static void parse_long_values(void **state)
@@ -702,38 +696,46 @@ static void format_too_small(void **state)
 	assert_int_equal(hold_format_scope(&h, NULL, 0), -ENAMETOOLONG);
 }
 
+static const struct CMUnitTest scenarios[] = {
+	cmocka_unit_test(parse_pid_boundaries),
+	cmocka_unit_test(parse_process_clears_pid),
+	cmocka_unit_test(parse_bad_values),
+	cmocka_unit_test(parse_empty),
+	cmocka_unit_test(parse_long_values),
+	cmocka_unit_test(parse_length_boundaries),
+	cmocka_unit_test(parse_every_prefix_of_valid),
+	cmocka_unit_test(count_empty),
+	cmocka_unit_test(link_pin_has_no_source),
+	cmocka_unit_test(link_single_sourced),
+	cmocka_unit_test_setup_teardown(fixture_initial, fixture_setup, fixture_teardown),
+	cmocka_unit_test_setup_teardown(unlink_middle, fixture_setup, fixture_teardown),
+	cmocka_unit_test_setup_teardown(unlink_head, fixture_setup, fixture_teardown),
+	cmocka_unit_test_setup_teardown(unlink_tail, fixture_setup, fixture_teardown),
+	cmocka_unit_test_setup_teardown(unlink_everything_any_order, fixture_setup,
+					fixture_teardown),
+	cmocka_unit_test_setup_teardown(relink_after_unlink, fixture_setup, fixture_teardown),
+	cmocka_unit_test_setup_teardown(unlink_from_wrong_node_list, fixture_setup,
+					fixture_teardown),
+	cmocka_unit_test(format_each_kind),
+	cmocka_unit_test(format_roundtrips_through_parse),
+	cmocka_unit_test(format_too_small),
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Each row's test name: its group, then its bytes (rows_name). */
+static char row_names[N(parse_rows)][96];
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parse_scopes),
-		cmocka_unit_test(parse_trailing_nul),
-		cmocka_unit_test(parse_trailing_newline),
-		cmocka_unit_test(parse_uses_len_not_nul),
-		cmocka_unit_test(parse_pid_boundaries),
-		cmocka_unit_test(parse_process_clears_pid),
-		cmocka_unit_test(parse_bad_values),
-		cmocka_unit_test(parse_empty),
-		cmocka_unit_test(parse_only_one_terminator),
-		cmocka_unit_test(parse_embedded_nul),
-		cmocka_unit_test(parse_long_values),
-		cmocka_unit_test(parse_length_boundaries),
-		cmocka_unit_test(parse_every_prefix_of_valid),
-		cmocka_unit_test(count_empty),
-		cmocka_unit_test(link_pin_has_no_source),
-		cmocka_unit_test(link_single_sourced),
-		cmocka_unit_test_setup_teardown(fixture_initial, fixture_setup, fixture_teardown),
-		cmocka_unit_test_setup_teardown(unlink_middle, fixture_setup, fixture_teardown),
-		cmocka_unit_test_setup_teardown(unlink_head, fixture_setup, fixture_teardown),
-		cmocka_unit_test_setup_teardown(unlink_tail, fixture_setup, fixture_teardown),
-		cmocka_unit_test_setup_teardown(unlink_everything_any_order, fixture_setup,
-						fixture_teardown),
-		cmocka_unit_test_setup_teardown(relink_after_unlink, fixture_setup, fixture_teardown),
-		cmocka_unit_test_setup_teardown(unlink_from_wrong_node_list, fixture_setup,
-						fixture_teardown),
-		cmocka_unit_test(format_each_kind),
-		cmocka_unit_test(format_roundtrips_through_parse),
-		cmocka_unit_test(format_too_small),
-	};
+	struct CMUnitTest tests[N(parse_rows) + N(scenarios)];
 
+	for (size_t i = 0; i < N(parse_rows); i++) {
+		rows_name(row_names[i], sizeof(row_names[i]), parse_rows[i].group, parse_rows[i].value,
+			  parse_rows[i].len);
+		tests[i] = (struct CMUnitTest){ .name = row_names[i], .test_func = test_parse_row,
+						.initial_state = (void *)&parse_rows[i] };
+	}
+	memcpy(tests + N(parse_rows), scenarios, sizeof(scenarios));
 	return cmocka_run_group_tests_name("holds", tests, NULL, NULL);
 }

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "rows.h"
+
 #include "options.h"
 
 static struct pool_options fresh(void)
@@ -160,18 +162,12 @@ static void backing_length_boundary(void **state)
 
 /* ---- datapath / autohold -------------------------------------------------------------------- */
 
+/* Every name round-trips (the values one by one are rows of value_rows). */
 static void datapath_values(void **state)
 {
 	(void)state;
 	struct pool_options o = fresh();
 
-	assert_int_equal(apply(&o, "datapath=passthrough"), 1);
-	assert_int_equal(o.datapath, DATAPATH_PASSTHROUGH);
-	assert_int_equal(apply(&o, "datapath=pagecache"), 1);
-	assert_int_equal(o.datapath, DATAPATH_PAGECACHE);
-	assert_int_equal(apply(&o, "datapath=auto"), 1);
-	assert_int_equal(o.datapath, DATAPATH_AUTO);
-	/* Every name round-trips. */
 	for (int d = DATAPATH_AUTO; d <= DATAPATH_PAGECACHE; d++) {
 		char item[64];
 
@@ -181,105 +177,20 @@ static void datapath_values(void **state)
 	}
 }
 
-static void datapath_bad_names(void **state)
-{
-	(void)state;
-	static const char *const bad[] = {
-		"datapath=", "datapath=AUTO", "datapath=Passthrough", "datapath=page",
-		"datapath=pagecache ", "datapath= auto", "datapath=autox", "datapath=none",
-		"datapath=passthrough,", "datapath=pagecache\n",
-	};
-	struct pool_options o = fresh();
-
-	assert_int_equal(apply(&o, "datapath=pagecache"), 1);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *why = NULL;
-
-		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
-		assert_non_null(why);
-		assert_non_null(strstr(why, "datapath"));
-		assert_int_equal(o.datapath, DATAPATH_PAGECACHE);
-	}
-}
-
 /* ---- uring ---------------------------------------------------------------------------------- */
 
-static void uring_values(void **state)
-{
-	(void)state;
-	struct pool_options o = fresh();
-
-	assert_int_equal(apply(&o, "uring=off"), 1);
-	assert_int_equal(o.uring, URING_OFF);
-	assert_int_equal(apply(&o, "uring=on"), 1);
-	assert_int_equal(o.uring, URING_ON);
-	assert_int_equal(apply(&o, "uring=auto"), 1);
-	assert_int_equal(o.uring, URING_AUTO);
-	/* libfuse's own switches are not ours: they go on to FUSE. */
-	assert_int_equal(apply(&o, "io_uring"), 0);
-	assert_int_equal(apply(&o, "io_uring_q_depth=16"), 0);
-	assert_int_equal(o.uring, URING_AUTO);
-}
-
-static void uring_bad_names(void **state)
-{
-	(void)state;
-	static const char *const bad[] = {
-		"uring=", "uring=ON", "uring=yes", "uring=1", "uring=off ", "uring= on", "uring=auto,",
-	};
-	struct pool_options o = fresh();
-
-	assert_int_equal(apply(&o, "uring=off"), 1);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *why = NULL;
-
-		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
-		assert_non_null(why);
-		assert_non_null(strstr(why, "uring"));
-		assert_int_equal(o.uring, URING_OFF);
-	}
-}
-
+/* Every name round-trips (the values one by one are rows of value_rows). */
 static void autohold_values(void **state)
 {
 	(void)state;
 	struct pool_options o = fresh();
 
-	assert_int_equal(apply(&o, "autohold=none"), 1);
-	assert_int_equal(o.autohold, AUTOHOLD_NONE);
-	assert_int_equal(apply(&o, "autohold=process"), 1);
-	assert_int_equal(o.autohold, AUTOHOLD_PROCESS);
-	assert_int_equal(apply(&o, "autohold=cgroup"), 1);
-	assert_int_equal(o.autohold, AUTOHOLD_CGROUP);
-	assert_int_equal(apply(&o, "autohold=session"), 1);
-	assert_int_equal(o.autohold, AUTOHOLD_SESSION);
 	for (int a = AUTOHOLD_NONE; a <= AUTOHOLD_CGROUP; a++) {
 		char item[64];
 
 		snprintf(item, sizeof(item), "autohold=%s", options_autohold_name(a));
 		assert_int_equal(apply(&o, item), 1);
 		assert_int_equal(o.autohold, a);
-	}
-}
-
-static void autohold_bad_names(void **state)
-{
-	(void)state;
-	static const char *const bad[] = {
-		"autohold=", "autohold=pin", "autohold=NONE", "autohold=Session", "autohold=pid:1",
-		"autohold=sessions", "autohold= none", "autohold=none ", "autohold=proc",
-		"autohold=cgroup\n",
-	};
-	struct pool_options o = fresh();
-
-	assert_int_equal(apply(&o, "autohold=none"), 1);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *why = NULL;
-
-		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
-		assert_non_null(why);
-		assert_non_null(strstr(why, "autohold"));
-		assert_int_equal(o.autohold, AUTOHOLD_NONE);
 	}
 }
 
@@ -299,27 +210,6 @@ static void huge_values(void **state)
 		assert_int_equal(apply(&o, item), 1);
 		assert_int_equal(o.huge, h);
 		assert_true(o.huge_given);
-	}
-}
-
-static void huge_bad_names(void **state)
-{
-	(void)state;
-	/* "deny" and "force" are values of the global shmem_enabled knob, not of a tmpfs mount. */
-	static const char *const bad[] = {
-		"huge=", "huge=deny", "huge=force", "huge=Always", "huge=within-size", "huge=yes",
-		"huge=1", "huge= never", "huge=never ",
-	};
-	struct pool_options o = fresh();
-
-	assert_int_equal(apply(&o, "huge=never"), 1);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *why = NULL;
-
-		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
-		assert_non_null(why);
-		assert_non_null(strstr(why, "huge"));
-		assert_int_equal(o.huge, HUGE_NEVER);
 	}
 }
 
@@ -465,21 +355,9 @@ static void linger_negative_refused(void **state)
 static void linger_junk_refused(void **state)
 {
 	(void)state;
-	static const char *const bad[] = {
-		"linger=", "linger=abc", "linger=1s", "linger=1.5s", "linger=1,5", "linger=1.2.3",
-		"linger=1 ", "linger=.", "linger=1e", "linger=one", "linger=0x", "linger=\n",
-	};
 	struct pool_options o = fresh();
 
 	assert_int_equal(apply(&o, "linger=3"), 1);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *why = NULL;
-
-		assert_int_equal(options_apply(&o, bad[i], &why), -EINVAL);
-		assert_non_null(why);
-		assert_non_null(strstr(why, "linger"));
-		assert_int_equal(o.linger_ms, 3000);
-	}
 	assert_int_equal(options_parse_seconds(NULL, &o.linger_ms), -EINVAL);
 	assert_int_equal(options_parse_seconds("", &o.linger_ms), -EINVAL);
 	assert_int_equal(o.linger_ms, 3000);
@@ -720,6 +598,132 @@ static void user_limits_table(void **state)
 	}
 }
 
+/* ---- accepted values: one row per item, each its own test named group/item ---------------- */
+
+enum option_field { OF_DATAPATH, OF_URING, OF_AUTOHOLD };
+
+/* On fresh options, item gives rc: 1 (ours) with field now want, or 0 (not ours: it goes on to
+ * FUSE) with every option left as it was. */
+static const struct value_row {
+	const char *group;
+	const char *item;
+	int rc;
+	enum option_field field;
+	int want;
+} value_rows[] = {
+	{ "datapath_values", "datapath=passthrough", 1, OF_DATAPATH, DATAPATH_PASSTHROUGH },
+	{ "datapath_values", "datapath=pagecache", 1, OF_DATAPATH, DATAPATH_PAGECACHE },
+	{ "datapath_values", "datapath=auto", 1, OF_DATAPATH, DATAPATH_AUTO },
+	{ "uring_values", "uring=off", 1, OF_URING, URING_OFF },
+	{ "uring_values", "uring=on", 1, OF_URING, URING_ON },
+	{ "uring_values", "uring=auto", 1, OF_URING, URING_AUTO },
+	/* libfuse's own switches are not ours: they go on to FUSE. */
+	{ "uring_values", "io_uring", 0, OF_URING, 0 },
+	{ "uring_values", "io_uring_q_depth=16", 0, OF_URING, 0 },
+	{ "autohold_values", "autohold=none", 1, OF_AUTOHOLD, AUTOHOLD_NONE },
+	{ "autohold_values", "autohold=process", 1, OF_AUTOHOLD, AUTOHOLD_PROCESS },
+	{ "autohold_values", "autohold=cgroup", 1, OF_AUTOHOLD, AUTOHOLD_CGROUP },
+	{ "autohold_values", "autohold=session", 1, OF_AUTOHOLD, AUTOHOLD_SESSION },
+};
+
+static int option_field(const struct pool_options *o, enum option_field f)
+{
+	switch (f) {
+	case OF_DATAPATH: return (int)o->datapath;
+	case OF_URING: return (int)o->uring;
+	case OF_AUTOHOLD: return (int)o->autohold;
+	}
+	return -1;
+}
+
+static void test_value_row(void **state)
+{
+	const struct value_row *r = *state;
+	struct pool_options o = fresh();
+	const struct pool_options before = o;
+
+	assert_int_equal(apply(&o, r->item), r->rc);
+	if (r->rc == 1)
+		assert_int_equal(option_field(&o, r->field), r->want);
+	else
+		assert_same_options(&o, &before);
+}
+
+/* ---- refused values: one row per item, each its own test named group/item ---------------- */
+
+/* After `good`, the refused item gives -EINVAL, a reason that names `key`, and leaves every
+ * option as `good` left it. */
+static const struct bad_row {
+	const char *group;
+	const char *good;
+	const char *key;
+	const char *item;
+} bad_rows[] = {
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=" },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=AUTO" },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=Passthrough" },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=page" },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=pagecache " },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath= auto" },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=autox" },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=none" },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=passthrough," },
+	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=pagecache\n" },
+	{ "uring_bad_names", "uring=off", "uring", "uring=" },
+	{ "uring_bad_names", "uring=off", "uring", "uring=ON" },
+	{ "uring_bad_names", "uring=off", "uring", "uring=yes" },
+	{ "uring_bad_names", "uring=off", "uring", "uring=1" },
+	{ "uring_bad_names", "uring=off", "uring", "uring=off " },
+	{ "uring_bad_names", "uring=off", "uring", "uring= on" },
+	{ "uring_bad_names", "uring=off", "uring", "uring=auto," },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=" },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=pin" },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=NONE" },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=Session" },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=pid:1" },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=sessions" },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold= none" },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=none " },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=proc" },
+	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=cgroup\n" },
+	/* "deny" and "force" are values of the global shmem_enabled knob, not of a tmpfs mount. */
+	{ "huge_bad_names", "huge=never", "huge", "huge=" },
+	{ "huge_bad_names", "huge=never", "huge", "huge=deny" },
+	{ "huge_bad_names", "huge=never", "huge", "huge=force" },
+	{ "huge_bad_names", "huge=never", "huge", "huge=Always" },
+	{ "huge_bad_names", "huge=never", "huge", "huge=within-size" },
+	{ "huge_bad_names", "huge=never", "huge", "huge=yes" },
+	{ "huge_bad_names", "huge=never", "huge", "huge=1" },
+	{ "huge_bad_names", "huge=never", "huge", "huge= never" },
+	{ "huge_bad_names", "huge=never", "huge", "huge=never " },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=abc" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=1s" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=1.5s" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=1,5" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=1.2.3" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=1 " },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=." },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=1e" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=one" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=0x" },
+	{ "linger_junk_refused", "linger=3", "linger", "linger=\n" },
+};
+
+static void test_bad_row(void **state)
+{
+	const struct bad_row *r = *state;
+	struct pool_options o = fresh(), before;
+	const char *why = NULL;
+
+	assert_int_equal(apply(&o, r->good), 1);
+	before = o;
+	assert_int_equal(options_apply(&o, r->item, &why), -EINVAL);
+	assert_non_null(why);
+	assert_non_null(strstr(why, r->key));
+	assert_same_options(&o, &before);
+}
+
 /* ---- flags and what goes on to FUSE --------------------------------------------------------- */
 
 static void root_exempt_flag(void **state)
@@ -830,22 +834,15 @@ static void full_command_line(void **state)
 	assert_int_equal(o.datapath, DATAPATH_AUTO);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
+static const struct CMUnitTest scenarios[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(names),
 		cmocka_unit_test(backing_absolute),
 		cmocka_unit_test(backing_relative_refused),
 		cmocka_unit_test(backing_length_boundary),
 		cmocka_unit_test(datapath_values),
-		cmocka_unit_test(datapath_bad_names),
-		cmocka_unit_test(uring_values),
-		cmocka_unit_test(uring_bad_names),
-		cmocka_unit_test(autohold_values),
-		cmocka_unit_test(autohold_bad_names),
+			cmocka_unit_test(autohold_values),
 		cmocka_unit_test(huge_values),
-		cmocka_unit_test(huge_bad_names),
 		cmocka_unit_test(backing_given_noted),
 		cmocka_unit_test(linger_values),
 		cmocka_unit_test(linger_rounds_to_ms),
@@ -870,7 +867,30 @@ int main(void)
 		cmocka_unit_test(why_may_be_null),
 		cmocka_unit_test(every_error_names_its_option),
 		cmocka_unit_test(full_command_line),
-	};
+};
 
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static char row_names[N(value_rows) + N(bad_rows)][96];
+
+int main(void)
+{
+	struct CMUnitTest tests[N(scenarios) + N(row_names)];
+	struct CMUnitTest *t = tests + N(scenarios);
+	char (*name)[96] = row_names;
+
+	memcpy(tests, scenarios, sizeof(scenarios));
+	for (size_t i = 0; i < N(value_rows); i++, t++, name++) {
+		rows_name(*name, sizeof(*name), value_rows[i].group, value_rows[i].item,
+			  strlen(value_rows[i].item));
+		*t = (struct CMUnitTest){ .name = *name, .test_func = test_value_row,
+					  .initial_state = (void *)&value_rows[i] };
+	}
+	for (size_t i = 0; i < N(bad_rows); i++, t++, name++) {
+		rows_name(*name, sizeof(*name), bad_rows[i].group, bad_rows[i].item,
+			  strlen(bad_rows[i].item));
+		*t = (struct CMUnitTest){ .name = *name, .test_func = test_bad_row,
+					  .initial_state = (void *)&bad_rows[i] };
+	}
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
 }

@@ -18,37 +18,45 @@
 
 #include <cmocka.h>
 
+#include "rows.h"
+
 #include "session.h"
 
-static void test_parse_plain(void **state)
-{
-	struct proc_stat st;
-	(void)state;
-	assert_int_equal(proc_stat_parse("123 (bash) S 45 67 89 34816 0 4194560", &st), 0);
-	assert_int_equal(st.state, 'S');
-	assert_int_equal(st.ppid, 45);
-	assert_int_equal(st.sid, 89);
-}
+/* /proc/PID/stat texts: one row, one test case, with what proc_stat_parse must return and, when
+ * it succeeds, what it must have read. */
+struct parse_row {
+	const char *name;
+	const char *text;
+	int rc;
+	char state;
+	pid_t ppid;
+	pid_t sid;
+};
 
-static void test_parse_name_with_spaces_and_parens(void **state)
-{
-	struct proc_stat st;
-	(void)state;
-	assert_int_equal(proc_stat_parse("7 (slurmstepd: [2.batch]) ) Z 1 6 6 0 -1", &st), 0);
-	assert_int_equal(st.state, 'Z');
-	assert_int_equal(st.ppid, 1);
-	assert_int_equal(st.sid, 6);
-}
+static const struct parse_row parse_rows[] = {
+	{ "test_parse_plain", "123 (bash) S 45 67 89 34816 0 4194560", 0, 'S', 45, 89 },
+	{ "test_parse_name_with_spaces_and_parens", "7 (slurmstepd: [2.batch]) ) Z 1 6 6 0 -1", 0,
+	  'Z', 1, 6 },
+	{ "test_parse_malformed_empty", "", -EINVAL, 0, 0, 0 },
+	{ "test_parse_malformed_no_parens", "12 bash S 1 2 3", -EINVAL, 0, 0, 0 },
+	{ "test_parse_malformed_no_space_after_name", "12 (bash)S 1 2 3", -EINVAL, 0, 0, 0 },
+	{ "test_parse_malformed_no_session", "12 (bash) S 1 2", -EINVAL, 0, 0, 0 },
+	{ "test_parse_malformed_negative_ppid", "12 (bash) S -4 2 3", -EINVAL, 0, 0, 0 },
+};
 
-static void test_parse_malformed(void **state)
+#define N_PARSE_ROWS (sizeof(parse_rows) / sizeof(parse_rows[0]))
+
+static void test_parse_row(void **state)
 {
+	const struct parse_row *r = *state;
 	struct proc_stat st;
-	(void)state;
-	assert_int_equal(proc_stat_parse("", &st), -EINVAL);
-	assert_int_equal(proc_stat_parse("12 bash S 1 2 3", &st), -EINVAL);
-	assert_int_equal(proc_stat_parse("12 (bash)S 1 2 3", &st), -EINVAL);
-	assert_int_equal(proc_stat_parse("12 (bash) S 1 2", &st), -EINVAL);
-	assert_int_equal(proc_stat_parse("12 (bash) S -4 2 3", &st), -EINVAL);
+
+	assert_int_equal(proc_stat_parse(r->text, &st), r->rc);
+	if (r->rc != 0)
+		return;
+	assert_int_equal(st.state, r->state);
+	assert_int_equal(st.ppid, r->ppid);
+	assert_int_equal(st.sid, r->sid);
 }
 
 /* A whole line as Linux writes it: the start time is field 22. */
@@ -210,17 +218,22 @@ static void test_anchor_of_gone_process(void **state)
 	assert_int_equal(session_anchor(c, &anchor), -ESRCH);
 }
 
+static const struct CMUnitTest anchor_tests[] = {
+	cmocka_unit_test(test_parse_start_time),
+	cmocka_unit_test(test_read_live_zombie_gone),
+	cmocka_unit_test(test_anchor_is_running_leader),
+	cmocka_unit_test(test_anchor_in_leaderless_session),
+	cmocka_unit_test(test_anchor_of_gone_process),
+};
+
+#define N_ANCHOR_TESTS (sizeof(anchor_tests) / sizeof(anchor_tests[0]))
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_plain),
-		cmocka_unit_test(test_parse_name_with_spaces_and_parens),
-		cmocka_unit_test(test_parse_malformed),
-		cmocka_unit_test(test_parse_start_time),
-		cmocka_unit_test(test_read_live_zombie_gone),
-		cmocka_unit_test(test_anchor_is_running_leader),
-		cmocka_unit_test(test_anchor_in_leaderless_session),
-		cmocka_unit_test(test_anchor_of_gone_process),
-	};
+	struct CMUnitTest tests[N_PARSE_ROWS + N_ANCHOR_TESTS];
+
+	rows_to_tests(tests, parse_rows, sizeof(parse_rows[0]), N_PARSE_ROWS, test_parse_row, NULL,
+		      NULL);
+	memcpy(tests + N_PARSE_ROWS, anchor_tests, sizeof(anchor_tests));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,116 @@
+/* The pool per test (testutil.h): mounting and unmounting a struct tu_fixture as cmocka setup and
+ * teardown, skipping where the daemon does not support the datapath, and the errno names every
+ * check prints. It owns the one piece of state the checks share: the pool of the running test,
+ * whose daemon log a failed check dumps. */
+#include "testutil.h"
+
+/* Set by tu_mount, cleared by tu_unmount. */
+static struct pool_fixture *tu_current;
+
+const char *errname(int e)
+{
+	const char *n = e ? strerrorname_np(e) : "0";
+
+	return n ? n : "?";
+}
+
+void tu_dump_log(void)
+{
+	if (tu_current)
+		pool_dump_log(tu_current);
+}
+
+int tu_mount(struct tu_fixture *t, const char *opts)
+{
+	int r = pool_mount(&t->p, opts);
+
+	if (r == -EOPNOTSUPP) {
+		fprintf(stderr, "# datapath %s with \"%s\" not supported by this daemon: skipping\n",
+			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?",
+			opts ? opts : "");
+		t->unsupported = 1;
+	} else if (r < 0) {
+		fprintf(stderr, "# pool_mount(\"%s\") failed: %s\n", opts ? opts : "",
+			errname(-r));
+		return -1;
+	} else {
+		t->base_backing = pool_backing_files(&t->p);
+		tu_current = &t->p;
+	}
+	return 0;
+}
+
+int tu_unmount(struct tu_fixture *t)
+{
+	int r;
+
+	tu_current = NULL;
+	/* Leftovers of a failed test must not make the unmount fail too. */
+	tu_kill_children();
+	if (!t->unsupported)
+		pool_release_all(&t->p);
+	r = pool_unmount(&t->p);
+	if (r < 0) {
+		fprintf(stderr, "# pool_unmount failed: %s\n", errname(-r));
+		return -1;
+	}
+	return 0;
+}
+
+int tu_setup_sized(void **state, const char *opts, size_t size)
+{
+	struct tu_fixture *t = calloc(1, size);
+
+	if (!t)
+		return -1;
+	if (tu_mount(t, opts) < 0) {
+		free(t);
+		return -1;
+	}
+	*state = t;
+	return 0;
+}
+
+int tu_setup(void **state, const char *opts)
+{
+	return tu_setup_sized(state, opts, sizeof(struct tu_fixture));
+}
+
+int tu_teardown(void **state)
+{
+	struct tu_fixture *t = *state;
+	int r;
+
+	if (!t)
+		return 0;
+	r = tu_unmount(t);
+	free(t);
+	*state = NULL;
+	return r;
+}
+
+struct pool_fixture *tu_pool(void **state)
+{
+	struct tu_fixture *t = *state;
+
+	if (t->unsupported)
+		skip();
+	return &t->p;
+}
+
+void tu_backing_back_within(void **state, int timeout_ms)
+{
+	struct tu_fixture *t = *state;
+	int r = pool_wait_backing_files(&t->p, t->base_backing, timeout_ms);
+
+	if (r != 0)
+		fail_msg("backing dir holds %d files, want %d after %d ms",
+			 pool_backing_files(&t->p), t->base_backing, timeout_ms);
+}
+
+int tu_skip_all(const char *why)
+{
+	printf("1..0 # SKIP %s\n", why);
+	fflush(stdout);
+	return 0;
+}
