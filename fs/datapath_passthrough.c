@@ -290,9 +290,9 @@ static void backstop_fired(void *ctx, int fd)
 
 /* The backing file an event is about, from its name record (FAN_REPORT_DFID_NAME: the folder's
  * file handle, then the child's name); 0 if it carries none or the name is not one of ours. */
-static uint64_t event_ino(const struct fanotify_event_metadata *m)
+static uint64_t event_ino(const char *ev, const struct fanotify_event_metadata *m)
 {
-	const char *rec = (const char *)m + m->metadata_len, *end = (const char *)m + m->event_len;
+	const char *rec = ev + m->metadata_len, *end = ev + m->event_len;
 
 	while (rec + sizeof(struct fanotify_event_info_header) <= end) {
 		const struct fanotify_event_info_header *h = (const void *)rec;
@@ -362,17 +362,22 @@ static void fanotify_fired(void *ctx, int fan_fd)
 	ssize_t len;
 
 	while ((len = read(fan_fd, buf, sizeof(buf))) > 0) {
-		struct fanotify_event_metadata *m = (struct fanotify_event_metadata *)buf;
-		for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+		struct fanotify_event_metadata md;
+		/* Events with name records are not padded to 8 bytes, so FAN_EVENT_NEXT would
+		 * point at misaligned metadata: copy each header out instead. */
+		for (ssize_t off = 0; off + (ssize_t)sizeof(md) <= len; off += md.event_len) {
 			uint64_t ino;
 
-			if (m->mask & FAN_Q_OVERFLOW)
+			memcpy(&md, buf + off, sizeof(md));
+			if (md.event_len < sizeof(md) || off + (ssize_t)md.event_len > len)
+				break;
+			if (md.mask & FAN_Q_OVERFLOW)
 				overflow = true;
-			if (m->fd >= 0)
-				close(m->fd); /* never with FID reporting; closed if a kernel sends one */
-			if (m->pid == p->daemon_pid || overflow)
+			if (md.fd >= 0)
+				close(md.fd); /* never with FID reporting; closed if a kernel sends one */
+			if (md.pid == p->daemon_pid || overflow)
 				continue;
-			ino = event_ino(m);
+			ino = event_ino(buf + off, &md);
 			if (ino && count < sizeof(inos) / sizeof(inos[0]))
 				inos[count++] = ino;
 			else if (ino)
