@@ -1,7 +1,7 @@
 /* log: one-line messages of the daemon. In the foreground they go to stderr, prefixed "poolfs:"
  * (a supervisor such as systemd, a job script or scripts/run keeps stderr). Once the daemon has
  * daemonized, stderr is /dev/null: log_to_syslog() sends every line to the system log instead,
- * with the identifier "poolfs" (README.md, "Logs"). libfuse's own messages (its errors and, with
+ * with the identifier "poolfs" (docs/design.md, "Logs"). libfuse's own messages (its errors and, with
  * -o debug, its request trace) take the same way. */
 #ifndef POOLFS_LOG_H
 #define POOLFS_LOG_H

@@ -28,7 +28,6 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		fuse_session_exit(p->session);
 		return;
 	}
-	/* We do our own permission checks; 1 MiB requests (docs/design.md "Data paths"). */
 	/* Entries never carry setuid/setgid bits or capabilities (access_effective_mode): the
 	 * kernel need not ask getxattr(security.capability) or clear bits around each write. */
 	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
@@ -42,6 +41,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * default pipe-max-size (1 MiB), so it would make and drop a pipe for every request (pipe2,
 	 * a /proc read, fcntl, three closes) before falling back to read() anyway. */
 	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+	/* 1 MiB requests (docs/design.md "Page-cache path"). */
 	conn->max_write = 1024 * 1024;
 	conn->max_readahead = 1024 * 1024;
 	if (p->dp != &datapath_pagecache && p->dp->init(p, conn) < 0) {

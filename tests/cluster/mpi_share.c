@@ -1,5 +1,5 @@
 /* MPI ranks on one node sharing an array through a pool with nothing but open, ftruncate and mmap
- * (docs/cluster.md, "MPI"). Rank 0 creates PATH, sizes it and fills it; after a barrier every rank
+ * (docs/cluster.md, "MPI on one node"). Rank 0 creates PATH, sizes it and fills it; after a barrier every rank
  * opens and maps it, sums its own slice, and the sums are checked against the closed form.
  *
  * usage: mpi_share PATH N [hang]
