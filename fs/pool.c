@@ -294,15 +294,8 @@ void pool_note_lookup(struct pool *p, struct node *n, pid_t tid)
 	size_t slots = sizeof(n->pending_open) / sizeof(n->pending_open[0]), pick = 0;
 
 	/* Only lookups of an entry in use can race its last close. Lookups of an unused,
-	 * lingering entry are not noted, so polling for a name to vanish cannot keep it; nor are
-	 * those of an entry kept only while the data path proves its last mapping gone (after the
-	 * last close): a poll right after close() would otherwise hold the removal for the whole
-	 * grace. An OPEN that loses that race retries with a fresh LOOKUP, which finds the name
-	 * gone or a new entry that is noted if in use. */
-	struct lifetime without_mapping = n->life;
-
-	without_mapping.maybe_mapped = false;
-	if (n->is_dir || !lifetime_in_use(&without_mapping, pool_held_above(p, n)))
+	 * lingering entry are not noted, so polling for a name to vanish cannot keep it. */
+	if (n->is_dir || !lifetime_in_use(&n->life, pool_held_above(p, n)))
 		return;
 	for (size_t i = 0; i < slots; i++) {
 		if (n->pending_open[i].tid == tid) {
