@@ -20,7 +20,6 @@ struct dp_release {
 	uint64_t ino;
 	uint32_t open_gen;     /* n->open_gen when the last handle went */
 	int backing_id;        /* passthrough registration to drop, 0 if none */
-	bool probe;            /* release_io should probe (else busy is assumed) */
 	bool busy;             /* release_io: a mapping or fd may still exist */
 };
 

@@ -32,8 +32,6 @@
 
 #define SOON_MAX 256
 #define SOON_STEPS 5
-/* Where the re-probes after a busy RELEASE start (soon_us[]): later than after a close event. */
-#define RELEASE_SOON_STEP 2
 /* Close events handled per batch; more in one read count as a queue overflow. */
 #define EVENT_BATCH 256
 
@@ -165,8 +163,8 @@ static void soon_arm(struct passthrough_state *st, long us)
 }
 
 /* A probe of `ino` failed right after its close event or RELEASE: probe it again soon, from
- * step `first` (a later event restarts the sequence). Lock held. */
-static void soon_add_from(struct pool *p, uint64_t ino, unsigned first)
+ * the first step (a later event restarts the sequence). Lock held. */
+static void soon_add(struct pool *p, uint64_t ino)
 {
 	struct passthrough_state *st = p->dp_state;
 	size_t i;
@@ -182,13 +180,8 @@ static void soon_add_from(struct pool *p, uint64_t ino, unsigned first)
 			st->soon[st->nsoon++].ino = ino;
 	}
 	if (i < SOON_MAX)
-		st->soon[i].step = first;
-	soon_arm(st, soon_us[first]);
-}
-
-static void soon_add(struct pool *p, uint64_t ino)
-{
-	soon_add_from(p, ino, 0);
+		st->soon[i].step = 0;
+	soon_arm(st, soon_us[0]);
 }
 
 /* Returns true if the node was maybe-mapped and is now proven free; arms the backstop if not. */
@@ -326,10 +319,6 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 	for (size_t i = 0; i < count; i++) {
 		struct node *n = pool_node(p, inos[i]);
 
-		/* A close while handles are still open: the last RELEASE cannot count on an
-		 * event after it, so it probes itself (passthrough_release_begin). */
-		if (n && !n->life.removed && n->life.opens > 0)
-			n->close_seen = true;
 		want[i] = watched(n);
 		gen[i] = want[i] ? n->open_gen : 0;
 	}
@@ -509,17 +498,18 @@ static void passthrough_last_release(struct pool *p, struct node *n)
 	}
 }
 
-/* RELEASE's last handle, in three steps (datapath.h): the registration is dropped outside the
- * lock, so that the next LOOKUP or OPEN does not wait behind an ioctl. The closing process's
- * backing file goes a moment after RELEASE, and its close event then probes the node: a probe
- * here would nearly always come too early. Only if a close event already came while handles were
- * open (it may have been this one's) does RELEASE probe itself; the soon list covers the rest. */
+/* RELEASE's last handle, in three steps (datapath.h): the registration is dropped and the node
+ * probed outside the lock, so that the next LOOKUP or OPEN does not wait behind an ioctl, an
+ * open, two fcntl and a close. The probe often comes a moment too early (the closing process's
+ * backing file goes just after RELEASE): the soon list and that file's close event follow. It
+ * still runs, because the close event may have come first, while the handle was open, and
+ * because every moment the entry stays "maybe mapped" after its last close is a moment a
+ * LOOKUP holds its removal for an OPEN (pool_note_lookup). */
 static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_release *rel)
 {
 	(void)p;
 	*rel = (struct dp_release){.pending = true, .ino = n->ino, .open_gen = n->open_gen,
-				   .backing_id = n->backing_id, .probe = n->close_seen};
-	n->close_seen = false;
+				   .backing_id = n->backing_id};
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
 	n->backing_id = 0;
 	n->life.maybe_mapped = true;
@@ -533,7 +523,7 @@ static void passthrough_release_io(struct pool *p, struct dp_release *rel)
 			log_warn("closing the backing registration of inode %" PRIu64 ": %s", rel->ino,
 				 strerror(-r));
 	}
-	rel->busy = !rel->probe || probe_ino_in_use(p, rel->ino);
+	rel->busy = probe_ino_in_use(p, rel->ino);
 }
 
 static void passthrough_release_commit(struct pool *p, struct node *n, const struct dp_release *rel)
@@ -546,9 +536,8 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 		pool_recheck(p, n);
 	} else {
 		/* Usually the closing process's backing file is still going: its close event,
-		 * which follows, proves the node free. The re-probes cover an event that came
-		 * before this RELEASE and found the node still open. */
-		soon_add_from(p, n->ino, RELEASE_SOON_STEP);
+		 * which follows, or the first re-probe proves the node free. */
+		soon_add(p, n->ino);
 	}
 }
 

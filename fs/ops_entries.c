@@ -36,6 +36,15 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (r < 0)
 		goto out;
 	r = get_child(p, req, dir, name, "look up", &n);
+	/* Its last RELEASE is proving, outside the lock, that no mapping is left: answer after it,
+	 * as when it held the lock, or this lookup would hold the removal for an OPEN
+	 * (pool_note_lookup) that a poll for the name to vanish never sends. */
+	while (r == 0 && n->releasing) {
+		pthread_cond_wait(&p->release_done, &p->lock);
+		r = get_child(p, req, dir, name, "look up", &n);
+	}
+	if (r == 0 && pool_drop_stale_lookup(p, n, fuse_req_ctx(req)->pid))
+		r = get_child(p, req, dir, name, "look up", &n);
 	if (r < 0)
 		goto out;
 	r = pool_stat(p, n, &st);

@@ -410,6 +410,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (n) {
 		if (n->life.opens > 0 && --n->life.opens == 0)
 			p->dp->release_begin(p, n, &rel);
+		n->releasing = rel.pending;
 		pool_recheck(p, n);
 	} else {
 		log_warn("release of unknown inode %" PRIu64, (uint64_t)ino);
@@ -421,7 +422,12 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	p->dp->release_io(p, &rel);
 	pool_lock(p);
-	p->dp->release_commit(p, pool_node(p, rel.ino), &rel);
+	/* Only a removed and forgotten node is freed, and `releasing` keeps it unremoved. */
+	n = pool_node(p, rel.ino);
+	if (n)
+		n->releasing = false;
+	pthread_cond_broadcast(&p->release_done);
+	p->dp->release_commit(p, n, &rel);
 	pool_unlock(p);
 }
 

@@ -196,18 +196,24 @@ static struct node *apply(struct pool *p, struct node *n)
 	struct node *parent;
 
 	if (v == LIFETIME_KEEP) {
-		if (n->linger_due_ms && lifetime_in_use(&n->life, pool_held_above(p, n))) {
+		if ((n->linger_due_ms || n->linger_base_ms) &&
+		    lifetime_in_use(&n->life, pool_held_above(p, n))) {
+			if (n->linger_due_ms)
+				p->lingering--;
 			n->linger_due_ms = 0;
-			p->lingering--;
+			n->linger_base_ms = 0;
 		}
 		return NULL;
 	}
 	if (v == LIFETIME_REMOVE) {
 		uint64_t now = pool_now_ms();
-		uint64_t due = n->linger_due_ms;
+		uint64_t due;
 
-		if (!due && p->opts.linger_ms)
-			due = now + p->opts.linger_ms;
+		/* linger= counts from the moment the entry fell unused; a grace below may push the
+		 * removal later, and a grace that ends early (pool_drop_stale_lookup) pulls it back. */
+		if (!n->linger_base_ms)
+			n->linger_base_ms = now + p->opts.linger_ms;
+		due = n->linger_base_ms;
 		/* Someone looked the name up while it was in use and has not opened it yet: give
 		 * that OPEN a moment, or their open(O_CREAT) would fail with ESTALE twice over
 		 * under churn (the kernel retries only once). */
@@ -308,6 +314,18 @@ void pool_note_lookup(struct pool *p, struct node *n, pid_t tid)
 	n->pending_open[pick].tid = tid;
 	n->pending_open[pick].ms = pool_now_ms();
 	(void)p;
+}
+
+bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid)
+{
+	for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++) {
+		if (n->pending_open[i].tid == tid) {
+			n->pending_open[i].tid = 0;
+			pool_recheck(p, n);
+			return true;
+		}
+	}
+	return false;
 }
 
 void pool_note_open(struct pool *p, struct node *n, pid_t tid)
@@ -439,6 +457,11 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	r = pthread_mutex_init(&p->lock, NULL);
 	if (r)
 		return -r;
+	/* memset left it all zeros, which is glibc's static initializer too: destroying it is
+	 * safe even if this init is never reached. */
+	r = pthread_cond_init(&p->release_done, NULL);
+	if (r)
+		return -r;
 	p->ino_buckets = 1024;
 	p->name_buckets = 1024;
 	p->ino_table = calloc(p->ino_buckets, sizeof(struct node *));
@@ -521,6 +544,7 @@ void pool_destroy(struct pool *p)
 	if (p->hold_poll_fd >= 0)
 		close(p->hold_poll_fd);
 	p->hold_poll_fd = -1;
+	pthread_cond_destroy(&p->release_done);
 	pthread_mutex_destroy(&p->lock);
 }
 

@@ -66,6 +66,7 @@ struct node {
 	struct hold *holds;
 	uint64_t reserved;            /* bytes counted against the quotas (files) */
 	uint64_t linger_due_ms;       /* monotonic ms when a lingering removal is due, 0 if none */
+	uint64_t linger_base_ms;      /* when linger= ends for this unused spell, 0 while in use */
 	/* LOOKUPs answered while the entry was in use whose OPEN has not come yet: the kernel looks
 	 * a name up and then opens the inode, and the last user may close in between. Removal
 	 * waits for such an OPEN for up to POOL_OPEN_GRACE_MS (see pool_note_lookup). */
@@ -78,8 +79,9 @@ struct node {
 	/* Removal of a file whose name the kernel may cache waits until the kernel has dropped the
 	 * name (docs/design.md "Caching"): asked (unnaming), done (unnamed). */
 	bool unnaming, unnamed;
-	/* Passthrough: a close event came while handles were open (datapath_passthrough.c). */
-	bool close_seen;
+	/* RELEASE of the last handle is probing outside the lock; LOOKUPs of the node wait for it
+	 * (release_done), as they waited for the lock when it probed under it. */
+	bool releasing;
 	/* Files: the backing file's size and times as last read. Valid only while nothing but the
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
 	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */
@@ -114,6 +116,7 @@ struct watch;
 
 struct pool {
 	pthread_mutex_t lock;
+	pthread_cond_t release_done;  /* a node's `releasing` went false (with `lock`) */
 	struct pool_options opts;
 	struct access_policy policy;
 	struct backing backing;
@@ -209,6 +212,11 @@ void pool_forget_name(struct pool *p, const struct node *n);
 /* A LOOKUP by thread `tid` is answered with `n`; an OPEN (or CREATE) of `n` by `tid` arrived. */
 void pool_note_lookup(struct pool *p, struct node *n, pid_t tid);
 void pool_note_open(struct pool *p, struct node *n, pid_t tid);
+/* Thread `tid` looks `n` up again: the walk its earlier noted LOOKUP belonged to ended without an
+ * OPEN (a thread walks a name and opens it with no other request between), so that note no
+ * longer holds the removal. Drops it and rechecks `n`; true if there was one (`n` may be
+ * unlinked now). This is what lets `while (stat(name) == 0) sleep` see a removal at once. */
+bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid);
 
 /* Is `n` kept by a hold on a folder above it? Only holds whose owner may access `n` count. */
 bool pool_held_above(const struct pool *p, const struct node *n);
