@@ -120,7 +120,7 @@ static void test_process_files_live_while_creator_lives(void **state)
 	LINK_RECV(&j.l, v);
 
 	assert_all_stay(&j);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)c);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)c);
 	assert_autoheld(&j, scope);
 
 	LINK_GO(&j.l);
@@ -197,7 +197,7 @@ static void session_files_live_while_leader_lives(void **state)
 
 	/* The creator is gone; its session leader runs. */
 	assert_all_stay(&j);
-	snprintf(scope, sizeof(scope), "session:%d", (int)a);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_SESSION ":%d", (int)a);
 	assert_autoheld(&j, scope);
 
 	LINK_GO(&j.l);
@@ -243,7 +243,7 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 	LINK_RECV(&j.l2, v);
 
 	assert_all_stay(&j);
-	snprintf(scope, sizeof(scope), "pid:%d", w);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", w);
 	assert_autoheld(&j, scope);
 
 	LINK_GO(&j.l2);
@@ -313,7 +313,7 @@ static void test_session_without_leader_is_kept_by_top_ancestor(void **state)
 
 	/* The leader and the creator are gone; the middle runs. */
 	assert_all_stay(&j);
-	snprintf(scope, sizeof(scope), "session:%d", m);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_SESSION ":%d", m);
 	assert_autoheld(&j, scope);
 
 	LINK_GO(&j.l2);
@@ -357,7 +357,7 @@ static void test_cgroup_files_live_while_group_lives(void **state)
 	link_near_end(&j.l);
 	LINK_RECV(&j.l, v);
 	CHECK_0(cg2_of(a, cgpath, sizeof(cgpath)));
-	snprintf(scope, sizeof(scope), "cgroup:%s", cgpath);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_CGROUP ":%s", cgpath);
 	assert_autoheld(&j, scope);
 
 	/* The creator leaves; the group still has b. */

@@ -6,8 +6,6 @@
 
 #include <sys/mman.h>
 
-#define OTHER_UID 65534
-#define OTHER_GID 65534
 
 static int setup_none(void **state)
 {
@@ -77,7 +75,7 @@ static void test_pid_hold_until_exit(void **state)
 	CHECK_0(make_closed_file(control));
 	ASSERT_GONE(control);
 
-	snprintf(scope, sizeof(scope), "pid:%d", (int)s);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)s);
 	make_held_file(f, scope);
 	ASSERT_STAYS(f);
 	hold_line(line, sizeof(line), scope);
@@ -107,7 +105,7 @@ static void test_pid_hold_of_dead_process_esrch(void **state)
 	REAP_OK(dead);
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)dead);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)dead);
 	CHECK_ERR(hold(f, scope), ESRCH);
 	CHECK(refs(f, rb, sizeof(rb)));
 	if (!has_line(rb, "holds 0"))
@@ -128,9 +126,9 @@ static void test_pid_holds_of_two_processes(void **state)
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)a);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)a);
 	CHECK(hold(f, scope));
-	snprintf(scope, sizeof(scope), "pid:%d", (int)b);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)b);
 	CHECK(hold(f, scope));
 	CHECK(close(fd));
 	ASSERT_REFS_LINE(f, "holds 2");
@@ -177,7 +175,7 @@ static void test_process_hold_by_child(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	struct path_link pl = { .path = f, .scope = "process" };
+	struct path_link pl = { .path = f, .scope = POOLFS_SCOPE_WORD_PROCESS };
 	char scope[32], line[64];
 	pid_t c;
 	int v;
@@ -188,7 +186,7 @@ static void test_process_hold_by_child(void **state)
 	LINK_RECV(&pl.l, v);
 
 	ASSERT_STAYS(f);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)c);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)c);
 	hold_line(line, sizeof(line), scope);
 	ASSERT_REFS_LINE(f, line);
 	ASSERT_REFS_LINE(f, "holds 1");
@@ -216,7 +214,7 @@ static int worker_fn(struct path_link *pl, int wait_first)
 	fd = open(pl->path2, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHILD_CHECK(fd >= 0, 32);
 	CHILD_CHECK(write(fd, "worker\n", 7) == 7, 33);
-	CHILD_CHECK(hold(pl->path2, "session") == 0, 34);
+	CHILD_CHECK(hold(pl->path2, POOLFS_SCOPE_WORD_SESSION) == 0, 34);
 	CHILD_CHECK(close(fd) == 0, 35);
 	CHILD_CHECK(link_send(&pl->l2, 1) == 0, 36);
 	CHILD_CHECK(link_wait_go(&pl->l2) == 0, 37);
@@ -250,7 +248,7 @@ static int leader_reaps_worker_fn(void *arg)
 	CHILD_CHECK(setsid() == getpid(), 20);
 	fd = open(pl->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHILD_CHECK(fd >= 0, 21);
-	CHILD_CHECK(hold(pl->path, "session") == 0, 22);
+	CHILD_CHECK(hold(pl->path, POOLFS_SCOPE_WORD_SESSION) == 0, 22);
 	CHILD_CHECK(close(fd) == 0, 23);
 	w = fork_worker(pl, 0);
 	CHILD_CHECK(w > 0, 24);
@@ -282,7 +280,7 @@ static void test_session_hold_lasts_while_leader_lives(void **state)
 	LINK_RECV(&pl.l2, v);	/* the worker holds g */
 	LINK_RECV(&pl.l, v);	/* the leader holds f */
 
-	snprintf(scope, sizeof(scope), "session:%d", (int)a);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_SESSION ":%d", (int)a);
 	hold_line(line, sizeof(line), scope);
 	ASSERT_STAYS(f);
 	ASSERT_STAYS(g);
@@ -341,7 +339,7 @@ static void test_session_hold_ends_with_leader_not_worker(void **state)
 	LINK_RECV(&pl.l2, v);
 	LINK_RECV(&pl.l, v);
 
-	snprintf(scope, sizeof(scope), "session:%d", (int)a);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_SESSION ":%d", (int)a);
 	hold_line(line, sizeof(line), scope);
 	ASSERT_STAYS(g);
 	ASSERT_REFS_LINE(g, line);
@@ -394,7 +392,7 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 
 	LINK_GO(&pl.l2);
 	LINK_RECV(&pl.l2, v);	/* the worker took a session hold on h */
-	snprintf(scope, sizeof(scope), "pid:%d", w);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", w);
 	hold_line(line, sizeof(line), scope);
 	ASSERT_REFS_LINE(h, line);
 	ASSERT_STAYS(h);
@@ -430,7 +428,7 @@ static pid_t cgroup_scenario(struct path_link *pl, char *cg)
 	int v;
 
 	pl->cgroup = cg;
-	pl->scope = "cgroup";
+	pl->scope = POOLFS_SCOPE_WORD_CGROUP;
 	chan_open(&pl->l2);
 	b = tu_spawn(cg_member_fn, pl);
 	link_near_end(&pl->l2);
@@ -443,7 +441,7 @@ static pid_t cgroup_scenario(struct path_link *pl, char *cg)
 	CHECK_0(cg2_of(a, cgpath, sizeof(cgpath)));
 	if (strcmp(cgpath, "/") == 0)
 		fail_msg("the holder did not leave the root cgroup");
-	snprintf(scope, sizeof(scope), "cgroup:%s", cgpath);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_CGROUP ":%s", cgpath);
 	hold_line(want, sizeof(want), scope);
 	ASSERT_REFS_LINE(pl->path, want);
 
@@ -510,7 +508,7 @@ static void test_pin_on_folder_keeps_closed_files(void **state)
 	PATH(c, p, "d/s/c");
 
 	CHECK(mkdir(d, 0700));
-	CHECK(hold(d, "pin"));
+	CHECK(hold(d, POOLFS_SCOPE_WORD_PIN));
 	CHECK_0(make_closed_file(a));
 	CHECK_0(make_closed_file(b));
 	CHECK(mkdir(s, 0700));
@@ -522,7 +520,7 @@ static void test_pin_on_folder_keeps_closed_files(void **state)
 	ASSERT_REFS_LINE(d, "holds 1");
 	ASSERT_REFS_LINE(a, "holds 0");
 
-	CHECK(removexattr(d, HOLD_XATTR));
+	CHECK(removexattr(d, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(a);
 	ASSERT_GONE(b);
 	ASSERT_GONE(c);
@@ -540,11 +538,11 @@ static void test_pin_release_keeps_what_is_used(void **state)
 	int fd;
 
 	CHECK(mkdir(d, 0700));
-	CHECK(hold(d, "pin"));
+	CHECK(hold(d, POOLFS_SCOPE_WORD_PIN));
 	CHECK_0(make_closed_file(a));
 	fd = open(b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
-	CHECK(removexattr(d, HOLD_XATTR));
+	CHECK(removexattr(d, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(a);
 	ASSERT_STAYS(b);
 	ASSERT_EXISTS(d);
@@ -567,7 +565,7 @@ static void test_folder_hold_keeps_file_in_subfolder(void **state)
 	pid_t k = start_sleeper(&l);
 
 	CHECK(mkdir(d, 0700));
-	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k);
 	CHECK(hold(d, scope));
 	CHECK(mkdir(s, 0700));
 	CHECK(mkdir(t, 0700));
@@ -597,13 +595,13 @@ static void test_removexattr_without_hold_enodata(void **state)
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	CHECK_ERR(removexattr(f, HOLD_XATTR), ENODATA);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 	CHECK(mkdir(d, 0700));
-	CHECK_ERR(removexattr(d, HOLD_XATTR), ENODATA);
+	CHECK_ERR(removexattr(d, POOLFS_XATTR_HOLD), ENODATA);
 	/* Released once: there is nothing left to release. */
-	CHECK(hold(f, "pin"));
-	CHECK(removexattr(f, HOLD_XATTR));
-	CHECK_ERR(removexattr(f, HOLD_XATTR), ENODATA);
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 	ASSERT_EXISTS(f);
 	CHECK(close(fd));
 	ASSERT_GONE(f);
@@ -621,14 +619,14 @@ static void test_removexattr_drops_all_of_callers_holds(void **state)
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
-	CHECK(hold(f, "pin"));
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k);
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
 	CHECK(hold(f, scope));
-	CHECK(hold(f, "process"));
-	CHECK(hold(f, "session"));
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PROCESS));
+	CHECK(hold(f, POOLFS_SCOPE_WORD_SESSION));
 	CHECK(close(fd));
 	ASSERT_REFS_LINE(f, "holds 4");
-	CHECK(removexattr(f, HOLD_XATTR));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	/* Every hold went, though process k, this process and its session all still run. */
 	ASSERT_GONE(f);
 	stop_sleeper(&l, k);
@@ -654,7 +652,7 @@ static void test_bogus_scope_einval(void **state)
 	CHECK(fd);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		errno = 0;
-		if (setxattr(f, HOLD_XATTR, bad[i].v, bad[i].len, 0) != -1 || errno != EINVAL)
+		if (setxattr(f, POOLFS_XATTR_HOLD, bad[i].v, bad[i].len, 0) != -1 || errno != EINVAL)
 			fail_msg("scope #%zu \"%.*s\" (%zu bytes): errno %s, want EINVAL", i,
 				 (int)bad[i].len, bad[i].v, bad[i].len, errname(errno));
 	}
@@ -662,12 +660,12 @@ static void test_bogus_scope_einval(void **state)
 	if (!has_line(rb, "holds 0"))
 		fail_msg("a malformed scope was recorded:\n%s", rb);
 	/* The documented variants: one trailing newline or NUL. */
-	CHECK(setxattr(f, HOLD_XATTR, "pin\n", 4, 0));
-	CHECK(setxattr(f, HOLD_XATTR, "pin", 4, 0));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 4, 0));
 	ASSERT_REFS_LINE(f, "holds 2");
 	CHECK(close(fd));
 	ASSERT_STAYS(f);
-	CHECK(removexattr(f, HOLD_XATTR));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
 }
@@ -696,19 +694,19 @@ static int other_user_fn(void *arg)
 	char buf[256];
 	int fd;
 
-	EXPECT_FAIL(1, hold(o->f, "pin"), EACCES);
-	EXPECT_FAIL(2, hold(o->f, "process"), EACCES);
-	EXPECT_FAIL(3, removexattr(o->f, HOLD_XATTR), EACCES);
-	EXPECT_FAIL(4, getxattr(o->f, REFS_XATTR, buf, sizeof(buf)), EACCES);
-	EXPECT_FAIL(5, hold(o->d, "pin"), EACCES);
-	EXPECT_FAIL(6, removexattr(o->d, HOLD_XATTR), EACCES);
+	EXPECT_FAIL(1, hold(o->f, POOLFS_SCOPE_WORD_PIN), EACCES);
+	EXPECT_FAIL(2, hold(o->f, POOLFS_SCOPE_WORD_PROCESS), EACCES);
+	EXPECT_FAIL(3, removexattr(o->f, POOLFS_XATTR_HOLD), EACCES);
+	EXPECT_FAIL(4, getxattr(o->f, POOLFS_XATTR_REFS, buf, sizeof(buf)), EACCES);
+	EXPECT_FAIL(5, hold(o->d, POOLFS_SCOPE_WORD_PIN), EACCES);
+	EXPECT_FAIL(6, removexattr(o->d, POOLFS_XATTR_HOLD), EACCES);
 	/* Its own entry: the same calls work (the refusal is about ownership). */
 	fd = open(o->mine, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHILD_CHECK(fd >= 0, 7);
-	CHILD_CHECK(hold(o->mine, "pin") == 0, 8);
-	CHILD_CHECK(getxattr(o->mine, REFS_XATTR, buf, sizeof(buf)) > 0, 9);
+	CHILD_CHECK(hold(o->mine, POOLFS_SCOPE_WORD_PIN) == 0, 8);
+	CHILD_CHECK(getxattr(o->mine, POOLFS_XATTR_REFS, buf, sizeof(buf)) > 0, 9);
 	CHILD_CHECK(strstr(buf, "hold pin uid=65534\n") != NULL, 10);
-	CHILD_CHECK(removexattr(o->mine, HOLD_XATTR) == 0, 11);
+	CHILD_CHECK(removexattr(o->mine, POOLFS_XATTR_HOLD) == 0, 11);
 	CHILD_CHECK(close(fd) == 0, 12);
 	/* Only its owner can see it go (root is not exempt: lstat gives root EACCES). */
 	CHILD_CHECK(pool_wait_gone(o->mine, GONE_MS) == 0, 13);
@@ -754,7 +752,7 @@ static void refs_settled(const char *path, char *buf, size_t len)
 
 	for (;;) {
 		if (refs(path, buf, len) < 0)
-			fail_msg("getxattr(%s, %s): %s", path, REFS_XATTR, errname(errno));
+			fail_msg("getxattr(%s, %s): %s", path, POOLFS_XATTR_REFS, errname(errno));
 		if ((has_line(buf, "mapped no") && has_line(buf, "opens 0")) ||
 		    pool_now_ms() >= deadline)
 			return;
@@ -802,10 +800,10 @@ static void test_refs_format(void **state)
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
 	CHECK(ftruncate(fd, 4096));
-	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
-	CHECK(hold(f, "pin"));
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k);
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
 	CHECK(hold(f, scope));
-	hold_line(pin_line, sizeof(pin_line), "pin");
+	hold_line(pin_line, sizeof(pin_line), POOLFS_SCOPE_WORD_PIN);
 	hold_line(pid_line, sizeof(pid_line), scope);
 	tail[0] = pin_line;
 	tail[1] = pid_line;
@@ -817,10 +815,10 @@ static void test_refs_format(void **state)
 	refs_settled(f, rb, sizeof(rb));
 	assert_refs_text(f, rb, "opens 0\nmapped no\nholds 2\n", tail, 2);
 	/* The size query agrees with the text. */
-	n = getxattr(f, REFS_XATTR, NULL, 0);
+	n = getxattr(f, POOLFS_XATTR_REFS, NULL, 0);
 	CHECK(n);
 	assert_true((size_t)n >= strlen(rb));
-	CHECK_ERR(getxattr(f, REFS_XATTR, rb, 3), ERANGE);
+	CHECK_ERR(getxattr(f, POOLFS_XATTR_REFS, rb, 3), ERANGE);
 
 	/* Mapped after close: the refs must show that something uses it (a handle the page-cache
 	 * path keeps until munmap, or "mapped yes"), and go back to unused after munmap. */
@@ -848,7 +846,7 @@ static void test_refs_format(void **state)
 
 	/* A folder: children, and a folder handle counts as an open. */
 	CHECK(mkdir(d, 0700));
-	CHECK(hold(d, "pin"));
+	CHECK(hold(d, POOLFS_SCOPE_WORD_PIN));
 	CHECK_0(make_closed_file(c));
 	CHECK(refs(d, rb, sizeof(rb)));
 	assert_refs_text(d, rb, "opens 0\nmapped no\nchildren 1\nholds 1\n", tail, 1);
@@ -862,10 +860,10 @@ static void test_refs_format(void **state)
 	snprintf(head, sizeof(head), "opens 0\nmapped no\nholds 0\n");
 	assert_refs_text(c, rb, head, NULL, 0);
 
-	CHECK(removexattr(d, HOLD_XATTR));
+	CHECK(removexattr(d, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(c);
 	ASSERT_GONE(d);
-	CHECK(removexattr(f, HOLD_XATTR));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(f);
 	stop_sleeper(&l, k);
 	tu_backing_back_to_base(state);
@@ -888,8 +886,8 @@ static void test_unlink_drops_holds(void **state)
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
 	CHECK(write(fd, "payload", 7));
-	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
-	CHECK(hold(f, "pin"));
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k);
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
 	CHECK(hold(f, scope));
 	CHECK(unlink(f));
 	CHECK_ERR(access(f, F_OK), ENOENT);
@@ -899,7 +897,7 @@ static void test_unlink_drops_holds(void **state)
 	tu_backing_back_to_base(state);
 
 	/* Held and closed: unlink alone frees it. */
-	make_held_file(g, "pin");
+	make_held_file(g, POOLFS_SCOPE_WORD_PIN);
 	ASSERT_STAYS(g);
 	CHECK(unlink(g));
 	tu_backing_back_to_base(state);
