@@ -137,7 +137,7 @@ static int storm_child(const unsigned char *region, uint32_t seed, off_t off, co
 		return 0;
 	if (write(say_fd, "v", 1) != 1)
 		return 4;
-	if (rng_below(rs, 2) && setxattr(path, "user.poolfs.hold", "process", 7, 0) == -1)
+	if (rng_below(rs, 2) && hold_scope(path, POOLFS_SCOPE_WORD_PROCESS) == -1)
 		return 3;
 	sleep_us(rng_below(rs, 5000));
 	return 0;
@@ -206,11 +206,11 @@ static int storm_worker(void *arg)
 			sleep_us(1000);
 			continue;
 		}
-		if ((hold & 1) && setxattr(path, "user.poolfs.hold", "process", 7, 0) == -1)
+		if ((hold & 1) && hold_scope(path, POOLFS_SCOPE_WORD_PROCESS) == -1)
 			sh_err(sh, "setxattr %s hold=process while open: %s", name, errname(errno));
 		else if (hold & 1)
 			sh_inc(sh, C_PROCESS_HOLDS);
-		if ((hold & 2) && setxattr(path, "user.poolfs.hold", "pin", 3, 0) == -1)
+		if ((hold & 2) && hold_scope(path, POOLFS_SCOPE_WORD_PIN) == -1)
 			sh_err(sh, "setxattr %s hold=pin while open: %s", name, errname(errno));
 		else if (hold & 2)
 			sh_inc(sh, C_PINS);
@@ -282,7 +282,7 @@ static int storm_worker(void *arg)
 		/* Release the pin most of the time (while the file is open: the name must
 		 * exist); ENODATA when another worker's removexattr took our holds already. */
 		if ((hold & 2) && rng_below(&rs, 4) != 0) {
-			if (removexattr(path, "user.poolfs.hold") == -1 && errno != ENODATA)
+			if (removexattr(path, POOLFS_XATTR_HOLD) == -1 && errno != ENODATA)
 				sh_err(sh, "removexattr %s hold while open: %s", name, errname(errno));
 			else
 				sh_inc(sh, C_PIN_RELEASES);
@@ -421,7 +421,7 @@ static int settle_and_unpin(struct pool_fixture *p)
 		name_path(p->mnt, names[i], path, sizeof(path));
 		if (refs_get(path, &r) < 0 || !r.pins)
 			continue;
-		if (removexattr(path, "user.poolfs.hold") == -1)
+		if (removexattr(path, POOLFS_XATTR_HOLD) == -1)
 			fail_msg("removexattr %s (pinned by a killed worker): %s", names[i],
 				 errname(errno));
 		pinned++;

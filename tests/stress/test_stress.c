@@ -478,8 +478,9 @@ static int keeper_main(void *arg)
 			return 1;
 		return keeper_loop(c, k, path, ino, NULL, fd, seed, runner);
 	case K_HOLD:
-		if (setxattr(path, "user.poolfs.hold", "process", 7, 0) == -1) {
-			sh_err(sh, "keep-hold: setxattr user.poolfs.hold=process: %s", errname(errno));
+		if (hold_scope(path, POOLFS_SCOPE_WORD_PROCESS) == -1) {
+			sh_err(sh, "keep-hold: setxattr %s=%s: %s", POOLFS_XATTR_HOLD,
+			       POOLFS_SCOPE_WORD_PROCESS, errname(errno));
 			return 1;
 		}
 		close(fd);
