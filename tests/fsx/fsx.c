@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "fsx.h"
+#include "poolfs_names.h"
 
 static const char *const keep_names[] = { "hold", "anchor", "none" };
 
@@ -138,13 +139,14 @@ static void fail_report(struct fsx *f)
 /* Keep the pool file alive across close + reopen on a pool that removes unused files. */
 static int keep_pool_file(struct fsx *f)
 {
-	static const char scope[] = "process";
+	static const char scope[] = POOLFS_SCOPE_WORD_PROCESS;
 
 	if (f->keep == KEEP_HOLD) {
-		if (setxattr(f->pool_path, "user.poolfs.hold", scope, sizeof(scope) - 1, 0) == 0)
+		if (setxattr(f->pool_path, POOLFS_XATTR_HOLD, scope, sizeof(scope) - 1, 0) == 0)
 			return 0;
-		fprintf(stderr, "poolfs-fsx: note: no hold on %s (setxattr user.poolfs.hold: %s); "
-			"keeping an anchor fd open instead\n", f->pool_path, strerror(errno));
+		fprintf(stderr, "poolfs-fsx: note: no hold on %s (setxattr %s: %s); "
+			"keeping an anchor fd open instead\n", f->pool_path, POOLFS_XATTR_HOLD,
+			strerror(errno));
 	}
 	if (f->keep == KEEP_NONE)
 		return 0;

@@ -161,7 +161,7 @@ static void test_not_a_pool(void **state)
 	assert_int_equal(poolfs_hold(f->dir, POOLFS_SCOPE_SESSION, 0), -ENOTSUP);
 	/* nothing was stored as a plain attribute */
 	errno = 0;
-	assert_int_equal(getxattr(file, "user.poolfs.hold", NULL, 0), -1);
+	assert_int_equal(getxattr(file, POOLFS_XATTR_HOLD, NULL, 0), -1);
 	assert_true(errno == ENODATA || errno == ENOTSUP);
 
 	assert_int_equal(poolfs_release(file), -ENOTSUP);

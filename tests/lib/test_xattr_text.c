@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "poolfs_names.h"
 #include "xattr_text.h"
 
 static int refs_exact(const char *text, size_t len, struct poolfs_refs *out)
@@ -52,17 +53,17 @@ static void test_scope_format(void **state)
 	char buf[32];
 
 	assert_int_equal(scope_format(POOLFS_SCOPE_PIN, 0, buf, sizeof buf), 3);
-	assert_string_equal(buf, "pin");
+	assert_string_equal(buf, POOLFS_SCOPE_WORD_PIN);
 	assert_int_equal(scope_format(POOLFS_SCOPE_PID, 1234, buf, sizeof buf), 8);
 	assert_string_equal(buf, "pid:1234");
 	assert_int_equal(scope_format(POOLFS_SCOPE_PID, 2147483647, buf, sizeof buf), 14);
 	assert_string_equal(buf, "pid:2147483647");
 	assert_int_equal(scope_format(POOLFS_SCOPE_PROCESS, 0, buf, sizeof buf), 7);
-	assert_string_equal(buf, "process");
+	assert_string_equal(buf, POOLFS_SCOPE_WORD_PROCESS);
 	assert_int_equal(scope_format(POOLFS_SCOPE_SESSION, 0, buf, sizeof buf), 7);
-	assert_string_equal(buf, "session");
+	assert_string_equal(buf, POOLFS_SCOPE_WORD_SESSION);
 	assert_int_equal(scope_format(POOLFS_SCOPE_CGROUP, 0, buf, sizeof buf), 6);
-	assert_string_equal(buf, "cgroup");
+	assert_string_equal(buf, POOLFS_SCOPE_WORD_CGROUP);
 	/* pid is ignored by the scopes that do not take one */
 	assert_int_equal(scope_format(POOLFS_SCOPE_SESSION, 77, buf, sizeof buf), 7);
 
