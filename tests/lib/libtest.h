@@ -50,6 +50,11 @@ struct run_result {
 /* Run argv[0] (a path) with argv, stdin from /dev/null, capturing stdout and stderr in memory
  * files (no pipes, so no deadlock however much it writes). Returns 0 (see r->status) or -errno. */
 int libtest_run(char *const argv[], struct run_result *r);
+/* Run prog with up to LIBTEST_RUNL_MAX arguments, ended by (char *)NULL (a bare NULL may be a
+ * plain 0, the wrong type to read back with va_arg), into r: its exit status (r->status); fails
+ * the test if it could not run at all. */
+#define LIBTEST_RUNL_MAX 8
+int libtest_runl(struct run_result *r, const char *prog, const char *a0, ...);
 /* Whether /usr/bin/python3 can import numpy. */
 bool libtest_have_numpy(void);
 

@@ -1,5 +1,6 @@
 /* libtest_support: running a program with its output captured, and whether numpy is there. */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,4 +68,22 @@ bool libtest_have_numpy(void)
 	if (access(PYTHON, X_OK) < 0)
 		return false;
 	return libtest_run(argv, &r) == 0 && r.status == 0;
+}
+
+int libtest_runl(struct run_result *r, const char *prog, const char *a0, ...)
+{
+	char *argv[LIBTEST_RUNL_MAX + 2] = {(char *)prog};
+	va_list ap;
+	int n = 1;
+
+	va_start(ap, a0);
+	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
+	 * several files, and then flags va_arg. */
+	for (const char *a = a0; a && n <= LIBTEST_RUNL_MAX;
+	     a = va_arg(ap, const char *)) /* NOLINT(clang-analyzer-valist.Uninitialized) */
+		argv[n++] = (char *)a;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(libtest_run(argv, r), 0);
+	return r->status;
 }
