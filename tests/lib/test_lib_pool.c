@@ -404,46 +404,56 @@ static void test_hold_pid_of_gone_process_esrch(void **state)
 	ASSERT_GONE(f);
 }
 
-/* The cgroup2 mountpoint from mountinfo (hybrid layouts put it at /sys/fs/cgroup/unified). */
-static int cgroup2_mount(char *buf, size_t len)
+/* The first line of file that take() accepts (0: its answer is in buf), or -ENOENT. */
+static int scan_lines(const char *file, int (*take)(char *line, char *buf, size_t len), char *buf,
+                      size_t len)
 {
-	FILE *m = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	int r = -ENOENT;
-	if (!m)
-		return -errno;
-	while (r < 0 && fgets(line, sizeof line, m)) {
-		char mnt[PATH_MAX], fstype[64];
-		const char *sep = strstr(line, " - ");
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && strlen(mnt) < len) {
-			strcpy(buf, mnt);
-			r = 0;
-		}
-	}
-	fclose(m);
-	return r;
-}
-
-/* Our own cgroup v2 path ("0::/x" in /proc/self/cgroup). */
-static int own_cgroup(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	FILE *f = fopen(file, "re");
 	char line[4096];
 	int r = -ENOENT;
 	if (!f)
 		return -errno;
 	while (r < 0 && fgets(line, sizeof line, f))
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			if (strlen(line + 3) < len) {
-				strcpy(buf, line + 3);
-				r = 0;
-			}
-		}
+		r = take(line, buf, len);
 	fclose(f);
 	return r;
+}
+
+/* A mountinfo line of the cgroup2 mount: its mount point. */
+static int take_cgroup2_mount(char *line, char *buf, size_t len)
+{
+	char mnt[PATH_MAX], fstype[64];
+	const char *sep = strstr(line, " - ");
+	if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+		return -ENOENT;
+	if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 || strlen(mnt) >= len)
+		return -ENOENT;
+	strcpy(buf, mnt);
+	return 0;
+}
+
+/* The cgroup v2 line ("0::/x") of /proc/PID/cgroup: the path. */
+static int take_cgroup2_path(char *line, char *buf, size_t len)
+{
+	if (strncmp(line, "0::", 3) != 0)
+		return -ENOENT;
+	line[strcspn(line, "\n")] = '\0';
+	if (strlen(line + 3) >= len)
+		return -ENOENT;
+	strcpy(buf, line + 3);
+	return 0;
+}
+
+/* The cgroup2 mountpoint from mountinfo (hybrid layouts put it at /sys/fs/cgroup/unified). */
+static int cgroup2_mount(char *buf, size_t len)
+{
+	return scan_lines("/proc/self/mountinfo", take_cgroup2_mount, buf, len);
+}
+
+/* Our own cgroup v2 path ("0::/x" in /proc/self/cgroup). */
+static int own_cgroup(char *buf, size_t len)
+{
+	return scan_lines("/proc/self/cgroup", take_cgroup2_path, buf, len);
 }
 
 static void test_hold_cgroup(void **state)

@@ -17,14 +17,32 @@
 #include "poolfs_names.h"
 #include "xattr_text.h"
 
-static int refs_exact(const char *text, size_t len, struct poolfs_refs *out)
+/* Run parse on a heap copy of exactly len bytes of text (no NUL after them), so a parser that
+ * reads past its input shows under a sanitizer. */
+static int parse_exact(int (*parse)(const char *, size_t, void *), const char *text, size_t len,
+                       void *out)
 {
 	char *copy = malloc(len ? len : 1);
 	assert_non_null(copy);
 	memcpy(copy, text, len);
-	int r = refs_parse(copy, len, out);
+	int r = parse(copy, len, out);
 	free(copy);
 	return r;
+}
+
+static int refs_parse_any(const char *text, size_t len, void *out)
+{
+	return refs_parse(text, len, out);
+}
+
+static int usage_parse_any(const char *text, size_t len, void *out)
+{
+	return usage_parse(text, len, out);
+}
+
+static int refs_exact(const char *text, size_t len, struct poolfs_refs *out)
+{
+	return parse_exact(refs_parse_any, text, len, out);
 }
 
 static int refs_str(const char *text, struct poolfs_refs *out)
@@ -34,12 +52,7 @@ static int refs_str(const char *text, struct poolfs_refs *out)
 
 static int usage_exact(const char *text, size_t len, struct poolfs_usage *out)
 {
-	char *copy = malloc(len ? len : 1);
-	assert_non_null(copy);
-	memcpy(copy, text, len);
-	int r = usage_parse(copy, len, out);
-	free(copy);
-	return r;
+	return parse_exact(usage_parse_any, text, len, out);
 }
 
 static int usage_str(const char *text, struct poolfs_usage *out)
