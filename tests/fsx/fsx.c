@@ -38,6 +38,7 @@
 
 #include "fsx.h"
 #include "poolfs_names.h"
+#include "size_arg.h"
 
 static const char *const keep_names[] = { "hold", "anchor", "none" };
 
@@ -154,27 +155,6 @@ static int keep_pool_file(struct fsx *f)
 	return f->anchor_fd < 0 ? -errno : 0;
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end || v == 0)
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
 static int parse_ulong(const char *s, unsigned long long *out)
 {
 	char *end;
@@ -235,23 +215,16 @@ static int parse_args(struct fsx *f, int argc, char **argv)
 				return -EINVAL;
 			seeded = 1;
 			break;
-		case 'n':
-			if (parse_ulong(optarg, &v))
-				return -EINVAL;
-			f->nops = (unsigned long)v;
-			break;
-		case 'l':
-			if (parse_size(optarg, &f->maxlen))
-				return -EINVAL;
-			break;
-		case 'o':
-			if (parse_size(optarg, &f->maxop))
-				return -EINVAL;
-			break;
+		case 'n': /* counts */
 		case 'c':
 			if (parse_ulong(optarg, &v))
 				return -EINVAL;
-			f->check_every = (unsigned long)v;
+			*(c == 'n' ? &f->nops : &f->check_every) = (unsigned long)v;
+			break;
+		case 'l': /* sizes */
+		case 'o':
+			if (size_arg_parse(optarg, c == 'l' ? &f->maxlen : &f->maxop))
+				return -EINVAL;
 			break;
 		case 'x':
 			if (parse_exclude(f, optarg))
