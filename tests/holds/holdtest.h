@@ -40,6 +40,7 @@
 struct htest {
 	struct tu_fixture f;		/* first: tu_pool and tu_backing_back_to_base take *state */
 	char cgroups[MAX_CGROUPS][PATH_MAX]; /* test cgroups to remove at teardown */
+	const void *row;		/* a table-driven test's row (ht_add_rows), or NULL */
 };
 
 /* Every test binary's main() calls this first: orphaned grandchildren come back to us, so a
@@ -122,6 +123,14 @@ int cg2_create(struct htest *t, char *dir, size_t dlen, char *msg, size_t mlen);
 /* Kill what is left in t's test cgroups (only our processes can be there) and remove them. */
 void cg2_remove_all(struct htest *t);
 
+/* A member that keeps a test cgroup populated: run ht_cg_member_fn(&member) as a child (tu_spawn,
+ * with the link opened); it enters the cgroup, sends its pid up the link, waits for a go, exits. */
+struct ht_member {
+	struct chan *l;
+	const char *cgroup;
+};
+int ht_cg_member_fn(void *arg);
+
 /* Skip the running test: no writable cgroup2 here. */
 #define CGROUP_OR_SKIP(t, dir)                                                                \
 	do {                                                                                  \
@@ -132,6 +141,17 @@ void cg2_remove_all(struct htest *t);
 			skip();                                                               \
 		}                                                                             \
 	} while (0)
+
+/* ---- scenario tables (ht_table.c) ----
+ * A table is an array of row structs whose first member is `const char *name` (the test case's
+ * name); ht_add_rows appends one cmocka test case per row to out, each run as fn between setup
+ * (which calls htest_setup_row) and teardown. Returns nrows. */
+size_t ht_add_rows(struct CMUnitTest *out, const void *rows, size_t nrows, size_t row_size,
+		   CMUnitTestFunction fn, CMFixtureFunction setup, CMFixtureFunction teardown);
+#define HT_NROWS(rows) (sizeof(rows) / sizeof((rows)[0]))
+#define HT_ROWS(out, rows, fn, setup)                                                         \
+	ht_add_rows((out), (rows), HT_NROWS(rows), sizeof((rows)[0]), (fn), (setup),           \
+		    htest_teardown)
 
 /* ---- setup and teardown ----
  * These two stay here, inline in the test binary, because they work on testutil.h's child list
@@ -152,6 +172,23 @@ static inline int htest_teardown(void **state)
 	tu_kill_children();
 	cg2_remove_all(t);
 	return tu_teardown(state);
+}
+
+/* A table row's setup: the row (cmocka's initial state) is kept in the test state. */
+static inline int htest_setup_row(void **state, const char *opts)
+{
+	const void *row = *state;
+	int r = htest_setup(state, opts);
+
+	if (r == 0)
+		((struct htest *)*state)->row = row;
+	return r;
+}
+
+/* The running test's row. */
+static inline const void *htest_row(void **state)
+{
+	return ((struct htest *)*state)->row;
 }
 
 #endif

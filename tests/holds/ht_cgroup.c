@@ -198,3 +198,14 @@ void cg2_remove_all(struct htest *t)
 		t->cgroups[i][0] = '\0';
 	}
 }
+
+int ht_cg_member_fn(void *arg)
+{
+	const struct ht_member *m = arg;
+
+	link_far_end(m->l);
+	CHILD_CHECK(cg2_move(m->cgroup, 0) == 0, 60);
+	CHILD_CHECK(link_send(m->l, (int)getpid()) == 0, 61);
+	CHILD_CHECK(link_wait_go(m->l) == 0, 62);
+	return 0;
+}

@@ -28,6 +28,15 @@ static void hold_line(char *buf, size_t len, const char *scope)
 	snprintf(buf, len, "hold %s uid=%u", scope, (unsigned)getuid());
 }
 
+/* The refs line of our hold whose scope is word:pid ("pid:N", "session:N"). */
+static void hold_line_for(char *buf, size_t len, const char *word, pid_t pid)
+{
+	char scope[32];
+
+	snprintf(scope, sizeof(scope), "%s:%d", word, (int)pid);
+	hold_line(buf, len, scope);
+}
+
 /* ---- a process that sleeps on a pipe until told to exit ---- */
 
 static int sleeper_fn(void *arg)
@@ -40,24 +49,32 @@ static int sleeper_fn(void *arg)
 	return link_wait_go(l) == 0 ? 0 : 2;
 }
 
-static pid_t start_sleeper(struct chan *l)
-{
+/* A sleeper: a child that waits on its link until told to exit; holds for it use its scope. */
+struct sleeper {
+	struct chan l;
 	pid_t pid;
+	char scope[32];	/* "pid:N" */
+};
+
+static struct sleeper start_sleeper(void)
+{
+	struct sleeper k;
 	int v = 0;
 
-	chan_open(l);
-	pid = tu_spawn(sleeper_fn, l);
-	link_near_end(l);
-	LINK_RECV(l, v);
-	assert_int_equal(v, pid);
-	return pid;
+	chan_open(&k.l);
+	k.pid = tu_spawn(sleeper_fn, &k.l);
+	link_near_end(&k.l);
+	LINK_RECV(&k.l, v);
+	assert_int_equal(v, k.pid);
+	snprintf(k.scope, sizeof(k.scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k.pid);
+	return k;
 }
 
-static void stop_sleeper(struct chan *l, pid_t pid)
+static void stop_sleeper(struct sleeper *k)
 {
-	LINK_GO(l);
-	REAP_OK(pid);
-	link_close_near(l);
+	LINK_GO(&k->l);
+	REAP_OK(k->pid);
+	link_close_near(&k->l);
 }
 
 /* ---- pid:N ---- */
@@ -67,23 +84,21 @@ static void test_pid_hold_until_exit(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(control, p, "control");
-	char scope[32], line[64];
-	struct chan l;
-	pid_t s = start_sleeper(&l);
+	char line[64];
+	struct sleeper s = start_sleeper();
 
 	/* The strict rule is really on: a closed file without a hold goes at once. */
 	CHECK_0(make_closed_file(control));
 	ASSERT_GONE(control);
 
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)s);
-	make_held_file(f, scope);
+	make_held_file(f, s.scope);
 	ASSERT_STAYS(f);
-	hold_line(line, sizeof(line), scope);
+	hold_line(line, sizeof(line), s.scope);
 	ASSERT_REFS_LINE(f, line);
 	ASSERT_REFS_LINE(f, "holds 1");
 	ASSERT_REFS_LINE(f, "opens 0");
 
-	stop_sleeper(&l, s);
+	stop_sleeper(&s);
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
 }
@@ -119,24 +134,20 @@ static void test_pid_holds_of_two_processes(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	char scope[32];
-	struct chan la, lb;
-	pid_t a = start_sleeper(&la);
-	pid_t b = start_sleeper(&lb);
+	struct sleeper a = start_sleeper();
+	struct sleeper b = start_sleeper();
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)a);
-	CHECK(hold(f, scope));
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)b);
-	CHECK(hold(f, scope));
+	CHECK(hold(f, a.scope));
+	CHECK(hold(f, b.scope));
 	CHECK(close(fd));
 	ASSERT_REFS_LINE(f, "holds 2");
 
-	stop_sleeper(&la, a);
+	stop_sleeper(&a);
 	ASSERT_STAYS(f);
 	ASSERT_REFS_LINE(f, "holds 1");
-	stop_sleeper(&lb, b);
+	stop_sleeper(&b);
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
 }
@@ -148,6 +159,7 @@ struct path_link {
 	const char *path2;
 	const char *cgroup;	/* cgroup dir to enter first, or NULL */
 	const char *scope;
+	int way;		/* session scenarios: enum leader_way */
 	struct chan l;
 	struct chan l2;		/* a grandchild's link */
 };
@@ -176,7 +188,7 @@ static void test_process_hold_by_child(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	struct path_link pl = { .path = f, .scope = POOLFS_SCOPE_WORD_PROCESS };
-	char scope[32], line[64];
+	char line[64];
 	pid_t c;
 	int v;
 
@@ -186,8 +198,7 @@ static void test_process_hold_by_child(void **state)
 	LINK_RECV(&pl.l, v);
 
 	ASSERT_STAYS(f);
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)c);
-	hold_line(line, sizeof(line), scope);
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_PID, c);
 	ASSERT_REFS_LINE(f, line);
 	ASSERT_REFS_LINE(f, "holds 1");
 
@@ -236,9 +247,14 @@ static pid_t fork_worker(struct path_link *pl, int wait_first)
 	return w;
 }
 
-/* Leader A: setsid, a session hold on pl->path, a worker holding pl->path2 for the session;
- * A waits for the worker to exit and reaps it, says so, waits for go, exits. */
-static int leader_reaps_worker_fn(void *arg)
+/* How a session leader (tu_spawn'd, it calls setsid) treats the worker it forks:
+ * REAPS_WORKER: takes a session hold on pl->path first; says 1 once the worker runs, waits for
+ *   the worker to exit and reaps it, says 2, waits for go, exits;
+ * LEAVES_WORKER: says 1 once the worker runs, waits for go, exits while the worker still runs;
+ * EXITS_FIRST: exits at once; its worker waits for a go before it takes its hold. */
+enum leader_way { REAPS_WORKER, LEAVES_WORKER, EXITS_FIRST };
+
+static int leader_fn(void *arg)
 {
 	struct path_link *pl = arg;
 	int fd, status;
@@ -246,18 +262,49 @@ static int leader_reaps_worker_fn(void *arg)
 
 	link_far_end(&pl->l);
 	CHILD_CHECK(setsid() == getpid(), 20);
-	fd = open(pl->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	CHILD_CHECK(fd >= 0, 21);
-	CHILD_CHECK(hold(pl->path, POOLFS_SCOPE_WORD_SESSION) == 0, 22);
-	CHILD_CHECK(close(fd) == 0, 23);
-	w = fork_worker(pl, 0);
+	if (pl->way == REAPS_WORKER) {
+		fd = open(pl->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		CHILD_CHECK(fd >= 0, 21);
+		CHILD_CHECK(hold(pl->path, POOLFS_SCOPE_WORD_SESSION) == 0, 22);
+		CHILD_CHECK(close(fd) == 0, 23);
+	}
+	w = fork_worker(pl, pl->way == EXITS_FIRST);
 	CHILD_CHECK(w > 0, 24);
+	if (pl->way == EXITS_FIRST)
+		return 0;
 	CHILD_CHECK(link_send(&pl->l, 1) == 0, 25);
-	CHILD_CHECK(waitpid(w, &status, 0) == w, 26);
-	CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, 27);
-	CHILD_CHECK(link_send(&pl->l, 2) == 0, 28);
+	if (pl->way == REAPS_WORKER) {
+		CHILD_CHECK(waitpid(w, &status, 0) == w, 26);
+		CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, 27);
+		CHILD_CHECK(link_send(&pl->l, 2) == 0, 28);
+	}
 	CHILD_CHECK(link_wait_go(&pl->l) == 0, 29);
 	return 0;
+}
+
+/* Run a session leader of the given way as the test's child with both links; it forks a worker
+ * that sends its pid first, which *w gets (tracked, so teardown kills it if the test fails). */
+static pid_t start_session(struct path_link *pl, enum leader_way way, int *w)
+{
+	pid_t a;
+
+	pl->way = way;
+	chan_open(&pl->l);
+	chan_open(&pl->l2);
+	a = tu_spawn(leader_fn, pl);
+	link_near_end(&pl->l);
+	link_near_end(&pl->l2);
+	LINK_RECV(&pl->l2, *w);
+	tu_track(*w);
+	return a;
+}
+
+/* Both links closed, and the pool back to its own backing files. */
+static void end_session(void **state, struct path_link *pl)
+{
+	link_close_near(&pl->l);
+	link_close_near(&pl->l2);
+	tu_backing_back_to_base(state);
 }
 
 static void test_session_hold_lasts_while_leader_lives(void **state)
@@ -266,22 +313,15 @@ static void test_session_hold_lasts_while_leader_lives(void **state)
 	PATH(f, p, "f");
 	PATH(g, p, "g");
 	struct path_link pl = { .path = f, .path2 = g };
-	char scope[32], line[64];
+	char line[64];
 	pid_t a;
 	int w = 0, v = 0;
 
-	chan_open(&pl.l);
-	chan_open(&pl.l2);
-	a = tu_spawn(leader_reaps_worker_fn, &pl);
-	link_near_end(&pl.l);
-	link_near_end(&pl.l2);
-	LINK_RECV(&pl.l2, w);
-	tu_track(w);
+	a = start_session(&pl, REAPS_WORKER, &w);
 	LINK_RECV(&pl.l2, v);	/* the worker holds g */
 	LINK_RECV(&pl.l, v);	/* the leader holds f */
 
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_SESSION ":%d", (int)a);
-	hold_line(line, sizeof(line), scope);
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, a);
 	ASSERT_STAYS(f);
 	ASSERT_STAYS(g);
 	ASSERT_REFS_LINE(f, line);
@@ -299,25 +339,7 @@ static void test_session_hold_lasts_while_leader_lives(void **state)
 	REAP_OK(a);
 	ASSERT_GONE(f);
 	ASSERT_GONE(g);
-	link_close_near(&pl.l);
-	link_close_near(&pl.l2);
-	tu_backing_back_to_base(state);
-}
-
-/* Leader: setsid, fork a worker that takes a session hold, say ready, wait for go, exit while the
- * worker still runs. */
-static int leader_leaves_worker_fn(void *arg)
-{
-	struct path_link *pl = arg;
-	pid_t w;
-
-	link_far_end(&pl->l);
-	CHILD_CHECK(setsid() == getpid(), 40);
-	w = fork_worker(pl, 0);
-	CHILD_CHECK(w > 0, 41);
-	CHILD_CHECK(link_send(&pl->l, 1) == 0, 42);
-	CHILD_CHECK(link_wait_go(&pl->l) == 0, 43);
-	return 0;
+	end_session(state, &pl);
 }
 
 static void test_session_hold_ends_with_leader_not_worker(void **state)
@@ -325,22 +347,15 @@ static void test_session_hold_ends_with_leader_not_worker(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(g, p, "g");
 	struct path_link pl = { .path2 = g };
-	char scope[32], line[64];
+	char line[64];
 	pid_t a;
 	int w = 0, v = 0;
 
-	chan_open(&pl.l);
-	chan_open(&pl.l2);
-	a = tu_spawn(leader_leaves_worker_fn, &pl);
-	link_near_end(&pl.l);
-	link_near_end(&pl.l2);
-	LINK_RECV(&pl.l2, w);
-	tu_track(w);
+	a = start_session(&pl, LEAVES_WORKER, &w);
 	LINK_RECV(&pl.l2, v);
 	LINK_RECV(&pl.l, v);
 
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_SESSION ":%d", (int)a);
-	hold_line(line, sizeof(line), scope);
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, a);
 	ASSERT_STAYS(g);
 	ASSERT_REFS_LINE(g, line);
 
@@ -352,22 +367,7 @@ static void test_session_hold_ends_with_leader_not_worker(void **state)
 
 	LINK_GO(&pl.l2);
 	REAP_OK(w);	/* an orphan reparented to us (child subreaper) */
-	link_close_near(&pl.l);
-	link_close_near(&pl.l2);
-	tu_backing_back_to_base(state);
-}
-
-/* Leader: setsid, fork a worker that waits for go before holding, exit at once. */
-static int leader_exits_fn(void *arg)
-{
-	struct path_link *pl = arg;
-	pid_t w;
-
-	link_far_end(&pl->l);
-	CHILD_CHECK(setsid() == getpid(), 50);
-	w = fork_worker(pl, 1);
-	CHILD_CHECK(w > 0, 51);
-	return 0;
+	end_session(state, &pl);
 }
 
 static void test_session_without_leader_falls_back_to_process(void **state)
@@ -375,49 +375,28 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(h, p, "h");
 	struct path_link pl = { .path2 = h };
-	char scope[32], line[64];
+	char line[64];
 	pid_t a;
 	int w = 0, v = 0;
 
-	chan_open(&pl.l);
-	chan_open(&pl.l2);
-	a = tu_spawn(leader_exits_fn, &pl);
-	link_near_end(&pl.l);
-	link_near_end(&pl.l2);
-	LINK_RECV(&pl.l2, w);
-	tu_track(w);
+	a = start_session(&pl, EXITS_FIRST, &w);
 	REAP_OK(a);	/* the leader is gone and reaped: its session has no leader */
 	if (getsid(w) != a)
 		fail_msg("worker %d is in session %d, want %d", w, (int)getsid(w), (int)a);
 
 	LINK_GO(&pl.l2);
 	LINK_RECV(&pl.l2, v);	/* the worker took a session hold on h */
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", w);
-	hold_line(line, sizeof(line), scope);
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_PID, w);
 	ASSERT_REFS_LINE(h, line);
 	ASSERT_STAYS(h);
 
 	LINK_GO(&pl.l2);
 	REAP_OK(w);
 	ASSERT_GONE(h);
-	link_close_near(&pl.l);
-	link_close_near(&pl.l2);
-	tu_backing_back_to_base(state);
+	end_session(state, &pl);
 }
 
 /* ---- cgroup ---- */
-
-/* Enters pl->cgroup, says ready, waits, exits. */
-static int cg_member_fn(void *arg)
-{
-	struct path_link *pl = arg;
-
-	link_far_end(&pl->l2);
-	CHILD_CHECK(cg2_move(pl->cgroup, 0) == 0, 60);
-	CHILD_CHECK(link_send(&pl->l2, (int)getpid()) == 0, 61);
-	CHILD_CHECK(link_wait_go(&pl->l2) == 0, 62);
-	return 0;
-}
 
 /* The test cgroup with a member B that stays and a holder A that takes a cgroup hold on f and
  * exits: f must stay while B is in the group. Leaves B running, returns its pid. */
@@ -430,7 +409,7 @@ static pid_t cgroup_scenario(struct path_link *pl, char *cg)
 	pl->cgroup = cg;
 	pl->scope = POOLFS_SCOPE_WORD_CGROUP;
 	chan_open(&pl->l2);
-	b = tu_spawn(cg_member_fn, pl);
+	b = tu_spawn(ht_cg_member_fn, &(struct ht_member){ &pl->l2, cg });
 	link_near_end(&pl->l2);
 	LINK_RECV(&pl->l2, v);
 
@@ -560,13 +539,10 @@ static void test_folder_hold_keeps_file_in_subfolder(void **state)
 	PATH(t, p, "d/s/t");
 	PATH(f, p, "d/s/f");
 	PATH(u, p, "d/s/t/u");
-	char scope[32];
-	struct chan l;
-	pid_t k = start_sleeper(&l);
+	struct sleeper k = start_sleeper();
 
 	CHECK(mkdir(d, 0700));
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k);
-	CHECK(hold(d, scope));
+	CHECK(hold(d, k.scope));
 	CHECK(mkdir(s, 0700));
 	CHECK(mkdir(t, 0700));
 	CHECK_0(make_closed_file(f));
@@ -576,7 +552,7 @@ static void test_folder_hold_keeps_file_in_subfolder(void **state)
 	ASSERT_REFS_LINE(f, "holds 0");
 	ASSERT_REFS_LINE(s, "holds 0");
 
-	stop_sleeper(&l, k);
+	stop_sleeper(&k);
 	ASSERT_GONE(f);
 	ASSERT_GONE(u);
 	ASSERT_GONE(t);
@@ -613,15 +589,12 @@ static void test_removexattr_drops_all_of_callers_holds(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	char scope[32];
-	struct chan l;
-	pid_t k = start_sleeper(&l);
+	struct sleeper k = start_sleeper();
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k);
 	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
-	CHECK(hold(f, scope));
+	CHECK(hold(f, k.scope));
 	CHECK(hold(f, POOLFS_SCOPE_WORD_PROCESS));
 	CHECK(hold(f, POOLFS_SCOPE_WORD_SESSION));
 	CHECK(close(fd));
@@ -629,37 +602,83 @@ static void test_removexattr_drops_all_of_callers_holds(void **state)
 	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	/* Every hold went, though process k, this process and its session all still run. */
 	ASSERT_GONE(f);
-	stop_sleeper(&l, k);
+	stop_sleeper(&k);
 	tu_backing_back_to_base(state);
 }
 
-static void test_bogus_scope_einval(void **state)
+/* ---- hold requests: one row a case ---- */
+
+/* A value written to user.poolfs.hold on an open file of ours, and what must come of it. */
+struct hold_request {
+	const char *name;
+	const char *v;
+	size_t len;	/* bytes written: may hold a NUL, or leave out the last bytes of v */
+	int err;	/* the errno, or 0: the hold is taken */
+};
+
+/* Only deliberately odd spellings and the documented ones: the literals are the input. */
+static const struct hold_request hold_requests[] = {
+	{ "hold_word_unknown_einval", "bogus", 5, EINVAL },
+	{ "hold_empty_einval", "", 0, EINVAL },
+	{ "hold_pid_without_number_einval", "pid:", 4, EINVAL },
+	{ "hold_pid_zero_einval", "pid:0", 5, EINVAL },
+	{ "hold_pid_negative_einval", "pid:-3", 6, EINVAL },
+	{ "hold_pid_trailing_letters_einval", "pid:12ab", 8, EINVAL },
+	{ "hold_pid_space_before_number_einval", "pid: 5", 6, EINVAL },
+	{ "hold_word_upper_case_einval", "PIN", 3, EINVAL },
+	{ "hold_word_twice_einval", "pin pin", 7, EINVAL },
+	{ "hold_word_with_suffix_einval", "pins", 4, EINVAL },
+	{ "hold_session_with_number_einval", "session:1", 9, EINVAL },
+	{ "hold_cgroup_with_path_einval", "cgroup:/x", 9, EINVAL },
+	{ "hold_two_trailing_newlines_einval", "process\n\n", 9, EINVAL },
+	{ "hold_bytes_after_nul_einval", "pin\0x", 5, EINVAL },
+	{ "hold_leading_space_einval", " pin", 4, EINVAL },
+	{ "hold_pid_two_numbers_einval", "pid:1:2", 7, EINVAL },
+	{ "hold_pin_taken", "pin", 3, 0 },
+	{ "hold_pin_trailing_newline_taken", "pin\n", 4, 0 },
+	{ "hold_pin_trailing_nul_taken", "pin", 4, 0 },
+	{ "hold_process_taken", "process", 7, 0 },
+	{ "hold_session_taken", "session", 7, 0 },
+};
+
+static int setup_request(void **state)
 {
-	static const struct {
-		const char *v;
-		size_t len;
-	} bad[] = {
-		{ "bogus", 5 },	     { "", 0 },		  { "pid:", 4 },     { "pid:0", 5 },
-		{ "pid:-3", 6 },     { "pid:12ab", 8 },	  { "pid: 5", 6 },   { "PIN", 3 },
-		{ "pin pin", 7 },    { "pins", 4 },	  { "session:1", 9 }, { "cgroup:/x", 9 },
-		{ "process\n\n", 9 }, { "pin\0x", 5 },	  { " pin", 4 },     { "pid:1:2", 7 },
-	};
+	return htest_setup_row(state, "autohold=none");
+}
+
+/* A refused request leaves no hold and the closed file goes; a taken one keeps the closed file
+ * until it is released. The holders (this process, its session) outlive the check. */
+static void test_hold_request(void **state)
+{
+	const struct hold_request *hr = htest_row(state);
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	char rb[4096];
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		errno = 0;
-		if (setxattr(f, POOLFS_XATTR_HOLD, bad[i].v, bad[i].len, 0) != -1 || errno != EINVAL)
-			fail_msg("scope #%zu \"%.*s\" (%zu bytes): errno %s, want EINVAL", i,
-				 (int)bad[i].len, bad[i].v, bad[i].len, errname(errno));
+	errno = 0;
+	if (setxattr(f, POOLFS_XATTR_HOLD, hr->v, hr->len, 0) != (hr->err ? -1 : 0) ||
+	    (hr->err && errno != hr->err))
+		fail_msg("scope \"%.*s\" (%zu bytes): errno %s, want %s", (int)hr->len, hr->v,
+			 hr->len, errname(errno), errname(hr->err));
+	ASSERT_REFS_LINE(f, hr->err ? "holds 0" : "holds 1");
+	CHECK(close(fd));
+	if (!hr->err) {
+		ASSERT_STAYS(f);
+		CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	}
-	CHECK(refs(f, rb, sizeof(rb)));
-	if (!has_line(rb, "holds 0"))
-		fail_msg("a malformed scope was recorded:\n%s", rb);
-	/* The documented variants: one trailing newline or NUL. */
+	ASSERT_GONE(f);
+	tu_backing_back_to_base(state);
+}
+
+/* The documented variants (one trailing newline or NUL) are holds like any other: they add up. */
+static void test_hold_variants_add_up(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	PATH(f, p, "f");
+	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd);
 	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
 	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 4, 0));
 	ASSERT_REFS_LINE(f, "holds 2");
@@ -788,10 +807,9 @@ static void test_refs_format(void **state)
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	PATH(c, p, "d/c");
-	char scope[32], pin_line[64], pid_line[64], rb[4096], head[128];
+	char pin_line[64], pid_line[64], rb[4096], head[128];
 	const char *tail[2];
-	struct chan l;
-	pid_t k = start_sleeper(&l);
+	struct sleeper k = start_sleeper();
 	ssize_t n;
 	int fd, dfd;
 	void *m;
@@ -800,11 +818,10 @@ static void test_refs_format(void **state)
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
 	CHECK(ftruncate(fd, 4096));
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k);
 	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
-	CHECK(hold(f, scope));
+	CHECK(hold(f, k.scope));
 	hold_line(pin_line, sizeof(pin_line), POOLFS_SCOPE_WORD_PIN);
-	hold_line(pid_line, sizeof(pid_line), scope);
+	hold_line(pid_line, sizeof(pid_line), k.scope);
 	tail[0] = pin_line;
 	tail[1] = pid_line;
 
@@ -865,7 +882,7 @@ static void test_refs_format(void **state)
 	ASSERT_GONE(d);
 	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(f);
-	stop_sleeper(&l, k);
+	stop_sleeper(&k);
 	tu_backing_back_to_base(state);
 }
 
@@ -876,9 +893,8 @@ static void test_unlink_drops_holds(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(g, p, "g");
-	char scope[32], buf[8];
-	struct chan l;
-	pid_t k = start_sleeper(&l);
+	char buf[8];
+	struct sleeper k = start_sleeper();
 	int fd;
 
 	/* Held and still open: the name goes at unlink, the data stays readable until close,
@@ -886,9 +902,8 @@ static void test_unlink_drops_holds(void **state)
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
 	CHECK(write(fd, "payload", 7));
-	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k);
 	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
-	CHECK(hold(f, scope));
+	CHECK(hold(f, k.scope));
 	CHECK(unlink(f));
 	CHECK_ERR(access(f, F_OK), ENOENT);
 	assert_int_equal(pread(fd, buf, 7, 0), 7);
@@ -906,14 +921,14 @@ static void test_unlink_drops_holds(void **state)
 	CHECK_0(make_closed_file(f));
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
-	stop_sleeper(&l, k);
+	stop_sleeper(&k);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, htest_teardown)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	static const struct CMUnitTest fixed[] = {
 		T(test_pid_hold_until_exit),
 		T(test_pid_hold_of_dead_process_esrch),
 		T(test_pid_holds_of_two_processes),
@@ -928,12 +943,16 @@ int main(void)
 		T(test_folder_hold_keeps_file_in_subfolder),
 		T(test_removexattr_without_hold_enodata),
 		T(test_removexattr_drops_all_of_callers_holds),
-		T(test_bogus_scope_einval),
+		T(test_hold_variants_add_up),
 		T(test_hold_on_other_users_entry_eacces),
 		T(test_refs_format),
 		T(test_unlink_drops_holds),
 	};
+	struct CMUnitTest tests[HT_NROWS(fixed) + HT_NROWS(hold_requests)];
+	size_t n = HT_NROWS(fixed);
 
+	memcpy(tests, fixed, sizeof(fixed));
+	n += HT_ROWS(tests + n, hold_requests, test_hold_request, setup_request);
 	htest_init();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
 }
