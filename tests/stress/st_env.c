@@ -71,3 +71,16 @@ uint32_t stamp_seed(unsigned slot, unsigned iter, unsigned step)
 
 	return (uint32_t)(rng_next(&s) | 1);
 }
+
+void rng_shuffle(uint64_t *s, int *order, int n)
+{
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	/* Fisher-Yates: every order equally likely */
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)rng_below(s, (unsigned)i + 1), x = order[i];
+
+		order[i] = order[j];
+		order[j] = x;
+	}
+}

@@ -53,6 +53,8 @@ int stress_long(void);
 uint64_t rng_next(uint64_t *s);
 /* A number below n (0 if n is 0). */
 unsigned rng_below(uint64_t *s, unsigned n);
+/* order[0..n-1] set to 0..n-1 in a random order. */
+void rng_shuffle(uint64_t *s, int *order, int n);
 /* POOLFS_SEED or a fresh one; always printed so a failure can be replayed. */
 uint64_t stress_seed(const char *test);
 /* Sleep us microseconds, across signals. */

@@ -301,6 +301,15 @@ static int storm_worker(void *arg)
 	return 0;
 }
 
+/* The workers a runner starts: their arguments and pids, an order to kill them in, and the
+ * process group that holds them (see group_new). */
+struct crowd {
+	struct sworker wa[MAX_W];
+	pid_t pid[MAX_W];
+	int order[MAX_W];
+	pid_t grp;
+};
+
 static pid_t storm_start(const struct scfg *c, pid_t grp, struct sworker *wa, int slot,
 			 unsigned *gen)
 {
@@ -312,57 +321,47 @@ static int storm_runner(void *arg)
 {
 	const struct scfg *c = arg;
 	struct shared *sh = c->sh;
-	struct sworker wa[MAX_W];
-	pid_t live[MAX_W];
+	struct crowd cw = { .grp = group_new() };
 	uint64_t rs = c->seed ^ 0x5157AB1Eull;
-	pid_t grp = group_new();
 	unsigned gen = 0;
-	int order[MAX_W];
 
-	if (grp < 0) {
+	if (cw.grp < 0) {
 		sh_err(sh, "runner: fork: %s", errname(errno));
 		return 1;
 	}
 	for (int i = 0; i < c->nworkers; i++)
-		live[i] = storm_start(c, grp, wa, i, &gen);
+		cw.pid[i] = storm_start(c, cw.grp, cw.wa, i, &gen);
 	for (int k = 0; k < c->kills; k++) {
 		int i = (int)rng_below(&rs, (unsigned)c->nworkers);
 		int status, r;
 		pid_t z;
 
 		sleep_us(rng_below(&rs, c->gap_us));
-		kill(live[i], SIGKILL);
-		r = tu_reap(live[i], 60000);
+		kill(cw.pid[i], SIGKILL);
+		r = tu_reap(cw.pid[i], 60000);
 		if (r != 128 + SIGKILL)
 			sh_err(sh, "storm worker %d ended with %d before it was killed", i, r);
 		sh_inc(sh, C_KILLS);
-		live[i] = storm_start(c, grp, wa, i, &gen);
+		cw.pid[i] = storm_start(c, cw.grp, cw.wa, i, &gen);
 		/* Orphaned grandchildren come to us; a worker found here died on its own. */
 		while ((z = waitpid(-1, &status, WNOHANG)) > 0)
 			for (int j = 0; j < c->nworkers; j++)
-				if (live[j] == z) {
+				if (cw.pid[j] == z) {
 					sh_err(sh, "storm worker %d died on its own (status 0x%x)", j,
 					       status);
-					live[j] = storm_start(c, grp, wa, j, &gen);
+					cw.pid[j] = storm_start(c, cw.grp, cw.wa, j, &gen);
 				}
 	}
 	/* The last ones, in random order. */
-	for (int i = 0; i < c->nworkers; i++)
-		order[i] = i;
-	for (int i = c->nworkers - 1; i > 0; i--) {
-		int j = (int)rng_below(&rs, (unsigned)i + 1), x = order[i];
-
-		order[i] = order[j];
-		order[j] = x;
-	}
+	rng_shuffle(&rs, cw.order, c->nworkers);
 	for (int i = 0; i < c->nworkers; i++) {
 		sleep_us(rng_below(&rs, c->gap_us));
-		kill(live[order[i]], SIGKILL);
+		kill(cw.pid[cw.order[i]], SIGKILL);
 		sh_inc(sh, C_KILLS);
 	}
 	for (int i = 0; i < c->nworkers; i++)
-		tu_reap(live[i], 60000);
-	runner_kill_all(grp);
+		tu_reap(cw.pid[i], 60000);
+	runner_kill_all(cw.grp);
 	return 0;
 }
 
@@ -639,49 +638,39 @@ static int mappers_runner(void *arg)
 {
 	const struct scfg *c = arg;
 	struct shared *sh = c->sh;
-	struct sworker wa[MAX_W];
-	pid_t pids[MAX_W];
+	struct crowd cw = { .grp = group_new() };
 	uint64_t rs = c->seed ^ 0xDEAD40ull;
-	pid_t grp = group_new();
-	int order[MAX_W];
 	int got = 0;
 
-	if (grp < 0)
+	if (cw.grp < 0)
 		return 1;
 	for (int i = 0; i < c->nworkers; i++) {
-		wa[i] = (struct sworker){ .c = c, .slot = i };
-		pids[i] = spawn_child(grp, 1, mapper, &wa[i]);
+		cw.wa[i] = (struct sworker){ .c = c, .slot = i };
+		cw.pid[i] = spawn_child(cw.grp, 1, mapper, &cw.wa[i]);
 	}
 	while (got < c->nworkers && read_byte_bounded(c->ready[0], 60000) == 0)
 		got++;
 	if (got != c->nworkers) {
 		sh_err(sh, "only %d of %d mappers got their mapping", got, c->nworkers);
-		runner_kill_all(grp);
+		runner_kill_all(cw.grp);
 		return 1;
 	}
 	if (write(c->up[1], "u", 1) != 1 || read_byte_bounded(c->down[0], 120000) < 0) {
-		runner_kill_all(grp);
+		runner_kill_all(cw.grp);
 		return 1;
 	}
-	for (int i = 0; i < c->nworkers; i++)
-		order[i] = i;
-	for (int i = c->nworkers - 1; i > 0; i--) {
-		int j = (int)rng_below(&rs, (unsigned)i + 1), x = order[i];
-
-		order[i] = order[j];
-		order[j] = x;
-	}
+	rng_shuffle(&rs, cw.order, c->nworkers);
 	for (int i = 0; i < c->nworkers; i++) {
 		int r;
 
 		sleep_us(rng_below(&rs, 2000));
-		kill(pids[order[i]], SIGKILL);
-		r = tu_reap(pids[order[i]], 60000);
+		kill(cw.pid[cw.order[i]], SIGKILL);
+		r = tu_reap(cw.pid[cw.order[i]], 60000);
 		if (r != 128 + SIGKILL)
-			sh_err(sh, "mapper %d ended with %d before it was killed", order[i], r);
+			sh_err(sh, "mapper %d ended with %d before it was killed", cw.order[i], r);
 		sh_inc(sh, C_KILLS);
 	}
-	runner_kill_all(grp);
+	runner_kill_all(cw.grp);
 	return 0;
 }
 
