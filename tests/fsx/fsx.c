@@ -203,6 +203,7 @@ static void usage(FILE *out)
 		"exit: 0 all checks passed, 1 mismatch or failed operation, 2 usage\n", FSX_LOG_CAP);
 }
 
+/* The options and the two paths into f: 0, 1 when help was asked for, or -EINVAL. */
 static int parse_args(struct fsx *f, int argc, char **argv)
 {
 	unsigned long long v;
@@ -246,11 +247,8 @@ static int parse_args(struct fsx *f, int argc, char **argv)
 		case 'v':
 			f->verbose = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			return -EINVAL;
+		default: /* -h included: main tells help from a usage error */
+			return c == 'h' ? 1 : -EINVAL;
 		}
 	}
 	if (argc - optind != 2)
@@ -339,9 +337,10 @@ int main(int argc, char **argv)
 	f->check_every = 16;
 	f->log_show = 32;
 	memcpy(f->weight, op_default_weight, sizeof(f->weight));
-	if (parse_args(f, argc, argv)) {
-		usage(stderr);
-		return EXIT_USAGE;
+	ret = parse_args(f, argc, argv);
+	if (ret) {
+		usage(ret > 0 ? stdout : stderr);
+		return ret > 0 ? 0 : EXIT_USAGE;
 	}
 	f->rng = f->seed;
 	printf("poolfs-fsx: seed %llu, %lu ops, maxlen 0x%zx, maxop 0x%zx, full check every %lu ops\n", f->seed,
