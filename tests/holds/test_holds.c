@@ -282,118 +282,119 @@ static int leader_fn(void *arg)
 	return 0;
 }
 
-/* Run a session leader of the given way as the test's child with both links; it forks a worker
- * that sends its pid first, which *w gets (tracked, so teardown kills it if the test fails). */
-static pid_t start_session(struct path_link *pl, enum leader_way way, int *w)
-{
+/* A session scenario: the leader (a) with its link, the worker (w) it forks with its own, and
+ * the files: f, held by a REAPS_WORKER leader, and g, held by the worker. */
+struct session {
+	struct path_link pl;
+	char f[PATH_MAX];
+	char g[PATH_MAX];
 	pid_t a;
+	int w;
+	int v;		/* what the last LINK_RECV got */
+};
 
-	pl->way = way;
-	chan_open(&pl->l);
-	chan_open(&pl->l2);
-	a = tu_spawn(leader_fn, pl);
-	link_near_end(&pl->l);
-	link_near_end(&pl->l2);
-	LINK_RECV(&pl->l2, *w);
-	tu_track(*w);
-	return a;
+/* Run a session leader of the given way as the test's child with both links; it forks a worker
+ * that sends its pid first, which s->w gets (tracked, so teardown kills it if the test fails). */
+static void start_session(void **state, struct session *s, enum leader_way way)
+{
+	struct pool_fixture *p = tu_pool(state);
+
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(pool_path(p, "f", s->f, sizeof(s->f)), 0);
+	assert_int_equal(pool_path(p, "g", s->g, sizeof(s->g)), 0);
+	s->pl.path = s->f;
+	s->pl.path2 = s->g;
+	s->pl.way = way;
+	chan_open(&s->pl.l);
+	chan_open(&s->pl.l2);
+	s->a = tu_spawn(leader_fn, &s->pl);
+	link_near_end(&s->pl.l);
+	link_near_end(&s->pl.l2);
+	LINK_RECV(&s->pl.l2, s->w);
+	tu_track(s->w);
 }
 
-/* Both links closed, and the pool back to its own backing files. */
-static void end_session(void **state, struct path_link *pl)
+/* Let process pid (at the far end of link) exit, reap it, see path (and path2, if not NULL) go;
+ * then close both links and the pool is back to its own backing files. */
+static void end_session(void **state, struct session *s, struct chan *link, pid_t pid,
+			const char *path, const char *path2)
 {
-	link_close_near(&pl->l);
-	link_close_near(&pl->l2);
+	LINK_GO(link);
+	REAP_OK(pid);
+	ASSERT_GONE(path);
+	if (path2)
+		ASSERT_GONE(path2);
+	link_close_near(&s->pl.l);
+	link_close_near(&s->pl.l2);
 	tu_backing_back_to_base(state);
 }
 
 static void test_session_hold_lasts_while_leader_lives(void **state)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	PATH(g, p, "g");
-	struct path_link pl = { .path = f, .path2 = g };
+	struct session s;
 	char line[64];
-	pid_t a;
-	int w = 0, v = 0;
 
-	a = start_session(&pl, REAPS_WORKER, &w);
-	LINK_RECV(&pl.l2, v);	/* the worker holds g */
-	LINK_RECV(&pl.l, v);	/* the leader holds f */
+	start_session(state, &s, REAPS_WORKER);
+	LINK_RECV(&s.pl.l2, s.v);	/* the worker holds g */
+	LINK_RECV(&s.pl.l, s.v);	/* the leader holds f */
 
-	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, a);
-	ASSERT_STAYS(f);
-	ASSERT_STAYS(g);
-	ASSERT_REFS_LINE(f, line);
-	ASSERT_REFS_LINE(g, line);
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, s.a);
+	ASSERT_STAYS(s.f);
+	ASSERT_STAYS(s.g);
+	ASSERT_REFS_LINE(s.f, line);
+	ASSERT_REFS_LINE(s.g, line);
 
 	/* The worker that took g's hold exits: the session (its leader) still runs. */
-	LINK_GO(&pl.l2);
-	LINK_RECV(&pl.l, v);
-	assert_int_equal(v, 2);
-	tu_forget(w);
-	ASSERT_STAYS(f);
-	ASSERT_STAYS(g);
+	LINK_GO(&s.pl.l2);
+	LINK_RECV(&s.pl.l, s.v);
+	assert_int_equal(s.v, 2);
+	tu_forget(s.w);
+	ASSERT_STAYS(s.f);
+	ASSERT_STAYS(s.g);
 
-	LINK_GO(&pl.l);
-	REAP_OK(a);
-	ASSERT_GONE(f);
-	ASSERT_GONE(g);
-	end_session(state, &pl);
+	end_session(state, &s, &s.pl.l, s.a, s.f, s.g);
 }
 
 static void test_session_hold_ends_with_leader_not_worker(void **state)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(g, p, "g");
-	struct path_link pl = { .path2 = g };
+	struct session s;
 	char line[64];
-	pid_t a;
-	int w = 0, v = 0;
 
-	a = start_session(&pl, LEAVES_WORKER, &w);
-	LINK_RECV(&pl.l2, v);
-	LINK_RECV(&pl.l, v);
+	start_session(state, &s, LEAVES_WORKER);
+	LINK_RECV(&s.pl.l2, s.v);
+	LINK_RECV(&s.pl.l, s.v);
 
-	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, a);
-	ASSERT_STAYS(g);
-	ASSERT_REFS_LINE(g, line);
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, s.a);
+	ASSERT_STAYS(s.g);
+	ASSERT_REFS_LINE(s.g, line);
 
-	LINK_GO(&pl.l);
-	REAP_OK(a);
-	ASSERT_GONE(g);
-	if (!ht_running(w))
-		fail_msg("the worker %d should still run: the leader's exit ended the hold", w);
+	LINK_GO(&s.pl.l);
+	REAP_OK(s.a);
+	ASSERT_GONE(s.g);
+	if (!ht_running(s.w))
+		fail_msg("the worker %d should still run: the leader's exit ended the hold", s.w);
 
-	LINK_GO(&pl.l2);
-	REAP_OK(w);	/* an orphan reparented to us (child subreaper) */
-	end_session(state, &pl);
+	/* the worker is an orphan reparented to us (child subreaper) */
+	end_session(state, &s, &s.pl.l2, s.w, s.g, NULL);
 }
 
 static void test_session_without_leader_falls_back_to_process(void **state)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(h, p, "h");
-	struct path_link pl = { .path2 = h };
+	struct session s;
 	char line[64];
-	pid_t a;
-	int w = 0, v = 0;
 
-	a = start_session(&pl, EXITS_FIRST, &w);
-	REAP_OK(a);	/* the leader is gone and reaped: its session has no leader */
-	if (getsid(w) != a)
-		fail_msg("worker %d is in session %d, want %d", w, (int)getsid(w), (int)a);
+	start_session(state, &s, EXITS_FIRST);
+	REAP_OK(s.a);	/* the leader is gone and reaped: its session has no leader */
+	if (getsid(s.w) != s.a)
+		fail_msg("worker %d is in session %d, want %d", s.w, (int)getsid(s.w), (int)s.a);
 
-	LINK_GO(&pl.l2);
-	LINK_RECV(&pl.l2, v);	/* the worker took a session hold on h */
-	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_PID, w);
-	ASSERT_REFS_LINE(h, line);
-	ASSERT_STAYS(h);
+	LINK_GO(&s.pl.l2);
+	LINK_RECV(&s.pl.l2, s.v);	/* the worker took a session hold on g */
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_PID, s.w);
+	ASSERT_REFS_LINE(s.g, line);
+	ASSERT_STAYS(s.g);
 
-	LINK_GO(&pl.l2);
-	REAP_OK(w);
-	ASSERT_GONE(h);
-	end_session(state, &pl);
+	end_session(state, &s, &s.pl.l2, s.w, s.g, NULL);
 }
 
 /* ---- cgroup ---- */
