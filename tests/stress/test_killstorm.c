@@ -301,14 +301,28 @@ static int storm_worker(void *arg)
 	return 0;
 }
 
-/* The workers a runner starts: their arguments and pids, an order to kill them in, and the
- * process group that holds them (see group_new). */
+/* The workers a runner starts: their arguments and pids, an order to kill them in, the process
+ * group that holds them (see group_new) and the runner's random choices. */
 struct crowd {
 	struct sworker wa[MAX_W];
 	pid_t pid[MAX_W];
 	int order[MAX_W];
 	pid_t grp;
+	uint64_t rs;	/* the runner's random choices */
 };
+
+/* A crowd's group, and its choices seeded from the test's seed and the runner's salt: 0, or -1
+ * (said in the shared area) if the group's holder cannot be forked. */
+static int crowd_init(struct crowd *cw, const struct scfg *c, uint64_t salt)
+{
+	cw->rs = c->seed ^ salt;
+	cw->grp = group_new();
+	if (cw->grp < 0) {
+		sh_err(c->sh, "runner: fork of the group holder: %s", errname(errno));
+		return -1;
+	}
+	return 0;
+}
 
 static pid_t storm_start(const struct scfg *c, pid_t grp, struct sworker *wa, int slot,
 			 unsigned *gen)
@@ -321,22 +335,19 @@ static int storm_runner(void *arg)
 {
 	const struct scfg *c = arg;
 	struct shared *sh = c->sh;
-	struct crowd cw = { .grp = group_new() };
-	uint64_t rs = c->seed ^ 0x5157AB1Eull;
+	struct crowd cw;
 	unsigned gen = 0;
 
-	if (cw.grp < 0) {
-		sh_err(sh, "runner: fork: %s", errname(errno));
+	if (crowd_init(&cw, c, 0x5157AB1Eull) < 0)
 		return 1;
-	}
 	for (int i = 0; i < c->nworkers; i++)
 		cw.pid[i] = storm_start(c, cw.grp, cw.wa, i, &gen);
 	for (int k = 0; k < c->kills; k++) {
-		int i = (int)rng_below(&rs, (unsigned)c->nworkers);
+		int i = (int)rng_below(&cw.rs, (unsigned)c->nworkers);
 		int status, r;
 		pid_t z;
 
-		sleep_us(rng_below(&rs, c->gap_us));
+		sleep_us(rng_below(&cw.rs, c->gap_us));
 		kill(cw.pid[i], SIGKILL);
 		r = tu_reap(cw.pid[i], 60000);
 		if (r != 128 + SIGKILL)
@@ -353,9 +364,9 @@ static int storm_runner(void *arg)
 				}
 	}
 	/* The last ones, in random order. */
-	rng_shuffle(&rs, cw.order, c->nworkers);
+	rng_shuffle(&cw.rs, cw.order, c->nworkers);
 	for (int i = 0; i < c->nworkers; i++) {
-		sleep_us(rng_below(&rs, c->gap_us));
+		sleep_us(rng_below(&cw.rs, c->gap_us));
 		kill(cw.pid[cw.order[i]], SIGKILL);
 		sh_inc(sh, C_KILLS);
 	}
@@ -638,11 +649,10 @@ static int mappers_runner(void *arg)
 {
 	const struct scfg *c = arg;
 	struct shared *sh = c->sh;
-	struct crowd cw = { .grp = group_new() };
-	uint64_t rs = c->seed ^ 0xDEAD40ull;
+	struct crowd cw;
 	int got = 0;
 
-	if (cw.grp < 0)
+	if (crowd_init(&cw, c, 0xDEAD40ull) < 0)
 		return 1;
 	for (int i = 0; i < c->nworkers; i++) {
 		cw.wa[i] = (struct sworker){ .c = c, .slot = i };
@@ -659,11 +669,11 @@ static int mappers_runner(void *arg)
 		runner_kill_all(cw.grp);
 		return 1;
 	}
-	rng_shuffle(&rs, cw.order, c->nworkers);
+	rng_shuffle(&cw.rs, cw.order, c->nworkers);
 	for (int i = 0; i < c->nworkers; i++) {
 		int r;
 
-		sleep_us(rng_below(&rs, 2000));
+		sleep_us(rng_below(&cw.rs, 2000));
 		kill(cw.pid[cw.order[i]], SIGKILL);
 		r = tu_reap(cw.pid[cw.order[i]], 60000);
 		if (r != 128 + SIGKILL)
