@@ -11,6 +11,7 @@
  * measurements are in bench_tests.c. No thresholds: numbers are reported, never judged.
  */
 #include "bench.h"
+#include "size_arg.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -65,33 +66,6 @@ struct bench {
 	const char *csv;
 	struct summary sum[MAX_TARGETS][M_COUNT];
 };
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: goto done;
-	}
-	/* 1G, 1GB and 1GiB all mean 2^30 */
-	if (end[0] == 'i' && end[1] == 'B')
-		end += 2;
-	else if (end[0] == 'B')
-		end++;
-done:
-	if (*end || v == 0)
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
 
 static int parse_uint(const char *s, unsigned *out, unsigned max)
 {
@@ -162,6 +136,26 @@ static void usage(FILE *out)
 		"exit: 0 ok, 1 a measurement failed (the table shows what ran), 2 usage\n");
 }
 
+/* The options that take a count: the field each sets and its largest value. */
+static int parse_count(struct bench *b, int opt, const char *arg)
+{
+	const struct {
+		unsigned *field;
+		int opt;
+		unsigned max;
+	} counts[] = {
+		{&b->cfg.reps, 'r', BENCH_MAX_REPS},
+		{&b->cfg.ncreate, 'n', 10000000},
+		{&b->cfg.nlat, 'l', 10000000},
+		{&b->cfg.nprocs, 'p', 64},
+	};
+
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		if (counts[i].opt == opt)
+			return parse_uint(arg, counts[i].field, counts[i].max);
+	return -EINVAL;
+}
+
 static int parse_args(struct bench *b, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -179,23 +173,14 @@ static int parse_args(struct bench *b, int argc, char **argv)
 
 		switch (c) {
 		case 's':
-			if (parse_size(optarg, &b->cfg.size))
+			if (size_arg_parse(optarg, &b->cfg.size))
 				return -EINVAL;
 			break;
 		case 'r':
-			if (parse_uint(optarg, &b->cfg.reps, BENCH_MAX_REPS))
-				return -EINVAL;
-			break;
 		case 'n':
-			if (parse_uint(optarg, &b->cfg.ncreate, 10000000))
-				return -EINVAL;
-			break;
 		case 'l':
-			if (parse_uint(optarg, &b->cfg.nlat, 10000000))
-				return -EINVAL;
-			break;
 		case 'p':
-			if (parse_uint(optarg, &b->cfg.nprocs, 64))
+			if (parse_count(b, c, optarg))
 				return -EINVAL;
 			break;
 		case 'O':

@@ -82,6 +82,9 @@ int wait_gone(const char *path, double timeout_s);
 /* After the last use of path: a pool must remove it by itself (wait, bounded; unlink and fail if it
  * does not), a raw dir needs an unlink. 0 or -errno. */
 int finish_entry(const struct bench_target *t, const char *path);
+/* The end of a test's file: close fd (the test's anchor or its own descriptor), then
+ * finish_entry; ret if the test failed already, else finish_entry's answer. */
+int finish_anchored(const struct bench_target *t, const char *path, int fd, int ret);
 
 /* Page i of a file holds the byte ((i * 7) % 255) + 1: never zero, different for near pages. */
 void fill_pages(unsigned char *p, size_t size);

@@ -32,30 +32,38 @@ static double gbps(size_t bytes, double secs)
 	return (double)bytes / secs / 1e9;
 }
 
+/* Size the open file fd to size bytes, map it shared and fill it with the pattern: 0 and *out
+ * (the caller unmaps it), or -errno after saying what failed (for the test named test). */
+static int map_filled(struct bench_target *t, const char *test, int fd, size_t size,
+		      unsigned char **out)
+{
+	unsigned char *p;
+
+	if (ftruncate(fd, (off_t)size) < 0)
+		return failed(t, test, "ftruncate", -errno);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return failed(t, test, "mmap", -errno);
+	fill_pages(p, size);
+	*out = p;
+	return 0;
+}
+
 /* Write a fresh file through MAP_SHARED: open, ftruncate, fill, munmap, close (all timed: *secs).
  * The file must exist (the caller's anchor keeps it). 0 or -errno after saying what failed. */
 static int mmap_write(const struct bench_cfg *c, struct bench_target *t, const char *path,
 		      double *secs)
 {
 	double t0 = now_s();
-	unsigned char *p;
+	unsigned char *p = MAP_FAILED;
 	int fd, ret = 0;
 
 	fd = open(path, O_RDWR);
 	if (fd < 0)
 		return failed(t, "mmap", "open", -errno);
-	if (ftruncate(fd, (off_t)c->size) < 0) {
-		ret = failed(t, "mmap", "ftruncate", -errno);
-		goto out;
-	}
-	p = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		ret = failed(t, "mmap", "mmap", -errno);
-		goto out;
-	}
-	fill_pages(p, c->size);
-	munmap(p, c->size);
-out:
+	ret = map_filled(t, "mmap", fd, c->size, &p);
+	if (p != MAP_FAILED)
+		munmap(p, c->size);
 	close(fd);
 	*secs = now_s() - t0;
 	return ret;
@@ -70,7 +78,7 @@ out:
 static int t_mmap(const struct bench_cfg *c, struct bench_target *t, unsigned rep)
 {
 	char path[PATH_MAX];
-	int anchor, ret, ret2;
+	int anchor, ret;
 	double secs = 0;
 
 	bench_path(path, t, "mmap", rep, 0);
@@ -88,10 +96,9 @@ static int t_mmap(const struct bench_cfg *c, struct bench_target *t, unsigned re
 	}
 	t->res.v[M_MMAP_READ][rep] = gbps(c->size, secs);
 out:
-	close(anchor);
-	ret2 = finish_entry(t, path);
-	if (ret || ret2)
-		return ret ? ret : ret2;
+	ret = finish_anchored(t, path, anchor, ret);
+	if (ret)
+		return ret;
 
 	bench_path(path, t, "mmap", rep, 1);
 	anchor = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -100,9 +107,7 @@ out:
 	ret = mmap_write(c, t, path, &secs);
 	if (!ret)
 		t->res.v[M_MMAP_REWRITE][rep] = gbps(c->size, secs);
-	close(anchor);
-	ret2 = finish_entry(t, path);
-	return ret ? ret : ret2;
+	return finish_anchored(t, path, anchor, ret);
 }
 
 /* pwrite of a fresh file in 1 MiB blocks (close included), then pread of it in 1 MiB blocks by
@@ -113,7 +118,7 @@ static int t_rw(const struct bench_cfg *c, struct bench_target *t, unsigned rep)
 {
 	char path[PATH_MAX];
 	unsigned char *buf;
-	int anchor = -1, fd = -1, ret = 0, ret2;
+	int anchor = -1, fd = -1, ret = 0;
 	double t0;
 
 	buf = aligned_alloc(4096, c->block);
@@ -167,10 +172,8 @@ static int t_rw(const struct bench_cfg *c, struct bench_target *t, unsigned rep)
 out:
 	if (fd >= 0)
 		close(fd);
-	close(anchor);
 	free(buf);
-	ret2 = finish_entry(t, path);
-	return ret ? ret : ret2;
+	return finish_anchored(t, path, anchor, ret);
 }
 
 /* Create + write 4 KiB + close, then until the name is gone: on a pool the removal the close
@@ -221,7 +224,7 @@ static int t_map8(const struct bench_cfg *c, struct bench_target *t, unsigned re
 	unsigned char *buf;
 	pid_t pids[64];
 	unsigned started = 0, bad = 0;
-	int anchor, gate[2] = { -1, -1 }, ret = 0, ret2;
+	int anchor, gate[2] = { -1, -1 }, ret = 0;
 	double t0;
 
 	bench_path(path, t, "map8", rep, 0);
@@ -280,10 +283,8 @@ out:
 		close(gate[0]);
 	if (gate[1] >= 0)
 		close(gate[1]);
-	close(anchor);
 	free(buf);
-	ret2 = finish_entry(t, path);
-	return ret ? ret : ret2;
+	return finish_anchored(t, path, anchor, ret);
 }
 
 /* Memory per byte stored: /proc/meminfo before, and while a file of size bytes written through a
@@ -295,7 +296,7 @@ static int t_mem(const struct bench_cfg *c, struct bench_target *t, unsigned rep
 	char path[PATH_MAX];
 	struct meminfo before, during;
 	unsigned char *p = MAP_FAILED;
-	int fd, ret, ret2;
+	int fd, ret;
 	double size = (double)c->size;
 
 	bench_path(path, t, "mem", rep, 0);
@@ -307,16 +308,9 @@ static int t_mem(const struct bench_cfg *c, struct bench_target *t, unsigned rep
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0)
 		return failed(t, "mem", "create", -errno);
-	if (ftruncate(fd, (off_t)c->size) < 0) {
-		ret = failed(t, "mem", "ftruncate", -errno);
+	ret = map_filled(t, "mem", fd, c->size, &p);
+	if (ret)
 		goto out;
-	}
-	p = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		ret = failed(t, "mem", "mmap", -errno);
-		goto out;
-	}
-	fill_pages(p, c->size);
 	if (msync(p, c->size, MS_SYNC) < 0) {
 		ret = failed(t, "mem", "msync", -errno);
 		goto out;
@@ -334,9 +328,7 @@ static int t_mem(const struct bench_cfg *c, struct bench_target *t, unsigned rep
 out:
 	if (p != MAP_FAILED)
 		munmap(p, c->size);
-	close(fd);
-	ret2 = finish_entry(t, path);
-	return ret ? ret : ret2;
+	return finish_anchored(t, path, fd, ret);
 }
 
 /* Removal latency after the last munmap (pools only): create, map a page, close (the mapping keeps

@@ -273,3 +273,12 @@ size_t stats(double *v, size_t n, double *med, double *min, double *max)
 	*med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 	return k;
 }
+
+int finish_anchored(const struct bench_target *t, const char *path, int fd, int ret)
+{
+	int ret2;
+
+	close(fd);
+	ret2 = finish_entry(t, path);
+	return ret ? ret : ret2;
+}

@@ -37,6 +37,8 @@
 #include <unistd.h>
 
 #include "fsx.h"
+#include "poolfs_names.h"
+#include "size_arg.h"
 
 static const char *const keep_names[] = { "hold", "anchor", "none" };
 
@@ -138,39 +140,19 @@ static void fail_report(struct fsx *f)
 /* Keep the pool file alive across close + reopen on a pool that removes unused files. */
 static int keep_pool_file(struct fsx *f)
 {
-	static const char scope[] = "process";
+	static const char scope[] = POOLFS_SCOPE_WORD_PROCESS;
 
 	if (f->keep == KEEP_HOLD) {
-		if (setxattr(f->pool_path, "user.poolfs.hold", scope, sizeof(scope) - 1, 0) == 0)
+		if (setxattr(f->pool_path, POOLFS_XATTR_HOLD, scope, sizeof(scope) - 1, 0) == 0)
 			return 0;
-		fprintf(stderr, "poolfs-fsx: note: no hold on %s (setxattr user.poolfs.hold: %s); "
-			"keeping an anchor fd open instead\n", f->pool_path, strerror(errno));
+		fprintf(stderr, "poolfs-fsx: note: no hold on %s (setxattr %s: %s); "
+			"keeping an anchor fd open instead\n", f->pool_path, POOLFS_XATTR_HOLD,
+			strerror(errno));
 	}
 	if (f->keep == KEEP_NONE)
 		return 0;
 	f->anchor_fd = open(f->pool_path, O_RDONLY);
 	return f->anchor_fd < 0 ? -errno : 0;
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end || v == 0)
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
 }
 
 static int parse_ulong(const char *s, unsigned long long *out)
@@ -221,6 +203,7 @@ static void usage(FILE *out)
 		"exit: 0 all checks passed, 1 mismatch or failed operation, 2 usage\n", FSX_LOG_CAP);
 }
 
+/* The options and the two paths into f: 0, 1 when help was asked for, or -EINVAL. */
 static int parse_args(struct fsx *f, int argc, char **argv)
 {
 	unsigned long long v;
@@ -233,23 +216,16 @@ static int parse_args(struct fsx *f, int argc, char **argv)
 				return -EINVAL;
 			seeded = 1;
 			break;
-		case 'n':
-			if (parse_ulong(optarg, &v))
-				return -EINVAL;
-			f->nops = (unsigned long)v;
-			break;
-		case 'l':
-			if (parse_size(optarg, &f->maxlen))
-				return -EINVAL;
-			break;
-		case 'o':
-			if (parse_size(optarg, &f->maxop))
-				return -EINVAL;
-			break;
+		case 'n': /* counts */
 		case 'c':
 			if (parse_ulong(optarg, &v))
 				return -EINVAL;
-			f->check_every = (unsigned long)v;
+			*(c == 'n' ? &f->nops : &f->check_every) = (unsigned long)v;
+			break;
+		case 'l': /* sizes */
+		case 'o':
+			if (size_arg_parse(optarg, c == 'l' ? &f->maxlen : &f->maxop))
+				return -EINVAL;
 			break;
 		case 'x':
 			if (parse_exclude(f, optarg))
@@ -271,11 +247,8 @@ static int parse_args(struct fsx *f, int argc, char **argv)
 		case 'v':
 			f->verbose = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			return -EINVAL;
+		default: /* -h included: main tells help from a usage error */
+			return c == 'h' ? 1 : -EINVAL;
 		}
 	}
 	if (argc - optind != 2)
@@ -364,9 +337,10 @@ int main(int argc, char **argv)
 	f->check_every = 16;
 	f->log_show = 32;
 	memcpy(f->weight, op_default_weight, sizeof(f->weight));
-	if (parse_args(f, argc, argv)) {
-		usage(stderr);
-		return EXIT_USAGE;
+	ret = parse_args(f, argc, argv);
+	if (ret) {
+		usage(ret > 0 ? stdout : stderr);
+		return ret > 0 ? 0 : EXIT_USAGE;
 	}
 	f->rng = f->seed;
 	printf("poolfs-fsx: seed %llu, %lu ops, maxlen 0x%zx, maxop 0x%zx, full check every %lu ops\n", f->seed,

@@ -18,18 +18,21 @@ int failf(struct fsx *f, int err, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
-	 * several files (llvm/llvm-project#40656), and then flags this call. */
+	 * several files, and then flags this call. */
 	vsnprintf(f->why, sizeof(f->why), fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
 	va_end(ap);
 	return err;
 }
 
-ssize_t pread_full(int fd, unsigned char *buf, size_t len, size_t off)
+/* pread (write 0) or pwrite (write 1) until len bytes moved or the file ends: the count moved,
+ * or -errno. Only the write side reads buf. */
+static ssize_t io_full(int fd, unsigned char *buf, size_t len, size_t off, int write)
 {
-	size_t got = 0;
+	size_t done = 0;
 
-	while (got < len) {
-		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+	while (done < len) {
+		ssize_t n = write ? pwrite(fd, buf + done, len - done, (off_t)(off + done))
+				  : pread(fd, buf + done, len - done, (off_t)(off + done));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -38,30 +41,25 @@ ssize_t pread_full(int fd, unsigned char *buf, size_t len, size_t off)
 		}
 		if (n == 0)
 			break;
-		got += (size_t)n;
+		done += (size_t)n;
 	}
-	return (ssize_t)got;
+	return (ssize_t)done;
+}
+
+ssize_t pread_full(int fd, unsigned char *buf, size_t len, size_t off)
+{
+	return io_full(fd, buf, len, off, 0);
 }
 
 int pwrite_full(int fd, const unsigned char *buf, size_t len, size_t off)
 {
-	size_t put = 0;
+	ssize_t n = io_full(fd, (unsigned char *)buf, len, off, 1);
 
-	while (put < len) {
-		ssize_t n = pwrite(fd, buf + put, len - put, (off_t)(off + put));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		put += (size_t)n;
-	}
-	return 0;
+	/* a write that moves nothing would loop forever: it is an I/O error */
+	if (n < 0)
+		return (int)n;
+	return (size_t)n < len ? -EIO : 0;
 }
-
 
 /* Describe a data mismatch at file offset bad into f->why: where, how many, expected vs got. */
 int fail_data(struct fsx *f, const char *what, size_t off, const unsigned char *got, size_t len, long first)

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "fuzz.h"
+#include "poolfs_names.h"
 #include "holds.h"
 #include "xattr_text.h"
 
@@ -28,13 +29,13 @@ static int reference_parse(const char *s, size_t n, struct hold_request *out)
 	if (n > 0 && (s[n - 1] == '\0' || s[n - 1] == '\n'))
 		n--;
 	out->pid = 0;
-	if (span_is(s, n, "pin"))
+	if (span_is(s, n, POOLFS_SCOPE_WORD_PIN))
 		out->kind = HOLD_PIN;
-	else if (span_is(s, n, "process"))
+	else if (span_is(s, n, POOLFS_SCOPE_WORD_PROCESS))
 		out->kind = HOLD_PID;
-	else if (span_is(s, n, "session"))
+	else if (span_is(s, n, POOLFS_SCOPE_WORD_SESSION))
 		out->kind = HOLD_SESSION;
-	else if (span_is(s, n, "cgroup"))
+	else if (span_is(s, n, POOLFS_SCOPE_WORD_CGROUP))
 		out->kind = HOLD_CGROUP;
 	else if (n > 4 && memcmp(s, "pid:", 4) == 0 && s[4] != '0') {
 		long long v = 0;

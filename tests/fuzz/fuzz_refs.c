@@ -13,6 +13,7 @@
 #include <limits.h>
 
 #include "fuzz.h"
+#include "poolfs_names.h"
 #include "holds.h"
 #include "xattr_text.h"
 
@@ -45,7 +46,7 @@ static void check_consistent(const struct poolfs_refs *r)
 		FUZZ_CHECK(h->scope >= POOLFS_SCOPE_UNKNOWN && h->scope <= POOLFS_SCOPE_CGROUP);
 		/* this daemon writes pid:N for a process hold, but the library also reads a bare
 		 * "process" (lib/poolfs.h, struct poolfs_hold_info) */
-		FUZZ_CHECK(h->scope != POOLFS_SCOPE_PROCESS || strcmp(h->text, "process") == 0);
+		FUZZ_CHECK(h->scope != POOLFS_SCOPE_PROCESS || strcmp(h->text, POOLFS_SCOPE_WORD_PROCESS) == 0);
 		int has_pid = h->scope == POOLFS_SCOPE_PID || h->scope == POOLFS_SCOPE_SESSION;
 		FUZZ_CHECK(has_pid ? h->pid > 0 : h->pid == 0);
 	}

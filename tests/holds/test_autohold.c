@@ -6,30 +6,14 @@
  * mount for the cgroup scope. */
 #include "holdtest.h"
 
-static int setup_none(void **state)
-{
-	return htest_setup(state, "autohold=none");
-}
-
-static int setup_process(void **state)
-{
-	return htest_setup(state, "autohold=process");
-}
-
-static int setup_default(void **state)
-{
-	return htest_setup(state, "");
-}
-
-static int setup_session(void **state)
-{
-	return htest_setup(state, "autohold=session");
-}
-
-static int setup_cgroup(void **state)
-{
-	return htest_setup(state, "autohold=cgroup");
-}
+/* One row a case: the mount options, the scenario that runs on them and the scope word the
+ * creator's hold must show in refs. */
+struct autohold_case {
+	const char *name;
+	const char *opts;	/* mount options */
+	void (*run)(void **state, const struct autohold_case *hc);
+	const char *word;	/* the scope word refs must show for the hold, or NULL: no hold */
+};
 
 /* What a creator makes: a file, a folder and a file in it, all closed. */
 struct job {
@@ -46,6 +30,9 @@ struct job {
 static void job_init(const struct pool_fixture *p, struct job *j)
 {
 	memset(j, 0, sizeof(*j));
+	/* Closed ends are -1 (link_drop skips them), so ending a job closes only the links it used. */
+	for (int i = 0; i < 2; i++)
+		j->l.up[i] = j->l.down[i] = j->l2.up[i] = j->l2.down[i] = -1;
 	assert_int_equal(pool_path(p, "f", j->f, sizeof(j->f)), 0);
 	assert_int_equal(pool_path(p, "d", j->d, sizeof(j->d)), 0);
 	assert_int_equal(pool_path(p, "d/g", j->g, sizeof(j->g)), 0);
@@ -89,6 +76,51 @@ static void assert_autoheld(struct job *j, const char *scope)
 	ASSERT_REFS_LINE(j->f, "opens 0");
 }
 
+/* The creator's holds are there, as "hold <hc->word>:<keeper>", while the keeper lives. */
+static void assert_kept_by(struct job *j, const struct autohold_case *hc, const char *keeper)
+{
+	char scope[PATH_MAX + 16];
+
+	assert_all_stay(j);
+	snprintf(scope, sizeof(scope), "%s:%s", hc->word, keeper);
+	assert_autoheld(j, scope);
+}
+
+/* The same for a process keeper. */
+static void assert_kept_by_pid(struct job *j, const struct autohold_case *hc, pid_t keeper)
+{
+	char id[16];
+
+	snprintf(id, sizeof(id), "%d", (int)keeper);
+	assert_kept_by(j, hc, id);
+}
+
+/* Open link (and link2, if not NULL), run fn(j) as the test's child, keep the near ends. */
+static pid_t spawn_job(struct job *j, int (*fn)(void *), struct chan *link, struct chan *link2)
+{
+	pid_t pid;
+
+	chan_open(link);
+	if (link2)
+		chan_open(link2);
+	pid = tu_spawn(fn, j);
+	link_near_end(link);
+	if (link2)
+		link_near_end(link2);
+	return pid;
+}
+
+/* Let the keeper at the far end of link exit, reap it, and see everything go with it. */
+static void end_job(void **state, struct job *j, struct chan *link, pid_t keeper)
+{
+	LINK_GO(link);
+	REAP_OK(keeper);
+	assert_all_gone(j);
+	link_close_near(&j->l);
+	link_close_near(&j->l2);
+	tu_backing_back_to_base(state);
+}
+
 /* ---- process ---- */
 
 /* Creates everything, closes it, says ready, waits for go, exits. */
@@ -105,29 +137,17 @@ static int creator_fn(void *arg)
 	return 0;
 }
 
-static void test_process_files_live_while_creator_lives(void **state)
+static void process_files_live_while_creator_lives(void **state, const struct autohold_case *hc)
 {
-	struct pool_fixture *p = tu_pool(state);
 	struct job j;
-	char scope[32];
 	pid_t c;
 	int v;
 
-	job_init(p, &j);
-	chan_open(&j.l);
-	c = tu_spawn(creator_fn, &j);
-	link_near_end(&j.l);
+	job_init(tu_pool(state), &j);
+	c = spawn_job(&j, creator_fn, &j.l, NULL);
 	LINK_RECV(&j.l, v);
-
-	assert_all_stay(&j);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)c);
-	assert_autoheld(&j, scope);
-
-	LINK_GO(&j.l);
-	REAP_OK(c);
-	assert_all_gone(&j);
-	link_close_near(&j.l);
-	tu_backing_back_to_base(state);
+	assert_kept_by_pid(&j, hc, c);
+	end_job(state, &j, &j.l, c);
 }
 
 /* ---- session ---- */
@@ -148,6 +168,19 @@ static int session_worker(struct job *j)
 	return 0;
 }
 
+/* In a child: keep the far end of link, lead a new session and fork: fork's answer (0 in the
+ * new child), or -1 if either step failed (said on stderr). */
+static pid_t lead_and_fork(struct chan *link)
+{
+	link_far_end(link);
+	if (setsid() != getpid()) {
+		fprintf(stderr, "# setsid in %d: %s\n", (int)getpid(), errname(errno));
+		return -1;
+	}
+	fflush(NULL);
+	return fork();
+}
+
 /* The session leader: setsid, fork a worker that creates the files; unless leader_leaves, reap
  * it, report its status, wait for go and exit; with leader_leaves, exit at once. */
 static int leader_fn(void *arg)
@@ -156,10 +189,7 @@ static int leader_fn(void *arg)
 	int status;
 	pid_t w;
 
-	link_far_end(&j->l);
-	CHILD_CHECK(setsid() == getpid(), 20);
-	fflush(NULL);
-	w = fork();
+	w = lead_and_fork(&j->l);
 	CHILD_CHECK(w >= 0, 21);
 	if (w == 0) {
 		link_drop(&j->l);
@@ -174,20 +204,14 @@ static int leader_fn(void *arg)
 	return 0;
 }
 
-static void session_files_live_while_leader_lives(void **state)
+static void session_files_live_while_leader_lives(void **state, const struct autohold_case *hc)
 {
-	struct pool_fixture *p = tu_pool(state);
 	struct job j;
-	char scope[32];
 	pid_t a;
 	int w = 0, v = -1;
 
-	job_init(p, &j);
-	chan_open(&j.l);
-	chan_open(&j.l2);
-	a = tu_spawn(leader_fn, &j);
-	link_near_end(&j.l);
-	link_near_end(&j.l2);
+	job_init(tu_pool(state), &j);
+	a = spawn_job(&j, leader_fn, &j.l, &j.l2);
 	LINK_RECV(&j.l2, w);
 	tu_track(w);
 	LINK_RECV(&j.l, v);	/* the worker created everything and was reaped */
@@ -196,44 +220,21 @@ static void session_files_live_while_leader_lives(void **state)
 		fail_msg("the worker failed at step %d (see above)", v);
 
 	/* The creator is gone; its session leader runs. */
-	assert_all_stay(&j);
-	snprintf(scope, sizeof(scope), "session:%d", (int)a);
-	assert_autoheld(&j, scope);
-
-	LINK_GO(&j.l);
-	REAP_OK(a);
-	assert_all_gone(&j);
-	link_close_near(&j.l);
-	link_close_near(&j.l2);
-	tu_backing_back_to_base(state);
-}
-
-static void test_default_is_session(void **state)
-{
-	session_files_live_while_leader_lives(state);
-}
-
-static void test_session_files_live_while_leader_lives(void **state)
-{
-	session_files_live_while_leader_lives(state);
+	assert_kept_by_pid(&j, hc, a);
+	end_job(state, &j, &j.l, a);
 }
 
 /* A creator whose session leader is already gone: its own process is the lifetime. */
-static void test_session_without_leader_falls_back_to_process(void **state)
+static void session_without_leader_falls_back_to_process(void **state,
+							 const struct autohold_case *hc)
 {
-	struct pool_fixture *p = tu_pool(state);
 	struct job j;
-	char scope[32];
 	pid_t a;
 	int w = 0, v = 0;
 
-	job_init(p, &j);
+	job_init(tu_pool(state), &j);
 	j.leader_leaves = 1;
-	chan_open(&j.l);
-	chan_open(&j.l2);
-	a = tu_spawn(leader_fn, &j);
-	link_near_end(&j.l);
-	link_near_end(&j.l2);
+	a = spawn_job(&j, leader_fn, &j.l, &j.l2);
 	LINK_RECV(&j.l2, w);
 	tu_track(w);
 	REAP_OK(a);
@@ -242,16 +243,8 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 	LINK_GO(&j.l2);
 	LINK_RECV(&j.l2, v);
 
-	assert_all_stay(&j);
-	snprintf(scope, sizeof(scope), "pid:%d", w);
-	assert_autoheld(&j, scope);
-
-	LINK_GO(&j.l2);
-	REAP_OK(w);
-	assert_all_gone(&j);
-	link_close_near(&j.l);
-	link_close_near(&j.l2);
-	tu_backing_back_to_base(state);
+	assert_kept_by_pid(&j, hc, w);
+	end_job(state, &j, &j.l2, w);
 }
 
 /* slurmstepd's shape (docs/cluster.md): the leader forks a middle process and exits at once; the
@@ -281,10 +274,7 @@ static int stepd_leader_fn(void *arg)
 	struct job *j = arg;
 	pid_t m;
 
-	link_far_end(&j->l2);
-	CHILD_CHECK(setsid() == getpid(), 56);
-	fflush(NULL);
-	m = fork();
+	m = lead_and_fork(&j->l2);
 	CHILD_CHECK(m >= 0, 57);
 	if (m == 0)
 		_exit(middle_body(j));
@@ -292,15 +282,14 @@ static int stepd_leader_fn(void *arg)
 }
 
 /* A leaderless session: the creator's topmost ancestor in it (the middle) keeps the files. */
-static void test_session_without_leader_is_kept_by_top_ancestor(void **state)
+static void session_without_leader_is_kept_by_top_ancestor(void **state,
+							    const struct autohold_case *hc)
 {
-	struct pool_fixture *p = tu_pool(state);
 	struct job j;
-	char scope[32];
 	pid_t a;
 	int m = 0, v = -1;
 
-	job_init(p, &j);
+	job_init(tu_pool(state), &j);
 	chan_open(&j.l2);
 	a = tu_spawn(stepd_leader_fn, &j);
 	link_near_end(&j.l2);
@@ -312,111 +301,100 @@ static void test_session_without_leader_is_kept_by_top_ancestor(void **state)
 		fail_msg("the creator failed at step %d", v);
 
 	/* The leader and the creator are gone; the middle runs. */
-	assert_all_stay(&j);
-	snprintf(scope, sizeof(scope), "session:%d", m);
-	assert_autoheld(&j, scope);
-
-	LINK_GO(&j.l2);
-	REAP_OK(m);
-	assert_all_gone(&j);
-	link_close_near(&j.l2);
-	tu_backing_back_to_base(state);
+	assert_kept_by_pid(&j, hc, m);
+	end_job(state, &j, &j.l2, m);
 }
 
 /* ---- cgroup ---- */
 
-static int member_fn(void *arg)
+static void cgroup_files_live_while_group_lives(void **state, const struct autohold_case *hc)
 {
-	struct job *j = arg;
-
-	link_far_end(&j->l2);
-	CHILD_CHECK(cg2_move(j->cgroup, 0) == 0, 40);
-	CHILD_CHECK(link_send(&j->l2, (int)getpid()) == 0, 41);
-	CHILD_CHECK(link_wait_go(&j->l2) == 0, 42);
-	return 0;
-}
-
-static void test_cgroup_files_live_while_group_lives(void **state)
-{
-	struct pool_fixture *p = tu_pool(state);
 	struct job j;
-	char cg[PATH_MAX], cgpath[PATH_MAX], scope[PATH_MAX + 16];
+	char cg[PATH_MAX], cgpath[PATH_MAX];
 	pid_t a, b;
 	int v;
 
-	job_init(p, &j);
+	job_init(tu_pool(state), &j);
 	CGROUP_OR_SKIP((struct htest *)*state, cg);
 	j.cgroup = cg;
 	chan_open(&j.l2);
-	b = tu_spawn(member_fn, &j);
+	b = tu_spawn(ht_cg_member_fn, &(struct ht_member){ &j.l2, cg });
 	link_near_end(&j.l2);
 	LINK_RECV(&j.l2, v);
 
-	chan_open(&j.l);
-	a = tu_spawn(creator_fn, &j);
-	link_near_end(&j.l);
+	a = spawn_job(&j, creator_fn, &j.l, NULL);
 	LINK_RECV(&j.l, v);
 	CHECK_0(cg2_of(a, cgpath, sizeof(cgpath)));
-	snprintf(scope, sizeof(scope), "cgroup:%s", cgpath);
-	assert_autoheld(&j, scope);
+	assert_kept_by(&j, hc, cgpath);
 
 	/* The creator leaves; the group still has b. */
 	LINK_GO(&j.l);
 	REAP_OK(a);
-	assert_all_stay(&j);
-	assert_autoheld(&j, scope);
-
-	LINK_GO(&j.l2);
-	REAP_OK(b);
-	assert_all_gone(&j);
-	link_close_near(&j.l);
-	link_close_near(&j.l2);
-	tu_backing_back_to_base(state);
+	assert_kept_by(&j, hc, cgpath);
+	end_job(state, &j, &j.l2, b);
 }
 
 /* ---- none ---- */
 
-static void test_none_closed_file_goes_at_once(void **state)
+static void none_closed_file_goes_at_once(void **state, const struct autohold_case *hc)
 {
-	struct pool_fixture *p = tu_pool(state);
 	struct job j;
 	pid_t c;
 	int v;
 
-	job_init(p, &j);
+	(void)hc;
+	job_init(tu_pool(state), &j);
 	/* Created by this process... */
 	CHECK_0(make_closed_file(j.f));
 	ASSERT_GONE(j.f);
 	/* ... or by a child that still runs: no hold either way. */
-	chan_open(&j.l);
-	c = tu_spawn(creator_fn, &j);
-	link_near_end(&j.l);
+	c = spawn_job(&j, creator_fn, &j.l, NULL);
 	LINK_RECV(&j.l, v);
-	ASSERT_GONE(j.f);
-	ASSERT_GONE(j.g);
-	ASSERT_GONE(j.d);
+	assert_all_gone(&j);
 	if (!ht_running(c))
 		fail_msg("creator %d should still run", (int)c);
-	LINK_GO(&j.l);
-	REAP_OK(c);
-	link_close_near(&j.l);
-	tu_backing_back_to_base(state);
+	end_job(state, &j, &j.l, c);
 }
 
-#define T(fn, setup) cmocka_unit_test_setup_teardown(fn, setup, htest_teardown)
+/* ---- the table: one row a case ---- */
+
+
+static const struct autohold_case cases[] = {
+	{ "test_process_files_live_while_creator_lives", "autohold=process",
+	  process_files_live_while_creator_lives, POOLFS_SCOPE_WORD_PID },
+	{ "test_default_is_session", "", session_files_live_while_leader_lives,
+	  POOLFS_SCOPE_WORD_SESSION },
+	{ "test_session_files_live_while_leader_lives", "autohold=session",
+	  session_files_live_while_leader_lives, POOLFS_SCOPE_WORD_SESSION },
+	{ "test_session_without_leader_falls_back_to_process", "autohold=session",
+	  session_without_leader_falls_back_to_process, POOLFS_SCOPE_WORD_PID },
+	{ "test_session_without_leader_is_kept_by_top_ancestor", "autohold=session",
+	  session_without_leader_is_kept_by_top_ancestor, POOLFS_SCOPE_WORD_SESSION },
+	{ "test_cgroup_files_live_while_group_lives", "autohold=cgroup",
+	  cgroup_files_live_while_group_lives, POOLFS_SCOPE_WORD_CGROUP },
+	{ "test_none_closed_file_goes_at_once", "autohold=none", none_closed_file_goes_at_once,
+	  NULL },
+};
+
+static int setup_case(void **state)
+{
+	const struct autohold_case *hc = *state;
+
+	return htest_setup_row(state, hc->opts);
+}
+
+static void test_case(void **state)
+{
+	const struct autohold_case *hc = htest_row(state);
+
+	hc->run(state, hc);
+}
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		T(test_process_files_live_while_creator_lives, setup_process),
-		T(test_default_is_session, setup_default),
-		T(test_session_files_live_while_leader_lives, setup_session),
-		T(test_session_without_leader_falls_back_to_process, setup_session),
-		T(test_session_without_leader_is_kept_by_top_ancestor, setup_session),
-		T(test_cgroup_files_live_while_group_lives, setup_cgroup),
-		T(test_none_closed_file_goes_at_once, setup_none),
-	};
+	struct CMUnitTest tests[HT_NROWS(cases)];
+	size_t n = HT_ROWS(tests, cases, test_case, setup_case);
 
 	htest_init();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
 }

@@ -6,8 +6,6 @@
 
 #include <sys/mman.h>
 
-#define OTHER_UID 65534
-#define OTHER_GID 65534
 
 static int setup_none(void **state)
 {
@@ -30,6 +28,15 @@ static void hold_line(char *buf, size_t len, const char *scope)
 	snprintf(buf, len, "hold %s uid=%u", scope, (unsigned)getuid());
 }
 
+/* The refs line of our hold whose scope is word:pid ("pid:N", "session:N"). */
+static void hold_line_for(char *buf, size_t len, const char *word, pid_t pid)
+{
+	char scope[32];
+
+	snprintf(scope, sizeof(scope), "%s:%d", word, (int)pid);
+	hold_line(buf, len, scope);
+}
+
 /* ---- a process that sleeps on a pipe until told to exit ---- */
 
 static int sleeper_fn(void *arg)
@@ -42,24 +49,32 @@ static int sleeper_fn(void *arg)
 	return link_wait_go(l) == 0 ? 0 : 2;
 }
 
-static pid_t start_sleeper(struct chan *l)
-{
+/* A sleeper: a child that waits on its link until told to exit; holds for it use its scope. */
+struct sleeper {
+	struct chan l;
 	pid_t pid;
+	char scope[32];	/* "pid:N" */
+};
+
+static struct sleeper start_sleeper(void)
+{
+	struct sleeper k;
 	int v = 0;
 
-	chan_open(l);
-	pid = tu_spawn(sleeper_fn, l);
-	link_near_end(l);
-	LINK_RECV(l, v);
-	assert_int_equal(v, pid);
-	return pid;
+	chan_open(&k.l);
+	k.pid = tu_spawn(sleeper_fn, &k.l);
+	link_near_end(&k.l);
+	LINK_RECV(&k.l, v);
+	assert_int_equal(v, k.pid);
+	snprintf(k.scope, sizeof(k.scope), POOLFS_SCOPE_WORD_PID ":%d", (int)k.pid);
+	return k;
 }
 
-static void stop_sleeper(struct chan *l, pid_t pid)
+static void stop_sleeper(struct sleeper *k)
 {
-	LINK_GO(l);
-	REAP_OK(pid);
-	link_close_near(l);
+	LINK_GO(&k->l);
+	REAP_OK(k->pid);
+	link_close_near(&k->l);
 }
 
 /* ---- pid:N ---- */
@@ -69,23 +84,21 @@ static void test_pid_hold_until_exit(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(control, p, "control");
-	char scope[32], line[64];
-	struct chan l;
-	pid_t s = start_sleeper(&l);
+	char line[64];
+	struct sleeper s = start_sleeper();
 
 	/* The strict rule is really on: a closed file without a hold goes at once. */
 	CHECK_0(make_closed_file(control));
 	ASSERT_GONE(control);
 
-	snprintf(scope, sizeof(scope), "pid:%d", (int)s);
-	make_held_file(f, scope);
+	make_held_file(f, s.scope);
 	ASSERT_STAYS(f);
-	hold_line(line, sizeof(line), scope);
+	hold_line(line, sizeof(line), s.scope);
 	ASSERT_REFS_LINE(f, line);
 	ASSERT_REFS_LINE(f, "holds 1");
 	ASSERT_REFS_LINE(f, "opens 0");
 
-	stop_sleeper(&l, s);
+	stop_sleeper(&s);
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
 }
@@ -107,7 +120,7 @@ static void test_pid_hold_of_dead_process_esrch(void **state)
 	REAP_OK(dead);
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)dead);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)dead);
 	CHECK_ERR(hold(f, scope), ESRCH);
 	CHECK(refs(f, rb, sizeof(rb)));
 	if (!has_line(rb, "holds 0"))
@@ -121,24 +134,20 @@ static void test_pid_holds_of_two_processes(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	char scope[32];
-	struct chan la, lb;
-	pid_t a = start_sleeper(&la);
-	pid_t b = start_sleeper(&lb);
+	struct sleeper a = start_sleeper();
+	struct sleeper b = start_sleeper();
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)a);
-	CHECK(hold(f, scope));
-	snprintf(scope, sizeof(scope), "pid:%d", (int)b);
-	CHECK(hold(f, scope));
+	CHECK(hold(f, a.scope));
+	CHECK(hold(f, b.scope));
 	CHECK(close(fd));
 	ASSERT_REFS_LINE(f, "holds 2");
 
-	stop_sleeper(&la, a);
+	stop_sleeper(&a);
 	ASSERT_STAYS(f);
 	ASSERT_REFS_LINE(f, "holds 1");
-	stop_sleeper(&lb, b);
+	stop_sleeper(&b);
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
 }
@@ -150,6 +159,7 @@ struct path_link {
 	const char *path2;
 	const char *cgroup;	/* cgroup dir to enter first, or NULL */
 	const char *scope;
+	int way;		/* session scenarios: enum leader_way */
 	struct chan l;
 	struct chan l2;		/* a grandchild's link */
 };
@@ -177,8 +187,8 @@ static void test_process_hold_by_child(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	struct path_link pl = { .path = f, .scope = "process" };
-	char scope[32], line[64];
+	struct path_link pl = { .path = f, .scope = POOLFS_SCOPE_WORD_PROCESS };
+	char line[64];
 	pid_t c;
 	int v;
 
@@ -188,8 +198,7 @@ static void test_process_hold_by_child(void **state)
 	LINK_RECV(&pl.l, v);
 
 	ASSERT_STAYS(f);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)c);
-	hold_line(line, sizeof(line), scope);
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_PID, c);
 	ASSERT_REFS_LINE(f, line);
 	ASSERT_REFS_LINE(f, "holds 1");
 
@@ -216,7 +225,7 @@ static int worker_fn(struct path_link *pl, int wait_first)
 	fd = open(pl->path2, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHILD_CHECK(fd >= 0, 32);
 	CHILD_CHECK(write(fd, "worker\n", 7) == 7, 33);
-	CHILD_CHECK(hold(pl->path2, "session") == 0, 34);
+	CHILD_CHECK(hold(pl->path2, POOLFS_SCOPE_WORD_SESSION) == 0, 34);
 	CHILD_CHECK(close(fd) == 0, 35);
 	CHILD_CHECK(link_send(&pl->l2, 1) == 0, 36);
 	CHILD_CHECK(link_wait_go(&pl->l2) == 0, 37);
@@ -238,9 +247,14 @@ static pid_t fork_worker(struct path_link *pl, int wait_first)
 	return w;
 }
 
-/* Leader A: setsid, a session hold on pl->path, a worker holding pl->path2 for the session;
- * A waits for the worker to exit and reaps it, says so, waits for go, exits. */
-static int leader_reaps_worker_fn(void *arg)
+/* How a session leader (tu_spawn'd, it calls setsid) treats the worker it forks:
+ * REAPS_WORKER: takes a session hold on pl->path first; says 1 once the worker runs, waits for
+ *   the worker to exit and reaps it, says 2, waits for go, exits;
+ * LEAVES_WORKER: says 1 once the worker runs, waits for go, exits while the worker still runs;
+ * EXITS_FIRST: exits at once; its worker waits for a go before it takes its hold. */
+enum leader_way { REAPS_WORKER, LEAVES_WORKER, EXITS_FIRST };
+
+static int leader_fn(void *arg)
 {
 	struct path_link *pl = arg;
 	int fd, status;
@@ -248,178 +262,142 @@ static int leader_reaps_worker_fn(void *arg)
 
 	link_far_end(&pl->l);
 	CHILD_CHECK(setsid() == getpid(), 20);
-	fd = open(pl->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	CHILD_CHECK(fd >= 0, 21);
-	CHILD_CHECK(hold(pl->path, "session") == 0, 22);
-	CHILD_CHECK(close(fd) == 0, 23);
-	w = fork_worker(pl, 0);
+	if (pl->way == REAPS_WORKER) {
+		fd = open(pl->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		CHILD_CHECK(fd >= 0, 21);
+		CHILD_CHECK(hold(pl->path, POOLFS_SCOPE_WORD_SESSION) == 0, 22);
+		CHILD_CHECK(close(fd) == 0, 23);
+	}
+	w = fork_worker(pl, pl->way == EXITS_FIRST);
 	CHILD_CHECK(w > 0, 24);
+	if (pl->way == EXITS_FIRST)
+		return 0;
 	CHILD_CHECK(link_send(&pl->l, 1) == 0, 25);
-	CHILD_CHECK(waitpid(w, &status, 0) == w, 26);
-	CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, 27);
-	CHILD_CHECK(link_send(&pl->l, 2) == 0, 28);
+	if (pl->way == REAPS_WORKER) {
+		CHILD_CHECK(waitpid(w, &status, 0) == w, 26);
+		CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, 27);
+		CHILD_CHECK(link_send(&pl->l, 2) == 0, 28);
+	}
 	CHILD_CHECK(link_wait_go(&pl->l) == 0, 29);
 	return 0;
 }
 
-static void test_session_hold_lasts_while_leader_lives(void **state)
+/* A session scenario: the leader (a) with its link, the worker (w) it forks with its own, and
+ * the files: f, held by a REAPS_WORKER leader, and g, held by the worker. */
+struct session {
+	struct path_link pl;
+	char f[PATH_MAX];
+	char g[PATH_MAX];
+	pid_t a;
+	int w;
+	int v;		/* what the last LINK_RECV got */
+};
+
+/* Run a session leader of the given way as the test's child with both links; it forks a worker
+ * that sends its pid first, which s->w gets (tracked, so teardown kills it if the test fails). */
+static void start_session(void **state, struct session *s, enum leader_way way)
 {
 	struct pool_fixture *p = tu_pool(state);
-	PATH(f, p, "f");
-	PATH(g, p, "g");
-	struct path_link pl = { .path = f, .path2 = g };
-	char scope[32], line[64];
-	pid_t a;
-	int w = 0, v = 0;
 
-	chan_open(&pl.l);
-	chan_open(&pl.l2);
-	a = tu_spawn(leader_reaps_worker_fn, &pl);
-	link_near_end(&pl.l);
-	link_near_end(&pl.l2);
-	LINK_RECV(&pl.l2, w);
-	tu_track(w);
-	LINK_RECV(&pl.l2, v);	/* the worker holds g */
-	LINK_RECV(&pl.l, v);	/* the leader holds f */
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(pool_path(p, "f", s->f, sizeof(s->f)), 0);
+	assert_int_equal(pool_path(p, "g", s->g, sizeof(s->g)), 0);
+	s->pl.path = s->f;
+	s->pl.path2 = s->g;
+	s->pl.way = way;
+	chan_open(&s->pl.l);
+	chan_open(&s->pl.l2);
+	s->a = tu_spawn(leader_fn, &s->pl);
+	link_near_end(&s->pl.l);
+	link_near_end(&s->pl.l2);
+	LINK_RECV(&s->pl.l2, s->w);
+	tu_track(s->w);
+}
 
-	snprintf(scope, sizeof(scope), "session:%d", (int)a);
-	hold_line(line, sizeof(line), scope);
-	ASSERT_STAYS(f);
-	ASSERT_STAYS(g);
-	ASSERT_REFS_LINE(f, line);
-	ASSERT_REFS_LINE(g, line);
-
-	/* The worker that took g's hold exits: the session (its leader) still runs. */
-	LINK_GO(&pl.l2);
-	LINK_RECV(&pl.l, v);
-	assert_int_equal(v, 2);
-	tu_forget(w);
-	ASSERT_STAYS(f);
-	ASSERT_STAYS(g);
-
-	LINK_GO(&pl.l);
-	REAP_OK(a);
-	ASSERT_GONE(f);
-	ASSERT_GONE(g);
-	link_close_near(&pl.l);
-	link_close_near(&pl.l2);
+/* Let process pid (at the far end of link) exit, reap it, see path (and path2, if not NULL) go;
+ * then close both links and the pool is back to its own backing files. */
+static void end_session(void **state, struct session *s, struct chan *link, pid_t pid,
+			const char *path, const char *path2)
+{
+	LINK_GO(link);
+	REAP_OK(pid);
+	ASSERT_GONE(path);
+	if (path2)
+		ASSERT_GONE(path2);
+	link_close_near(&s->pl.l);
+	link_close_near(&s->pl.l2);
 	tu_backing_back_to_base(state);
 }
 
-/* Leader: setsid, fork a worker that takes a session hold, say ready, wait for go, exit while the
- * worker still runs. */
-static int leader_leaves_worker_fn(void *arg)
+static void test_session_hold_lasts_while_leader_lives(void **state)
 {
-	struct path_link *pl = arg;
-	pid_t w;
+	struct session s;
+	char line[64];
 
-	link_far_end(&pl->l);
-	CHILD_CHECK(setsid() == getpid(), 40);
-	w = fork_worker(pl, 0);
-	CHILD_CHECK(w > 0, 41);
-	CHILD_CHECK(link_send(&pl->l, 1) == 0, 42);
-	CHILD_CHECK(link_wait_go(&pl->l) == 0, 43);
-	return 0;
+	start_session(state, &s, REAPS_WORKER);
+	LINK_RECV(&s.pl.l2, s.v);	/* the worker holds g */
+	LINK_RECV(&s.pl.l, s.v);	/* the leader holds f */
+
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, s.a);
+	ASSERT_STAYS(s.f);
+	ASSERT_STAYS(s.g);
+	ASSERT_REFS_LINE(s.f, line);
+	ASSERT_REFS_LINE(s.g, line);
+
+	/* The worker that took g's hold exits: the session (its leader) still runs. */
+	LINK_GO(&s.pl.l2);
+	LINK_RECV(&s.pl.l, s.v);
+	assert_int_equal(s.v, 2);
+	tu_forget(s.w);
+	ASSERT_STAYS(s.f);
+	ASSERT_STAYS(s.g);
+
+	end_session(state, &s, &s.pl.l, s.a, s.f, s.g);
 }
 
 static void test_session_hold_ends_with_leader_not_worker(void **state)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(g, p, "g");
-	struct path_link pl = { .path2 = g };
-	char scope[32], line[64];
-	pid_t a;
-	int w = 0, v = 0;
+	struct session s;
+	char line[64];
 
-	chan_open(&pl.l);
-	chan_open(&pl.l2);
-	a = tu_spawn(leader_leaves_worker_fn, &pl);
-	link_near_end(&pl.l);
-	link_near_end(&pl.l2);
-	LINK_RECV(&pl.l2, w);
-	tu_track(w);
-	LINK_RECV(&pl.l2, v);
-	LINK_RECV(&pl.l, v);
+	start_session(state, &s, LEAVES_WORKER);
+	LINK_RECV(&s.pl.l2, s.v);
+	LINK_RECV(&s.pl.l, s.v);
 
-	snprintf(scope, sizeof(scope), "session:%d", (int)a);
-	hold_line(line, sizeof(line), scope);
-	ASSERT_STAYS(g);
-	ASSERT_REFS_LINE(g, line);
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, s.a);
+	ASSERT_STAYS(s.g);
+	ASSERT_REFS_LINE(s.g, line);
 
-	LINK_GO(&pl.l);
-	REAP_OK(a);
-	ASSERT_GONE(g);
-	if (!ht_running(w))
-		fail_msg("the worker %d should still run: the leader's exit ended the hold", w);
+	LINK_GO(&s.pl.l);
+	REAP_OK(s.a);
+	ASSERT_GONE(s.g);
+	if (!ht_running(s.w))
+		fail_msg("the worker %d should still run: the leader's exit ended the hold", s.w);
 
-	LINK_GO(&pl.l2);
-	REAP_OK(w);	/* an orphan reparented to us (child subreaper) */
-	link_close_near(&pl.l);
-	link_close_near(&pl.l2);
-	tu_backing_back_to_base(state);
-}
-
-/* Leader: setsid, fork a worker that waits for go before holding, exit at once. */
-static int leader_exits_fn(void *arg)
-{
-	struct path_link *pl = arg;
-	pid_t w;
-
-	link_far_end(&pl->l);
-	CHILD_CHECK(setsid() == getpid(), 50);
-	w = fork_worker(pl, 1);
-	CHILD_CHECK(w > 0, 51);
-	return 0;
+	/* the worker is an orphan reparented to us (child subreaper) */
+	end_session(state, &s, &s.pl.l2, s.w, s.g, NULL);
 }
 
 static void test_session_without_leader_falls_back_to_process(void **state)
 {
-	struct pool_fixture *p = tu_pool(state);
-	PATH(h, p, "h");
-	struct path_link pl = { .path2 = h };
-	char scope[32], line[64];
-	pid_t a;
-	int w = 0, v = 0;
+	struct session s;
+	char line[64];
 
-	chan_open(&pl.l);
-	chan_open(&pl.l2);
-	a = tu_spawn(leader_exits_fn, &pl);
-	link_near_end(&pl.l);
-	link_near_end(&pl.l2);
-	LINK_RECV(&pl.l2, w);
-	tu_track(w);
-	REAP_OK(a);	/* the leader is gone and reaped: its session has no leader */
-	if (getsid(w) != a)
-		fail_msg("worker %d is in session %d, want %d", w, (int)getsid(w), (int)a);
+	start_session(state, &s, EXITS_FIRST);
+	REAP_OK(s.a);	/* the leader is gone and reaped: its session has no leader */
+	if (getsid(s.w) != s.a)
+		fail_msg("worker %d is in session %d, want %d", s.w, (int)getsid(s.w), (int)s.a);
 
-	LINK_GO(&pl.l2);
-	LINK_RECV(&pl.l2, v);	/* the worker took a session hold on h */
-	snprintf(scope, sizeof(scope), "pid:%d", w);
-	hold_line(line, sizeof(line), scope);
-	ASSERT_REFS_LINE(h, line);
-	ASSERT_STAYS(h);
+	LINK_GO(&s.pl.l2);
+	LINK_RECV(&s.pl.l2, s.v);	/* the worker took a session hold on g */
+	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_PID, s.w);
+	ASSERT_REFS_LINE(s.g, line);
+	ASSERT_STAYS(s.g);
 
-	LINK_GO(&pl.l2);
-	REAP_OK(w);
-	ASSERT_GONE(h);
-	link_close_near(&pl.l);
-	link_close_near(&pl.l2);
-	tu_backing_back_to_base(state);
+	end_session(state, &s, &s.pl.l2, s.w, s.g, NULL);
 }
 
 /* ---- cgroup ---- */
-
-/* Enters pl->cgroup, says ready, waits, exits. */
-static int cg_member_fn(void *arg)
-{
-	struct path_link *pl = arg;
-
-	link_far_end(&pl->l2);
-	CHILD_CHECK(cg2_move(pl->cgroup, 0) == 0, 60);
-	CHILD_CHECK(link_send(&pl->l2, (int)getpid()) == 0, 61);
-	CHILD_CHECK(link_wait_go(&pl->l2) == 0, 62);
-	return 0;
-}
 
 /* The test cgroup with a member B that stays and a holder A that takes a cgroup hold on f and
  * exits: f must stay while B is in the group. Leaves B running, returns its pid. */
@@ -430,9 +408,9 @@ static pid_t cgroup_scenario(struct path_link *pl, char *cg)
 	int v;
 
 	pl->cgroup = cg;
-	pl->scope = "cgroup";
+	pl->scope = POOLFS_SCOPE_WORD_CGROUP;
 	chan_open(&pl->l2);
-	b = tu_spawn(cg_member_fn, pl);
+	b = tu_spawn(ht_cg_member_fn, &(struct ht_member){ &pl->l2, cg });
 	link_near_end(&pl->l2);
 	LINK_RECV(&pl->l2, v);
 
@@ -443,7 +421,7 @@ static pid_t cgroup_scenario(struct path_link *pl, char *cg)
 	CHECK_0(cg2_of(a, cgpath, sizeof(cgpath)));
 	if (strcmp(cgpath, "/") == 0)
 		fail_msg("the holder did not leave the root cgroup");
-	snprintf(scope, sizeof(scope), "cgroup:%s", cgpath);
+	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_CGROUP ":%s", cgpath);
 	hold_line(want, sizeof(want), scope);
 	ASSERT_REFS_LINE(pl->path, want);
 
@@ -510,7 +488,7 @@ static void test_pin_on_folder_keeps_closed_files(void **state)
 	PATH(c, p, "d/s/c");
 
 	CHECK(mkdir(d, 0700));
-	CHECK(hold(d, "pin"));
+	CHECK(hold(d, POOLFS_SCOPE_WORD_PIN));
 	CHECK_0(make_closed_file(a));
 	CHECK_0(make_closed_file(b));
 	CHECK(mkdir(s, 0700));
@@ -522,7 +500,7 @@ static void test_pin_on_folder_keeps_closed_files(void **state)
 	ASSERT_REFS_LINE(d, "holds 1");
 	ASSERT_REFS_LINE(a, "holds 0");
 
-	CHECK(removexattr(d, HOLD_XATTR));
+	CHECK(removexattr(d, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(a);
 	ASSERT_GONE(b);
 	ASSERT_GONE(c);
@@ -540,11 +518,11 @@ static void test_pin_release_keeps_what_is_used(void **state)
 	int fd;
 
 	CHECK(mkdir(d, 0700));
-	CHECK(hold(d, "pin"));
+	CHECK(hold(d, POOLFS_SCOPE_WORD_PIN));
 	CHECK_0(make_closed_file(a));
 	fd = open(b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
-	CHECK(removexattr(d, HOLD_XATTR));
+	CHECK(removexattr(d, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(a);
 	ASSERT_STAYS(b);
 	ASSERT_EXISTS(d);
@@ -562,13 +540,10 @@ static void test_folder_hold_keeps_file_in_subfolder(void **state)
 	PATH(t, p, "d/s/t");
 	PATH(f, p, "d/s/f");
 	PATH(u, p, "d/s/t/u");
-	char scope[32];
-	struct chan l;
-	pid_t k = start_sleeper(&l);
+	struct sleeper k = start_sleeper();
 
 	CHECK(mkdir(d, 0700));
-	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
-	CHECK(hold(d, scope));
+	CHECK(hold(d, k.scope));
 	CHECK(mkdir(s, 0700));
 	CHECK(mkdir(t, 0700));
 	CHECK_0(make_closed_file(f));
@@ -578,7 +553,7 @@ static void test_folder_hold_keeps_file_in_subfolder(void **state)
 	ASSERT_REFS_LINE(f, "holds 0");
 	ASSERT_REFS_LINE(s, "holds 0");
 
-	stop_sleeper(&l, k);
+	stop_sleeper(&k);
 	ASSERT_GONE(f);
 	ASSERT_GONE(u);
 	ASSERT_GONE(t);
@@ -597,13 +572,13 @@ static void test_removexattr_without_hold_enodata(void **state)
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	CHECK_ERR(removexattr(f, HOLD_XATTR), ENODATA);
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 	CHECK(mkdir(d, 0700));
-	CHECK_ERR(removexattr(d, HOLD_XATTR), ENODATA);
+	CHECK_ERR(removexattr(d, POOLFS_XATTR_HOLD), ENODATA);
 	/* Released once: there is nothing left to release. */
-	CHECK(hold(f, "pin"));
-	CHECK(removexattr(f, HOLD_XATTR));
-	CHECK_ERR(removexattr(f, HOLD_XATTR), ENODATA);
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
+	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 	ASSERT_EXISTS(f);
 	CHECK(close(fd));
 	ASSERT_GONE(f);
@@ -615,59 +590,102 @@ static void test_removexattr_drops_all_of_callers_holds(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	char scope[32];
-	struct chan l;
-	pid_t k = start_sleeper(&l);
+	struct sleeper k = start_sleeper();
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
-	CHECK(hold(f, "pin"));
-	CHECK(hold(f, scope));
-	CHECK(hold(f, "process"));
-	CHECK(hold(f, "session"));
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
+	CHECK(hold(f, k.scope));
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PROCESS));
+	CHECK(hold(f, POOLFS_SCOPE_WORD_SESSION));
 	CHECK(close(fd));
 	ASSERT_REFS_LINE(f, "holds 4");
-	CHECK(removexattr(f, HOLD_XATTR));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	/* Every hold went, though process k, this process and its session all still run. */
 	ASSERT_GONE(f);
-	stop_sleeper(&l, k);
+	stop_sleeper(&k);
 	tu_backing_back_to_base(state);
 }
 
-static void test_bogus_scope_einval(void **state)
+/* ---- hold requests: one row a case ---- */
+
+/* A value written to user.poolfs.hold on an open file of ours, and what must come of it. */
+struct hold_request {
+	const char *name;
+	const char *v;
+	size_t len;	/* bytes written: may hold a NUL, or leave out the last bytes of v */
+	int err;	/* the errno, or 0: the hold is taken */
+};
+
+/* Only deliberately odd spellings and the documented ones: the literals are the input. */
+static const struct hold_request hold_requests[] = {
+	{ "hold_word_unknown_einval", "bogus", 5, EINVAL },
+	{ "hold_empty_einval", "", 0, EINVAL },
+	{ "hold_pid_without_number_einval", "pid:", 4, EINVAL },
+	{ "hold_pid_zero_einval", "pid:0", 5, EINVAL },
+	{ "hold_pid_negative_einval", "pid:-3", 6, EINVAL },
+	{ "hold_pid_trailing_letters_einval", "pid:12ab", 8, EINVAL },
+	{ "hold_pid_space_before_number_einval", "pid: 5", 6, EINVAL },
+	{ "hold_word_upper_case_einval", "PIN", 3, EINVAL },
+	{ "hold_word_twice_einval", "pin pin", 7, EINVAL },
+	{ "hold_word_with_suffix_einval", "pins", 4, EINVAL },
+	{ "hold_session_with_number_einval", "session:1", 9, EINVAL },
+	{ "hold_cgroup_with_path_einval", "cgroup:/x", 9, EINVAL },
+	{ "hold_two_trailing_newlines_einval", "process\n\n", 9, EINVAL },
+	{ "hold_bytes_after_nul_einval", "pin\0x", 5, EINVAL },
+	{ "hold_leading_space_einval", " pin", 4, EINVAL },
+	{ "hold_pid_two_numbers_einval", "pid:1:2", 7, EINVAL },
+	{ "hold_pin_taken", "pin", 3, 0 },
+	{ "hold_pin_trailing_newline_taken", "pin\n", 4, 0 },
+	{ "hold_pin_trailing_nul_taken", "pin", 4, 0 },
+	{ "hold_process_taken", "process", 7, 0 },
+	{ "hold_session_taken", "session", 7, 0 },
+};
+
+static int setup_request(void **state)
 {
-	static const struct {
-		const char *v;
-		size_t len;
-	} bad[] = {
-		{ "bogus", 5 },	     { "", 0 },		  { "pid:", 4 },     { "pid:0", 5 },
-		{ "pid:-3", 6 },     { "pid:12ab", 8 },	  { "pid: 5", 6 },   { "PIN", 3 },
-		{ "pin pin", 7 },    { "pins", 4 },	  { "session:1", 9 }, { "cgroup:/x", 9 },
-		{ "process\n\n", 9 }, { "pin\0x", 5 },	  { " pin", 4 },     { "pid:1:2", 7 },
-	};
+	return htest_setup_row(state, "autohold=none");
+}
+
+/* A refused request leaves no hold and the closed file goes; a taken one keeps the closed file
+ * until it is released. The holders (this process, its session) outlive the check. */
+static void test_hold_request(void **state)
+{
+	const struct hold_request *hr = htest_row(state);
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	char rb[4096];
 	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	CHECK(fd);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		errno = 0;
-		if (setxattr(f, HOLD_XATTR, bad[i].v, bad[i].len, 0) != -1 || errno != EINVAL)
-			fail_msg("scope #%zu \"%.*s\" (%zu bytes): errno %s, want EINVAL", i,
-				 (int)bad[i].len, bad[i].v, bad[i].len, errname(errno));
+	errno = 0;
+	if (setxattr(f, POOLFS_XATTR_HOLD, hr->v, hr->len, 0) != (hr->err ? -1 : 0) ||
+	    (hr->err && errno != hr->err))
+		fail_msg("scope \"%.*s\" (%zu bytes): errno %s, want %s", (int)hr->len, hr->v,
+			 hr->len, errname(errno), errname(hr->err));
+	ASSERT_REFS_LINE(f, hr->err ? "holds 0" : "holds 1");
+	CHECK(close(fd));
+	if (!hr->err) {
+		ASSERT_STAYS(f);
+		CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	}
-	CHECK(refs(f, rb, sizeof(rb)));
-	if (!has_line(rb, "holds 0"))
-		fail_msg("a malformed scope was recorded:\n%s", rb);
-	/* The documented variants: one trailing newline or NUL. */
-	CHECK(setxattr(f, HOLD_XATTR, "pin\n", 4, 0));
-	CHECK(setxattr(f, HOLD_XATTR, "pin", 4, 0));
+	ASSERT_GONE(f);
+	tu_backing_back_to_base(state);
+}
+
+/* The documented variants (one trailing newline or NUL) are holds like any other: they add up. */
+static void test_hold_variants_add_up(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	PATH(f, p, "f");
+	int fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd);
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 4, 0));
 	ASSERT_REFS_LINE(f, "holds 2");
 	CHECK(close(fd));
 	ASSERT_STAYS(f);
-	CHECK(removexattr(f, HOLD_XATTR));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
 }
@@ -696,19 +714,19 @@ static int other_user_fn(void *arg)
 	char buf[256];
 	int fd;
 
-	EXPECT_FAIL(1, hold(o->f, "pin"), EACCES);
-	EXPECT_FAIL(2, hold(o->f, "process"), EACCES);
-	EXPECT_FAIL(3, removexattr(o->f, HOLD_XATTR), EACCES);
-	EXPECT_FAIL(4, getxattr(o->f, REFS_XATTR, buf, sizeof(buf)), EACCES);
-	EXPECT_FAIL(5, hold(o->d, "pin"), EACCES);
-	EXPECT_FAIL(6, removexattr(o->d, HOLD_XATTR), EACCES);
+	EXPECT_FAIL(1, hold(o->f, POOLFS_SCOPE_WORD_PIN), EACCES);
+	EXPECT_FAIL(2, hold(o->f, POOLFS_SCOPE_WORD_PROCESS), EACCES);
+	EXPECT_FAIL(3, removexattr(o->f, POOLFS_XATTR_HOLD), EACCES);
+	EXPECT_FAIL(4, getxattr(o->f, POOLFS_XATTR_REFS, buf, sizeof(buf)), EACCES);
+	EXPECT_FAIL(5, hold(o->d, POOLFS_SCOPE_WORD_PIN), EACCES);
+	EXPECT_FAIL(6, removexattr(o->d, POOLFS_XATTR_HOLD), EACCES);
 	/* Its own entry: the same calls work (the refusal is about ownership). */
 	fd = open(o->mine, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHILD_CHECK(fd >= 0, 7);
-	CHILD_CHECK(hold(o->mine, "pin") == 0, 8);
-	CHILD_CHECK(getxattr(o->mine, REFS_XATTR, buf, sizeof(buf)) > 0, 9);
+	CHILD_CHECK(hold(o->mine, POOLFS_SCOPE_WORD_PIN) == 0, 8);
+	CHILD_CHECK(getxattr(o->mine, POOLFS_XATTR_REFS, buf, sizeof(buf)) > 0, 9);
 	CHILD_CHECK(strstr(buf, "hold pin uid=65534\n") != NULL, 10);
-	CHILD_CHECK(removexattr(o->mine, HOLD_XATTR) == 0, 11);
+	CHILD_CHECK(removexattr(o->mine, POOLFS_XATTR_HOLD) == 0, 11);
 	CHILD_CHECK(close(fd) == 0, 12);
 	/* Only its owner can see it go (root is not exempt: lstat gives root EACCES). */
 	CHILD_CHECK(pool_wait_gone(o->mine, GONE_MS) == 0, 13);
@@ -754,7 +772,7 @@ static void refs_settled(const char *path, char *buf, size_t len)
 
 	for (;;) {
 		if (refs(path, buf, len) < 0)
-			fail_msg("getxattr(%s, %s): %s", path, REFS_XATTR, errname(errno));
+			fail_msg("getxattr(%s, %s): %s", path, POOLFS_XATTR_REFS, errname(errno));
 		if ((has_line(buf, "mapped no") && has_line(buf, "opens 0")) ||
 		    pool_now_ms() >= deadline)
 			return;
@@ -790,10 +808,9 @@ static void test_refs_format(void **state)
 	PATH(f, p, "f");
 	PATH(d, p, "d");
 	PATH(c, p, "d/c");
-	char scope[32], pin_line[64], pid_line[64], rb[4096], head[128];
+	char pin_line[64], pid_line[64], rb[4096], head[128];
 	const char *tail[2];
-	struct chan l;
-	pid_t k = start_sleeper(&l);
+	struct sleeper k = start_sleeper();
 	ssize_t n;
 	int fd, dfd;
 	void *m;
@@ -802,11 +819,10 @@ static void test_refs_format(void **state)
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
 	CHECK(ftruncate(fd, 4096));
-	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
-	CHECK(hold(f, "pin"));
-	CHECK(hold(f, scope));
-	hold_line(pin_line, sizeof(pin_line), "pin");
-	hold_line(pid_line, sizeof(pid_line), scope);
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
+	CHECK(hold(f, k.scope));
+	hold_line(pin_line, sizeof(pin_line), POOLFS_SCOPE_WORD_PIN);
+	hold_line(pid_line, sizeof(pid_line), k.scope);
 	tail[0] = pin_line;
 	tail[1] = pid_line;
 
@@ -817,10 +833,10 @@ static void test_refs_format(void **state)
 	refs_settled(f, rb, sizeof(rb));
 	assert_refs_text(f, rb, "opens 0\nmapped no\nholds 2\n", tail, 2);
 	/* The size query agrees with the text. */
-	n = getxattr(f, REFS_XATTR, NULL, 0);
+	n = getxattr(f, POOLFS_XATTR_REFS, NULL, 0);
 	CHECK(n);
 	assert_true((size_t)n >= strlen(rb));
-	CHECK_ERR(getxattr(f, REFS_XATTR, rb, 3), ERANGE);
+	CHECK_ERR(getxattr(f, POOLFS_XATTR_REFS, rb, 3), ERANGE);
 
 	/* Mapped after close: the refs must show that something uses it (a handle the page-cache
 	 * path keeps until munmap, or "mapped yes"), and go back to unused after munmap. */
@@ -848,7 +864,7 @@ static void test_refs_format(void **state)
 
 	/* A folder: children, and a folder handle counts as an open. */
 	CHECK(mkdir(d, 0700));
-	CHECK(hold(d, "pin"));
+	CHECK(hold(d, POOLFS_SCOPE_WORD_PIN));
 	CHECK_0(make_closed_file(c));
 	CHECK(refs(d, rb, sizeof(rb)));
 	assert_refs_text(d, rb, "opens 0\nmapped no\nchildren 1\nholds 1\n", tail, 1);
@@ -862,12 +878,12 @@ static void test_refs_format(void **state)
 	snprintf(head, sizeof(head), "opens 0\nmapped no\nholds 0\n");
 	assert_refs_text(c, rb, head, NULL, 0);
 
-	CHECK(removexattr(d, HOLD_XATTR));
+	CHECK(removexattr(d, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(c);
 	ASSERT_GONE(d);
-	CHECK(removexattr(f, HOLD_XATTR));
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	ASSERT_GONE(f);
-	stop_sleeper(&l, k);
+	stop_sleeper(&k);
 	tu_backing_back_to_base(state);
 }
 
@@ -878,9 +894,8 @@ static void test_unlink_drops_holds(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	PATH(g, p, "g");
-	char scope[32], buf[8];
-	struct chan l;
-	pid_t k = start_sleeper(&l);
+	char buf[8];
+	struct sleeper k = start_sleeper();
 	int fd;
 
 	/* Held and still open: the name goes at unlink, the data stays readable until close,
@@ -888,9 +903,8 @@ static void test_unlink_drops_holds(void **state)
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
 	CHECK(write(fd, "payload", 7));
-	snprintf(scope, sizeof(scope), "pid:%d", (int)k);
-	CHECK(hold(f, "pin"));
-	CHECK(hold(f, scope));
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
+	CHECK(hold(f, k.scope));
 	CHECK(unlink(f));
 	CHECK_ERR(access(f, F_OK), ENOENT);
 	assert_int_equal(pread(fd, buf, 7, 0), 7);
@@ -899,7 +913,7 @@ static void test_unlink_drops_holds(void **state)
 	tu_backing_back_to_base(state);
 
 	/* Held and closed: unlink alone frees it. */
-	make_held_file(g, "pin");
+	make_held_file(g, POOLFS_SCOPE_WORD_PIN);
 	ASSERT_STAYS(g);
 	CHECK(unlink(g));
 	tu_backing_back_to_base(state);
@@ -908,14 +922,14 @@ static void test_unlink_drops_holds(void **state)
 	CHECK_0(make_closed_file(f));
 	ASSERT_GONE(f);
 	tu_backing_back_to_base(state);
-	stop_sleeper(&l, k);
+	stop_sleeper(&k);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, htest_teardown)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	static const struct CMUnitTest fixed[] = {
 		T(test_pid_hold_until_exit),
 		T(test_pid_hold_of_dead_process_esrch),
 		T(test_pid_holds_of_two_processes),
@@ -930,12 +944,16 @@ int main(void)
 		T(test_folder_hold_keeps_file_in_subfolder),
 		T(test_removexattr_without_hold_enodata),
 		T(test_removexattr_drops_all_of_callers_holds),
-		T(test_bogus_scope_einval),
+		T(test_hold_variants_add_up),
 		T(test_hold_on_other_users_entry_eacces),
 		T(test_refs_format),
 		T(test_unlink_drops_holds),
 	};
+	struct CMUnitTest tests[HT_NROWS(fixed) + HT_NROWS(hold_requests)];
+	size_t n = HT_NROWS(fixed);
 
+	memcpy(tests, fixed, sizeof(fixed));
+	n += HT_ROWS(tests + n, hold_requests, test_hold_request, setup_request);
 	htest_init();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
 }

@@ -1,6 +1,7 @@
-/* Issue 4's "done when": unmodified joblib (Debian's python3-joblib, run by /usr/bin/python3)
- * with JOBLIB_TEMP_FOLDER on a pool mounted with the default options (autohold=session) computes
- * correctly, and the pool ends up empty once the job's session is over.
+/* The joblib check (README.md, "joblib"): unmodified joblib (Debian's python3-joblib, run by
+ * /usr/bin/python3) with JOBLIB_TEMP_FOLDER on a pool mounted with the default options
+ * (autohold=session) computes correctly, and the pool ends up empty once the job's session is
+ * over.
  *
  * joblib_run.py (JOBLIB_SCRIPT) runs in a session of its own and pauses between two batches of
  * Parallel(n_jobs=2, max_nbytes='1M'); while it pauses the test looks at what joblib left in the

@@ -12,6 +12,7 @@
 #include <sys/xattr.h>
 
 #include "libtest.h"
+#include "npy_v1.h"
 
 struct fixture {
 	char dir[PATH_MAX];
@@ -161,7 +162,7 @@ static void test_not_a_pool(void **state)
 	assert_int_equal(poolfs_hold(f->dir, POOLFS_SCOPE_SESSION, 0), -ENOTSUP);
 	/* nothing was stored as a plain attribute */
 	errno = 0;
-	assert_int_equal(getxattr(file, "user.poolfs.hold", NULL, 0), -1);
+	assert_int_equal(getxattr(file, POOLFS_XATTR_HOLD, NULL, 0), -1);
 	assert_true(errno == ENODATA || errno == ENOTSUP);
 
 	assert_int_equal(poolfs_release(file), -ENOTSUP);
@@ -331,19 +332,11 @@ static void write_file(const char *path, const void *buf, size_t len)
 /* A v1.0 file: the dict padded to `align`, then `data` zero bytes. */
 static void write_npy(const char *path, const char *dict, size_t align, size_t data)
 {
-	/* magic and version 1.0: bytes, not a string */
-	static const unsigned char magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-	size_t n = strlen(dict), total = (10 + n + 1 + align - 1) / align * align;
-	unsigned char *buf = calloc(1, total + data);
+	size_t cap = 10 + strlen(dict) + 1 + align;
+	unsigned char *buf = calloc(1, cap + data);
 	assert_non_null(buf);
-	memcpy(buf, magic, sizeof magic);
-	buf[8] = (unsigned char)((total - 10) & 0xff);
-	buf[9] = (unsigned char)((total - 10) >> 8);
-	/* The dict is header bytes counted by buf[8..9], padded below and ended by '\n': no NUL
-	 * belongs after it. */
-	memcpy(buf + 10, dict, n); /* NOLINT(bugprone-not-null-terminated-result) */
-	memset(buf + 10 + n, ' ', total - 10 - n - 1);
-	buf[total - 1] = '\n';
+	size_t total = npy_v1_wrap(dict, align, buf, cap);
+	assert_true(total > 0);
 	write_file(path, buf, total + data);
 	free(buf);
 }

@@ -26,14 +26,29 @@
 
 static const char *poolctl;
 
+/* Mount p with autohold=none: 0, or -1 with the reason on stderr. */
+static int mount_or_fail(struct pool_fixture *p)
+{
+	int r = pool_mount(p, "autohold=none");
+	if (r < 0) {
+		fprintf(stderr, "# pool_mount: %s\n", strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+/* The pool of a hold_cases row's test, and the row; p first, so teardown frees either. */
+struct hold_fixture {
+	struct pool_fixture p;
+	const struct hold_case *hc;
+};
+
 static int setup(void **state)
 {
 	struct pool_fixture *p = calloc(1, sizeof *p);
 	if (!p)
 		return -1;
-	int r = pool_mount(p, "autohold=none");
-	if (r < 0) {
-		fprintf(stderr, "# pool_mount: %s\n", strerror(-r));
+	if (mount_or_fail(p) < 0) {
 		free(p);
 		return -1;
 	}
@@ -44,6 +59,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct pool_fixture *p = *state;
+	if (!p)
+		return 0;
 	int r = pool_unmount(p);
 	if (r < 0)
 		fprintf(stderr, "# pool_unmount: %s\n", strerror(-r));
@@ -174,7 +191,7 @@ static int do_hold(void *a)
 static const char *refs_text(const char *path)
 {
 	static char buf[4096];
-	ssize_t n = getxattr(path, "user.poolfs.refs", buf, sizeof buf - 1);
+	ssize_t n = getxattr(path, POOLFS_XATTR_REFS, buf, sizeof buf - 1);
 	buf[n < 0 ? 0 : n] = '\0';
 	return buf;
 }
@@ -283,7 +300,7 @@ static void test_hold_pin_and_release(void **state)
 	assert_int_equal(r.nlisted, 2);
 	for (unsigned k = 0; k < 2; k++) {
 		assert_int_equal(r.holds[k].scope, POOLFS_SCOPE_PIN);
-		assert_string_equal(r.holds[k].text, "pin");
+		assert_string_equal(r.holds[k].text, POOLFS_SCOPE_WORD_PIN);
 		assert_int_equal(r.holds[k].uid, getuid());
 	}
 	/* one release drops all of ours, and the unused file goes */
@@ -293,31 +310,93 @@ static void test_hold_pin_and_release(void **state)
 	CHECK_R(poolfs_hold(f, POOLFS_SCOPE_PIN, 0), -ENOENT);
 }
 
-static void test_hold_pid(void **state)
+/* ---- holds that end with a process: one row a case ---- */
+
+/* Who takes the hold: the test, for the child's pid, or the child itself. */
+enum hold_taker { TAKER_TEST_FOR_CHILD, TAKER_CHILD };
+
+struct hold_case {
+	const char *name;
+	enum child_mode mode;		/* the child's set-up */
+	enum hold_taker taker;
+	enum poolfs_scope scope;	/* asked for */
+	const char *word;		/* refs show "<word>:<child's pid>" */
+	int check_info;			/* and the parsed hold says scope and the child's pid */
+};
+
+static const struct hold_case hold_cases[] = {
+	{"hold_pid_ends_with_that_process", CHILD_PLAIN, TAKER_TEST_FOR_CHILD, POOLFS_SCOPE_PID,
+	 POOLFS_SCOPE_WORD_PID, 1},
+	/* a process hold is reported as the pid of the process that took it */
+	{"hold_process_ends_with_the_taker", CHILD_PLAIN, TAKER_CHILD, POOLFS_SCOPE_PROCESS,
+	 POOLFS_SCOPE_WORD_PID, 0},
+	/* the child leads a session of its own, so the session ends when it exits */
+	{"hold_session_ends_with_its_leader", CHILD_SETSID, TAKER_CHILD, POOLFS_SCOPE_SESSION,
+	 POOLFS_SCOPE_WORD_SESSION, 1},
+};
+
+static int setup_hold_case(void **state)
+{
+	const struct hold_case *hc = *state;
+	struct hold_fixture *t = calloc(1, sizeof *t);
+
+	if (!t)
+		return -1;
+	t->hc = hc;
+	*state = t;
+	if (mount_or_fail(&t->p) < 0) {
+		free(t);
+		*state = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* A closed file that only the row's hold keeps: it stays while the child runs, refs show the
+ * hold as the row says, and it goes when the child has exited. */
+static void test_hold_case(void **state)
+{
+	struct hold_fixture *t = *state;
+	const struct hold_case *hc = t->hc;
+	char f[PATH_MAX], want[64];
+	struct poolfs_refs r;
+	struct child c;
+
+	ppath(&t->p, "held", f, sizeof f);
+	int fd = create_file(f);
+	struct hold_arg a = {f, hc->scope, 0};
+	struct child_task task = {hc->mode, NULL, hc->taker == TAKER_CHILD ? do_hold : NULL, &a};
+	child_start(&c, &task);
+	CHECK_R(child_result(&c), 0);
+	if (hc->taker == TAKER_TEST_FOR_CHILD)
+		CHECK_R(poolfs_hold(f, hc->scope, c.pid), 0);
+	close(fd);
+	assert_stays(f);
+	CHECK_R(poolfs_refs(f, &r), 0);
+	snprintf(want, sizeof want, "%s:%ld", hc->word, (long)c.pid);
+	const struct poolfs_hold_info *h = must_find_hold(&r, want, f);
+	if (hc->check_info) {
+		assert_int_equal(h->scope, hc->scope);
+		assert_int_equal(h->pid, c.pid);
+	}
+	child_finish(&c);
+	ASSERT_GONE(f);
+}
+
+static void test_hold_pid_of_gone_process_esrch(void **state)
 {
 	struct pool_fixture *p = *state;
-	char f[PATH_MAX], want[32];
+	char f[PATH_MAX];
 	struct poolfs_refs r;
 	struct child c;
 	struct child_task t = {CHILD_PLAIN, NULL, NULL, NULL};
 
 	ppath(p, "forpid", f, sizeof f);
-	int fd = create_file(f);
 	child_start(&c, &t);
 	assert_int_equal(child_result(&c), 0);
-	CHECK_R(poolfs_hold(f, POOLFS_SCOPE_PID, c.pid), 0);
-	close(fd);
-	assert_stays(f);
-	CHECK_R(poolfs_refs(f, &r), 0);
-	snprintf(want, sizeof want, "pid:%ld", (long)c.pid);
-	const struct poolfs_hold_info *h = must_find_hold(&r, want, f);
-	assert_int_equal(h->scope, POOLFS_SCOPE_PID);
-	assert_int_equal(h->pid, c.pid);
 	child_finish(&c);
-	ASSERT_GONE(f);
-
-	/* a process that no longer exists */
-	fd = create_file(f);
+	/* the child has been reaped: its pid names no process */
+	int fd = create_file(f);
 	CHECK_R(poolfs_hold(f, POOLFS_SCOPE_PID, c.pid), -ESRCH);
 	CHECK_R(poolfs_refs(f, &r), 0);
 	assert_int_equal(r.nholds, 0);
@@ -325,94 +404,56 @@ static void test_hold_pid(void **state)
 	ASSERT_GONE(f);
 }
 
-static void test_hold_process(void **state)
+/* The first line of file that take() accepts (0: its answer is in buf), or -ENOENT. */
+static int scan_lines(const char *file, int (*take)(char *line, char *buf, size_t len), char *buf,
+                      size_t len)
 {
-	struct pool_fixture *p = *state;
-	char f[PATH_MAX], want[32];
-	struct poolfs_refs r;
-	struct child c;
-
-	ppath(p, "forprocess", f, sizeof f);
-	int fd = create_file(f);
-	struct hold_arg a = {f, POOLFS_SCOPE_PROCESS, 0};
-	struct child_task t = {CHILD_PLAIN, NULL, do_hold, &a};
-	child_start(&c, &t);
-	CHECK_R(child_result(&c), 0);
-	close(fd);
-	assert_stays(f);
-	/* a process hold is reported as the pid of the process that took it */
-	CHECK_R(poolfs_refs(f, &r), 0);
-	snprintf(want, sizeof want, "pid:%ld", (long)c.pid);
-	must_find_hold(&r, want, f);
-	child_finish(&c);
-	ASSERT_GONE(f);
-}
-
-static void test_hold_session(void **state)
-{
-	struct pool_fixture *p = *state;
-	char f[PATH_MAX], want[32];
-	struct poolfs_refs r;
-	struct child c;
-
-	ppath(p, "forsession", f, sizeof f);
-	int fd = create_file(f);
-	/* the child leads a session of its own, so the session ends when it exits */
-	struct hold_arg a = {f, POOLFS_SCOPE_SESSION, 0};
-	struct child_task t = {CHILD_SETSID, NULL, do_hold, &a};
-	child_start(&c, &t);
-	CHECK_R(child_result(&c), 0);
-	close(fd);
-	assert_stays(f);
-	CHECK_R(poolfs_refs(f, &r), 0);
-	snprintf(want, sizeof want, "session:%ld", (long)c.pid);
-	const struct poolfs_hold_info *h = must_find_hold(&r, want, f);
-	assert_int_equal(h->scope, POOLFS_SCOPE_SESSION);
-	assert_int_equal(h->pid, c.pid);
-	child_finish(&c);
-	ASSERT_GONE(f);
-}
-
-/* The cgroup2 mountpoint from mountinfo (hybrid layouts put it at /sys/fs/cgroup/unified). */
-static int cgroup2_mount(char *buf, size_t len)
-{
-	FILE *m = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	int r = -ENOENT;
-	if (!m)
-		return -errno;
-	while (r < 0 && fgets(line, sizeof line, m)) {
-		char mnt[PATH_MAX], fstype[64];
-		const char *sep = strstr(line, " - ");
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && strlen(mnt) < len) {
-			strcpy(buf, mnt);
-			r = 0;
-		}
-	}
-	fclose(m);
-	return r;
-}
-
-/* Our own cgroup v2 path ("0::/x" in /proc/self/cgroup). */
-static int own_cgroup(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	FILE *f = fopen(file, "re");
 	char line[4096];
 	int r = -ENOENT;
 	if (!f)
 		return -errno;
 	while (r < 0 && fgets(line, sizeof line, f))
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			if (strlen(line + 3) < len) {
-				strcpy(buf, line + 3);
-				r = 0;
-			}
-		}
+		r = take(line, buf, len);
 	fclose(f);
 	return r;
+}
+
+/* A mountinfo line of the cgroup2 mount: its mount point. */
+static int take_cgroup2_mount(char *line, char *buf, size_t len)
+{
+	char mnt[PATH_MAX], fstype[64];
+	const char *sep = strstr(line, " - ");
+	if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+		return -ENOENT;
+	if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 || strlen(mnt) >= len)
+		return -ENOENT;
+	strcpy(buf, mnt);
+	return 0;
+}
+
+/* The cgroup v2 line ("0::/x") of /proc/PID/cgroup: the path. */
+static int take_cgroup2_path(char *line, char *buf, size_t len)
+{
+	if (strncmp(line, "0::", 3) != 0)
+		return -ENOENT;
+	line[strcspn(line, "\n")] = '\0';
+	if (strlen(line + 3) >= len)
+		return -ENOENT;
+	strcpy(buf, line + 3);
+	return 0;
+}
+
+/* The cgroup2 mountpoint from mountinfo (hybrid layouts put it at /sys/fs/cgroup/unified). */
+static int cgroup2_mount(char *buf, size_t len)
+{
+	return scan_lines("/proc/self/mountinfo", take_cgroup2_mount, buf, len);
+}
+
+/* Our own cgroup v2 path ("0::/x" in /proc/self/cgroup). */
+static int own_cgroup(char *buf, size_t len)
+{
+	return scan_lines("/proc/self/cgroup", take_cgroup2_path, buf, len);
 }
 
 static void test_hold_cgroup(void **state)
@@ -504,9 +545,9 @@ static void test_other_user(void **state)
 	ppath(p, "mine", f, sizeof f);
 	int fd = create_file(f);
 	CHECK_R(poolfs_hold(f, POOLFS_SCOPE_PIN, 0), 0);
-	CHECK_R(run_as_user(65534, 65534, try_hold_as_other, f), EACCES);
-	CHECK_R(run_as_user(65534, 65534, try_release_as_other, f), EACCES);
-	CHECK_R(run_as_user(65534, 65534, try_refs_as_other, f), EACCES);
+	CHECK_R(run_as_user(OTHER_UID, OTHER_GID, try_hold_as_other, f), EACCES);
+	CHECK_R(run_as_user(OTHER_UID, OTHER_GID, try_release_as_other, f), EACCES);
+	CHECK_R(run_as_user(OTHER_UID, OTHER_GID, try_refs_as_other, f), EACCES);
 	/* our hold is untouched */
 	struct poolfs_refs r;
 	CHECK_R(poolfs_refs(f, &r), 0);
@@ -568,7 +609,7 @@ static void test_mkjob(void **state)
 	assert_int_equal(st.st_mode & 0777, 0700);
 	CHECK_R(poolfs_refs(job, &r), 0);
 	assert_int_equal(r.nholds, 1);
-	assert_string_equal(r.holds[0].text, "pin");
+	assert_string_equal(r.holds[0].text, POOLFS_SCOPE_WORD_PIN);
 	/* what goes in stays while the job is held, and everything goes with the hold */
 	libtest_fmt(f, sizeof f, "%s/out.bin", job);
 	close(create_file(f));
@@ -706,24 +747,8 @@ static void test_numpy_roundtrip(void **state)
 
 static struct run_result res;
 
-/* Run poolctl with up to 8 arguments, ended by (char *)NULL: a bare NULL may be a plain 0, the
- * wrong type to read back with va_arg. */
-static int ctl(const char *a0, ...)
-{
-	char *argv[10] = {(char *)poolctl};
-	va_list ap;
-	int n = 1;
-	va_start(ap, a0);
-	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
-	 * several files (llvm/llvm-project#40656), and then flags va_arg. */
-	for (const char *a = a0; a && n < 9;
-	     a = va_arg(ap, const char *)) /* NOLINT(clang-analyzer-valist.Uninitialized) */
-		argv[n++] = (char *)a;
-	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(libtest_run(argv, &res), 0);
-	return res.status;
-}
+/* Run poolctl with arguments ended by (char *)NULL, into res: its exit status. */
+#define ctl(...) libtest_runl(&res, poolctl, __VA_ARGS__)
 
 static void ctl_expect(int status, const char *out_has, const char *err)
 {
@@ -818,6 +843,16 @@ static void test_poolctl(void **state)
 	ctl_expect(1, NULL, want);
 }
 
+/* Row i of hold_cases as a test case of its own, named after the row. */
+#define HOLD_CASE(i)                                                                               \
+	{                                                                                          \
+		.name = hold_cases[i].name, .test_func = test_hold_case,                           \
+		.setup_func = setup_hold_case, .teardown_func = teardown,                          \
+		.initial_state = (void *)&hold_cases[i],                                           \
+	}
+_Static_assert(sizeof hold_cases / sizeof hold_cases[0] == 3,
+               "each row of hold_cases needs its HOLD_CASE(i) line in main()");
+
 int main(void)
 {
 	poolctl = getenv("POOLCTL");
@@ -842,9 +877,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pool_root_and_usage, setup, teardown),
 		cmocka_unit_test(test_usage_limits),
 		cmocka_unit_test_setup_teardown(test_hold_pin_and_release, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hold_pid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hold_process, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hold_session, setup, teardown),
+		HOLD_CASE(0),
+		HOLD_CASE(1),
+		HOLD_CASE(2),
+		cmocka_unit_test_setup_teardown(test_hold_pid_of_gone_process_esrch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_cgroup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folder_hold_and_refs, setup, teardown),

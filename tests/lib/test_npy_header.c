@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "npy_header.h"
+#include "npy_v1.h"
 
 /* Parse a copy of buf[0..len) held in an exact-size allocation. */
 static int parse_exact(const void *buf, size_t len, struct npy_meta *m, size_t *off)
@@ -30,19 +31,8 @@ static int parse_exact(const void *buf, size_t len, struct npy_meta *m, size_t *
 /* A v1.0 header around an arbitrary dict text (padded to 64 like numpy, '\n' last). */
 static size_t wrap_v1(const char *dict, unsigned char *out, size_t cap)
 {
-	/* magic and version 1.0: bytes, not a string */
-	static const unsigned char magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-	size_t n = strlen(dict);
-	size_t total = (10 + n + 1 + 63) / 64 * 64;
-	assert_true(total <= cap);
-	memcpy(out, magic, sizeof magic);
-	out[8] = (unsigned char)((total - 10) & 0xff);
-	out[9] = (unsigned char)((total - 10) >> 8);
-	/* The dict is header bytes counted by out[8..9], padded below and ended by '\n': no NUL
-	 * belongs after it. */
-	memcpy(out + 10, dict, n); /* NOLINT(bugprone-not-null-terminated-result) */
-	memset(out + 10 + n, ' ', total - 10 - n - 1);
-	out[total - 1] = '\n';
+	size_t total = npy_v1_wrap(dict, 64, out, cap);
+	assert_true(total > 0);
 	return total;
 }
 

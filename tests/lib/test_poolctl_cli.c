@@ -17,25 +17,8 @@ static const char *poolctl;
 static char dir[PATH_MAX];
 static struct run_result res;
 
-/* Run poolctl with up to 8 arguments, ended by (char *)NULL: a bare NULL may be a plain 0, the
- * wrong type to read back with va_arg. */
-static int run(const char *a0, ...)
-{
-	char *argv[10] = {(char *)poolctl};
-	va_list ap;
-	int n = 1;
-
-	va_start(ap, a0);
-	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
-	 * several files (llvm/llvm-project#40656), and then flags va_arg. */
-	for (const char *a = a0; a && n < 9;
-	     a = va_arg(ap, const char *)) /* NOLINT(clang-analyzer-valist.Uninitialized) */
-		argv[n++] = (char *)a;
-	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(libtest_run(argv, &res), 0);
-	return res.status;
-}
+/* Run poolctl with arguments ended by (char *)NULL, into res: its exit status. */
+#define run(...) libtest_runl(&res, poolctl, __VA_ARGS__)
 
 static void expect(int status, const char *out_has, const char *err_has)
 {

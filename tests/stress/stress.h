@@ -1,5 +1,5 @@
-/* What only the stress, kill-storm and crash suites add to testutil.h (header-only, one binary
- * per file); the checks, child reaping, data patterns and the pool fixture are testutil.h's.
+/* What only the stress, kill-storm and crash suites add to testutil.h; the checks, child
+ * reaping, data patterns and the pool fixture are testutil.h's.
  *
  * - per-test state around testutil.h's pool fixture: a runner, extra daemons, a shared area;
  * - a "runner": a child process that is a child subreaper and owns a process group, so a test can
@@ -9,6 +9,9 @@
  * - a seeded RNG (POOLFS_SEED replays the random choices; timing is never replayable);
  * - the daemon's RSS and open descriptors from /proc.
  * Children never call cmocka: they report through exit codes and the shared area, and _exit().
+ *
+ * Declarations only: the bodies are in the stress_support library (st_env.c, st_shared.c,
+ * st_proc.c, st_daemon.c, st_refs.c), except setup and teardown (see there).
  */
 #ifndef POOLFS_STRESS_H
 #define POOLFS_STRESS_H
@@ -38,76 +41,28 @@
 #define GONE_MS 20000
 #define RUNNER_MS 240000
 
+#include "poolfs_names.h"
 #include "testutil.h"
+/* ---- environment and seeded randomness (st_env.c) ---- */
 
-static inline int env_is(const char *name, const char *val)
-{
-	const char *v = getenv(name);
-
-	return v && strcmp(v, val) == 0;
-}
-
+/* Whether the environment variable name is set to exactly val. */
+int env_is(const char *name, const char *val);
 /* POOLFS_LONG=1: the long variants. */
-static inline int stress_long(void)
-{
-	return env_is("POOLFS_LONG", "1");
-}
-
-/* ---- seeded randomness ---- */
-
-static inline uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-static inline unsigned rng_below(uint64_t *s, unsigned n)
-{
-	return n ? (unsigned)(rng_next(s) % n) : 0;
-}
-
+int stress_long(void);
+/* The next number of the generator whose state is *s (splitmix64). */
+uint64_t rng_next(uint64_t *s);
+/* A number below n (0 if n is 0). */
+unsigned rng_below(uint64_t *s, unsigned n);
+/* order[0..n-1] set to 0..n-1 in a random order. */
+void rng_shuffle(uint64_t *s, int *order, int n);
 /* POOLFS_SEED or a fresh one; always printed so a failure can be replayed. */
-static inline uint64_t stress_seed(const char *test)
-{
-	const char *env = getenv("POOLFS_SEED");
-	uint64_t seed;
-
-	if (env && env[0]) {
-		seed = strtoull(env, NULL, 0);
-	} else {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		seed = ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec ^
-		       ((uint64_t)getpid() << 32);
-	}
-	fprintf(stderr, "# %s: seed=%" PRIu64 " (replay the choices with POOLFS_SEED=%" PRIu64 ")\n",
-		test, seed, seed);
-	fflush(stderr);
-	return seed;
-}
-
-static inline void sleep_us(unsigned us)
-{
-	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
+uint64_t stress_seed(const char *test);
+/* Sleep us microseconds, across signals. */
+void sleep_us(unsigned us);
 /* A stamp seed that differs per slot, iteration, step and process. */
-static inline uint32_t stamp_seed(unsigned slot, unsigned iter, unsigned step)
-{
-	uint64_t s = ((uint64_t)slot << 40) ^ ((uint64_t)iter << 8) ^ step ^
-		     ((uint64_t)getpid() << 20);
+uint32_t stamp_seed(unsigned slot, unsigned iter, unsigned step);
 
-	return (uint32_t)(rng_next(&s) | 1);
-}
-
-/* ---- the shared area: counters and the first error ---- */
+/* ---- the shared area: counters and the first error (st_shared.c) ---- */
 
 #define SH_COUNTERS 32
 #define SH_ERRLEN 1024
@@ -121,53 +76,14 @@ struct shared {
 	char first_err[SH_ERRLEN];
 };
 
-static inline struct shared *shared_new(void)
-{
-	void *m = mmap(NULL, sizeof(struct shared), PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	if (m == MAP_FAILED)
-		fail_msg("mmap of the shared area: %s", errname(errno));
-	memset(m, 0, sizeof(struct shared));
-	return m;
-}
-
-static inline void shared_free(struct shared *sh)
-{
-	if (sh)
-		munmap(sh, sizeof(*sh));
-}
-
-static inline void sh_inc(struct shared *sh, int i)
-{
-	atomic_fetch_add(&sh->n[i], 1);
-}
-
-static inline long sh_get(struct shared *sh, int i)
-{
-	return atomic_load(&sh->n[i]);
-}
-
+/* A zeroed shared area (MAP_SHARED, inherited across fork); fails the test if it cannot map. */
+struct shared *shared_new(void);
+void shared_free(struct shared *sh);
+void sh_inc(struct shared *sh, int i);
+long sh_get(struct shared *sh, int i);
 /* Record an error from any process: the first one is kept for the test's failure message, the
  * first few are printed (TAP comments on stderr). */
-__attribute__((format(printf, 2, 3))) static inline void sh_err(struct shared *sh,
-								const char *fmt, ...)
-{
-	char msg[SH_ERRLEN];
-	va_list ap;
-	int k;
-
-	va_start(ap, fmt);
-	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
-	 * several files (llvm/llvm-project#40656), and then flags this call. */
-	vsnprintf(msg, sizeof(msg), fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
-	va_end(ap);
-	k = atomic_fetch_add(&sh->nerr, 1);
-	if (k == 0)
-		memcpy(sh->first_err, msg, sizeof(msg));
-	if (k < SH_PRINT_ERRORS)
-		fprintf(stderr, "# [pid %d] %s\n", (int)getpid(), msg);
-}
+void sh_err(struct shared *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define SH_NO_ERRORS(sh)                                                                      \
 	do {                                                                                  \
@@ -176,105 +92,54 @@ __attribute__((format(printf, 2, 3))) static inline void sh_err(struct shared *s
 			fail_msg("%d error(s) in the workers; first: %s", e_, (sh)->first_err);   \
 	} while (0)
 
-/* ---- processes ---- */
+/* ---- processes (st_proc.c) ---- */
 
 /* Fork a child running fn(arg), in process group grp if > 0; pdeath: SIGKILL it when its parent
  * dies. Returns the pid (or -1). The child _exits with fn's result. */
-static inline pid_t spawn_child(pid_t grp, int pdeath, int (*fn)(void *), void *arg)
-{
-	pid_t parent = getpid();
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		if (grp > 0)
-			setpgid(0, grp);
-		if (pdeath) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != parent)
-				_exit(120);
-		}
-		_exit(fn(arg));
-	}
-	if (pid > 0 && grp > 0)
-		setpgid(pid, grp); /* whichever of the two runs first; the other fails harmlessly */
-	return pid;
-}
-
-static inline int group_holder(void *arg)
-{
-	(void)arg;
-	for (;;)
-		pause();
-	return 0;
-}
-
+pid_t spawn_child(pid_t grp, int pdeath, int (*fn)(void *), void *arg);
 /* A process group for everything a runner starts: a sleeping holder leads it, so the group lives
- * as long as the runner wants it, whoever else dies. */
-static inline pid_t group_new(void)
-{
-	pid_t parent = getpid();
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(120);
-		_exit(group_holder(NULL));
-	}
-	if (pid > 0)
-		setpgid(pid, pid);
-	return pid;
-}
-
+ * as long as the runner wants it, whoever else dies. Returns the group (the holder's pid) or -1. */
+pid_t group_new(void);
 /* In the runner: kill the whole group and reap every descendant (orphans come to us: we are a
  * subreaper). When this returns, no process the runner started is left. */
-static inline void runner_kill_all(pid_t grp)
-{
-	int status;
-
-	if (grp > 0)
-		kill(-grp, SIGKILL);
-	for (;;) {
-		pid_t r = waitpid(-1, &status, 0);
-
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1)
-			break; /* ECHILD: nobody left */
-	}
-}
-
+void runner_kill_all(pid_t grp);
 /* Start a runner: a child that is a subreaper, runs fn(arg) and then kills and reaps whatever is
- * left of its descendants before it exits with fn's result. */
-static int (*runner_fn_)(void *);
+ * left of its descendants before it exits with fn's result. Fails the test if it cannot fork. */
+pid_t runner_start(int (*fn)(void *), void *arg);
 
-static inline int runner_main_(void *arg)
-{
-	int r;
+/* ---- folders and the daemon from /proc (st_proc_info.c) ---- */
 
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	r = runner_fn_(arg);
-	runner_kill_all(0);
-	return r;
-}
+/* The names in dir (no "." or ".."), comma-separated in out: their count, or -errno. */
+int list_dir(const char *dir, char *out, size_t outlen);
+/* Poll until readdir of dir shows nothing: 0, or the count still listed after timeout_ms. */
+int wait_dir_empty(const char *dir, int timeout_ms, char *left, size_t len);
+/* VmRSS in KiB, or -1. */
+long proc_rss_kb(pid_t pid);
+/* Open descriptors of pid, or -errno. */
+int proc_fd_count(pid_t pid);
+/* Print what each of pid's descriptors points at (diagnostics). */
+void proc_fd_dump(pid_t pid, const char *title);
 
-static inline pid_t runner_start(int (*fn)(void *), void *arg)
-{
-	pid_t pid;
+/* ---- holds and refs (st_refs.c) ---- */
 
-	runner_fn_ = fn;
-	pid = spawn_child(0, 1, runner_main_, arg);
-	if (pid < 0)
-		fail_msg("fork of the runner: %s", errname(errno));
-	return pid;
-}
+struct refs {
+	long opens;
+	int mapped;
+	long holds;
+	int pins;	/* hold lines with scope "pin" */
+	int others;	/* hold lines with any other scope */
+	char text[1024];
+};
 
-/* ---- the pool ---- */
+/* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
+int refs_get(const char *path, struct refs *r);
+/* Take a hold of scope on path (user.poolfs.hold): 0, or -1 and errno. */
+int hold_scope(const char *path, const char *scope);
+
+/* ---- the pool ----
+ * Setup, teardown and the two helpers that reap stay here, inline in the test binary, because
+ * they work on testutil.h's child list and current pool, which are the test binary's own while
+ * testutil.h is header-only. */
 
 #define MAX_EXTRA 4
 
@@ -285,6 +150,10 @@ struct stest {
 	char extra_mnt[MAX_EXTRA][PATH_MAX];
 	struct shared *sh;
 };
+
+/* The test's state; skips the test if the datapath is unsupported (st_pool.c). */
+struct stest *stest_get(void **state);
+
 
 static inline int stest_setup(void **state, const char *opts)
 {
@@ -334,15 +203,6 @@ static inline int stest_teardown(void **state)
 	return tu_teardown(state);
 }
 
-static inline struct stest *stest_get(void **state)
-{
-	struct stest *t = *state;
-
-	if (t->f.unsupported)
-		skip();
-	return t;
-}
-
 /* Wait for the runner (bounded), then forget it. Its exit code, 128+signal or -ETIMEDOUT. */
 static inline int stest_wait_runner(struct stest *t, int timeout_ms)
 {
@@ -350,161 +210,6 @@ static inline int stest_wait_runner(struct stest *t, int timeout_ms)
 
 	t->runner = 0;
 	return r;
-}
-
-/* The names in dir (no "." or ".."), comma-separated in out: their count, or -errno. */
-static inline int list_dir(const char *dir, char *out, size_t outlen)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-	size_t used = 0;
-
-	if (out && outlen)
-		out[0] = '\0';
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (out && used + strlen(e->d_name) + 2 < outlen) {
-			used += (size_t)snprintf(out + used, outlen - used, "%s%s", n ? "," : "",
-						 e->d_name);
-		}
-		n++;
-	}
-	closedir(d);
-	return n;
-}
-
-/* Poll until readdir of dir shows nothing: 0, or the count still listed after timeout_ms. */
-static inline int wait_dir_empty(const char *dir, int timeout_ms, char *left, size_t len)
-{
-	long long deadline = pool_now_ms() + timeout_ms;
-
-	for (;;) {
-		int n = list_dir(dir, left, len);
-
-		if (n <= 0)
-			return n;
-		if (pool_now_ms() >= deadline)
-			return n;
-		sleep_us(10000);
-	}
-}
-
-/* ---- the daemon from /proc ---- */
-
-/* VmRSS in KiB, or -1. */
-static inline long proc_rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-/* Open descriptors of pid, or -errno. */
-static inline int proc_fd_count(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* Print what each of pid's descriptors points at (diagnostics). */
-static inline void proc_fd_dump(pid_t pid, const char *title)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	fprintf(stderr, "# %s: descriptors of daemon %d:\n", title, (int)pid);
-	while ((e = readdir(d))) {
-		char link[PATH_MAX + 64], target[PATH_MAX];
-		ssize_t n;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		fprintf(stderr, "#   %s -> %s\n", e->d_name, target);
-	}
-	closedir(d);
-}
-
-/* ---- refs ---- */
-
-struct refs {
-	long opens;
-	int mapped;
-	long holds;
-	int pins;	/* hold lines with scope "pin" */
-	int others;	/* hold lines with any other scope */
-	char text[1024];
-};
-
-/* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
-static inline int refs_get(const char *path, struct refs *r)
-{
-	ssize_t n = getxattr(path, "user.poolfs.refs", r->text, sizeof(r->text) - 1);
-	char *line, *save = NULL;
-	char copy[sizeof(r->text)];
-
-	r->opens = r->holds = 0;
-	r->mapped = r->pins = r->others = 0;
-	if (n < 0) {
-		r->text[0] = '\0';
-		return -errno;
-	}
-	r->text[n] = '\0';
-	memcpy(copy, r->text, sizeof(copy));
-	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char scope[256];
-
-		if (sscanf(line, "opens %ld", &r->opens) == 1)
-			continue;
-		if (strcmp(line, "mapped yes") == 0) {
-			r->mapped = 1;
-			continue;
-		}
-		if (sscanf(line, "holds %ld", &r->holds) == 1)
-			continue;
-		if (sscanf(line, "hold %255s", scope) == 1) {
-			if (strcmp(scope, "pin") == 0)
-				r->pins++;
-			else
-				r->others++;
-		}
-	}
-	return 0;
 }
 
 #endif

@@ -137,7 +137,7 @@ static int storm_child(const unsigned char *region, uint32_t seed, off_t off, co
 		return 0;
 	if (write(say_fd, "v", 1) != 1)
 		return 4;
-	if (rng_below(rs, 2) && setxattr(path, "user.poolfs.hold", "process", 7, 0) == -1)
+	if (rng_below(rs, 2) && hold_scope(path, POOLFS_SCOPE_WORD_PROCESS) == -1)
 		return 3;
 	sleep_us(rng_below(rs, 5000));
 	return 0;
@@ -206,11 +206,11 @@ static int storm_worker(void *arg)
 			sleep_us(1000);
 			continue;
 		}
-		if ((hold & 1) && setxattr(path, "user.poolfs.hold", "process", 7, 0) == -1)
+		if ((hold & 1) && hold_scope(path, POOLFS_SCOPE_WORD_PROCESS) == -1)
 			sh_err(sh, "setxattr %s hold=process while open: %s", name, errname(errno));
 		else if (hold & 1)
 			sh_inc(sh, C_PROCESS_HOLDS);
-		if ((hold & 2) && setxattr(path, "user.poolfs.hold", "pin", 3, 0) == -1)
+		if ((hold & 2) && hold_scope(path, POOLFS_SCOPE_WORD_PIN) == -1)
 			sh_err(sh, "setxattr %s hold=pin while open: %s", name, errname(errno));
 		else if (hold & 2)
 			sh_inc(sh, C_PINS);
@@ -282,7 +282,7 @@ static int storm_worker(void *arg)
 		/* Release the pin most of the time (while the file is open: the name must
 		 * exist); ENODATA when another worker's removexattr took our holds already. */
 		if ((hold & 2) && rng_below(&rs, 4) != 0) {
-			if (removexattr(path, "user.poolfs.hold") == -1 && errno != ENODATA)
+			if (removexattr(path, POOLFS_XATTR_HOLD) == -1 && errno != ENODATA)
 				sh_err(sh, "removexattr %s hold while open: %s", name, errname(errno));
 			else
 				sh_inc(sh, C_PIN_RELEASES);
@@ -301,6 +301,29 @@ static int storm_worker(void *arg)
 	return 0;
 }
 
+/* The workers a runner starts: their arguments and pids, an order to kill them in, the process
+ * group that holds them (see group_new) and the runner's random choices. */
+struct crowd {
+	struct sworker wa[MAX_W];
+	pid_t pid[MAX_W];
+	int order[MAX_W];
+	pid_t grp;
+	uint64_t rs;	/* the runner's random choices */
+};
+
+/* A crowd's group, and its choices seeded from the test's seed and the runner's salt: 0, or -1
+ * (said in the shared area) if the group's holder cannot be forked. */
+static int crowd_init(struct crowd *cw, const struct scfg *c, uint64_t salt)
+{
+	cw->rs = c->seed ^ salt;
+	cw->grp = group_new();
+	if (cw->grp < 0) {
+		sh_err(c->sh, "runner: fork of the group holder: %s", errname(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static pid_t storm_start(const struct scfg *c, pid_t grp, struct sworker *wa, int slot,
 			 unsigned *gen)
 {
@@ -312,57 +335,44 @@ static int storm_runner(void *arg)
 {
 	const struct scfg *c = arg;
 	struct shared *sh = c->sh;
-	struct sworker wa[MAX_W];
-	pid_t live[MAX_W];
-	uint64_t rs = c->seed ^ 0x5157AB1Eull;
-	pid_t grp = group_new();
+	struct crowd cw;
 	unsigned gen = 0;
-	int order[MAX_W];
 
-	if (grp < 0) {
-		sh_err(sh, "runner: fork: %s", errname(errno));
+	if (crowd_init(&cw, c, 0x5157AB1Eull) < 0)
 		return 1;
-	}
 	for (int i = 0; i < c->nworkers; i++)
-		live[i] = storm_start(c, grp, wa, i, &gen);
+		cw.pid[i] = storm_start(c, cw.grp, cw.wa, i, &gen);
 	for (int k = 0; k < c->kills; k++) {
-		int i = (int)rng_below(&rs, (unsigned)c->nworkers);
+		int i = (int)rng_below(&cw.rs, (unsigned)c->nworkers);
 		int status, r;
 		pid_t z;
 
-		sleep_us(rng_below(&rs, c->gap_us));
-		kill(live[i], SIGKILL);
-		r = tu_reap(live[i], 60000);
+		sleep_us(rng_below(&cw.rs, c->gap_us));
+		kill(cw.pid[i], SIGKILL);
+		r = tu_reap(cw.pid[i], 60000);
 		if (r != 128 + SIGKILL)
 			sh_err(sh, "storm worker %d ended with %d before it was killed", i, r);
 		sh_inc(sh, C_KILLS);
-		live[i] = storm_start(c, grp, wa, i, &gen);
+		cw.pid[i] = storm_start(c, cw.grp, cw.wa, i, &gen);
 		/* Orphaned grandchildren come to us; a worker found here died on its own. */
 		while ((z = waitpid(-1, &status, WNOHANG)) > 0)
 			for (int j = 0; j < c->nworkers; j++)
-				if (live[j] == z) {
+				if (cw.pid[j] == z) {
 					sh_err(sh, "storm worker %d died on its own (status 0x%x)", j,
 					       status);
-					live[j] = storm_start(c, grp, wa, j, &gen);
+					cw.pid[j] = storm_start(c, cw.grp, cw.wa, j, &gen);
 				}
 	}
 	/* The last ones, in random order. */
-	for (int i = 0; i < c->nworkers; i++)
-		order[i] = i;
-	for (int i = c->nworkers - 1; i > 0; i--) {
-		int j = (int)rng_below(&rs, (unsigned)i + 1), x = order[i];
-
-		order[i] = order[j];
-		order[j] = x;
-	}
+	rng_shuffle(&cw.rs, cw.order, c->nworkers);
 	for (int i = 0; i < c->nworkers; i++) {
-		sleep_us(rng_below(&rs, c->gap_us));
-		kill(live[order[i]], SIGKILL);
+		sleep_us(rng_below(&cw.rs, c->gap_us));
+		kill(cw.pid[cw.order[i]], SIGKILL);
 		sh_inc(sh, C_KILLS);
 	}
 	for (int i = 0; i < c->nworkers; i++)
-		tu_reap(live[i], 60000);
-	runner_kill_all(grp);
+		tu_reap(cw.pid[i], 60000);
+	runner_kill_all(cw.grp);
 	return 0;
 }
 
@@ -421,7 +431,7 @@ static int settle_and_unpin(struct pool_fixture *p)
 		name_path(p->mnt, names[i], path, sizeof(path));
 		if (refs_get(path, &r) < 0 || !r.pins)
 			continue;
-		if (removexattr(path, "user.poolfs.hold") == -1)
+		if (removexattr(path, POOLFS_XATTR_HOLD) == -1)
 			fail_msg("removexattr %s (pinned by a killed worker): %s", names[i],
 				 errname(errno));
 		pinned++;
@@ -639,49 +649,38 @@ static int mappers_runner(void *arg)
 {
 	const struct scfg *c = arg;
 	struct shared *sh = c->sh;
-	struct sworker wa[MAX_W];
-	pid_t pids[MAX_W];
-	uint64_t rs = c->seed ^ 0xDEAD40ull;
-	pid_t grp = group_new();
-	int order[MAX_W];
+	struct crowd cw;
 	int got = 0;
 
-	if (grp < 0)
+	if (crowd_init(&cw, c, 0xDEAD40ull) < 0)
 		return 1;
 	for (int i = 0; i < c->nworkers; i++) {
-		wa[i] = (struct sworker){ .c = c, .slot = i };
-		pids[i] = spawn_child(grp, 1, mapper, &wa[i]);
+		cw.wa[i] = (struct sworker){ .c = c, .slot = i };
+		cw.pid[i] = spawn_child(cw.grp, 1, mapper, &cw.wa[i]);
 	}
 	while (got < c->nworkers && read_byte_bounded(c->ready[0], 60000) == 0)
 		got++;
 	if (got != c->nworkers) {
 		sh_err(sh, "only %d of %d mappers got their mapping", got, c->nworkers);
-		runner_kill_all(grp);
+		runner_kill_all(cw.grp);
 		return 1;
 	}
 	if (write(c->up[1], "u", 1) != 1 || read_byte_bounded(c->down[0], 120000) < 0) {
-		runner_kill_all(grp);
+		runner_kill_all(cw.grp);
 		return 1;
 	}
-	for (int i = 0; i < c->nworkers; i++)
-		order[i] = i;
-	for (int i = c->nworkers - 1; i > 0; i--) {
-		int j = (int)rng_below(&rs, (unsigned)i + 1), x = order[i];
-
-		order[i] = order[j];
-		order[j] = x;
-	}
+	rng_shuffle(&cw.rs, cw.order, c->nworkers);
 	for (int i = 0; i < c->nworkers; i++) {
 		int r;
 
-		sleep_us(rng_below(&rs, 2000));
-		kill(pids[order[i]], SIGKILL);
-		r = tu_reap(pids[order[i]], 60000);
+		sleep_us(rng_below(&cw.rs, 2000));
+		kill(cw.pid[cw.order[i]], SIGKILL);
+		r = tu_reap(cw.pid[cw.order[i]], 60000);
 		if (r != 128 + SIGKILL)
-			sh_err(sh, "mapper %d ended with %d before it was killed", order[i], r);
+			sh_err(sh, "mapper %d ended with %d before it was killed", cw.order[i], r);
 		sh_inc(sh, C_KILLS);
 	}
-	runner_kill_all(grp);
+	runner_kill_all(cw.grp);
 	return 0;
 }
 

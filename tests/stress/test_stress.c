@@ -132,6 +132,43 @@ static int same_inode(struct shared *sh, const char *path, ino_t ino, const char
 	return 0;
 }
 
+/* Open (O_CREAT) name in c's pool, path set to its full path, counting the try in counter and a
+ * failure in C_CREAT_FAIL (and C_CREAT_ENOENT): the descriptor, or -errno. */
+static int open_counted(const struct hcfg *c, const char *name, char *path, size_t len,
+			int counter)
+{
+	int fd;
+
+	name_path(c, name, path, len);
+	sh_inc(c->sh, counter);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	fd = -errno;
+	sh_inc(c->sh, C_CREAT_FAIL);
+	if (fd == -ENOENT)
+		sh_inc(c->sh, C_CREAT_ENOENT);
+	return fd;
+}
+
+/* Kill the child kid after a random short while if kill is set, and reap it: its result, where
+ * a SIGKILL (counted) is a good end. */
+static int reap_maybe_killed(struct shared *sh, uint64_t *rs, pid_t kid, int kill_it)
+{
+	int r;
+
+	if (kill_it) {
+		sleep_us(rng_below(rs, 1000));
+		kill(kid, SIGKILL);
+	}
+	r = tu_reap(kid, 60000);
+	if (r == 128 + SIGKILL) {
+		sh_inc(sh, C_CHILD_KILLED);
+		r = CHILD_OK;
+	}
+	return r;
+}
+
 static int hammer_worker(void *arg)
 {
 	const struct hworker *w = arg;
@@ -156,15 +193,10 @@ static int hammer_worker(void *arg)
 		int fd, r;
 
 		snprintf(name, sizeof(name), "s%u", rng_below(&rs, NNAMES));
-		name_path(c, name, path, sizeof(path));
-		sh_inc(sh, C_ITERS);
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		fd = open_counted(c, name, path, sizeof(path), C_ITERS);
 		if (fd < 0) {
-			int e = errno;
+			int e = -fd;
 
-			sh_inc(sh, C_CREAT_FAIL);
-			if (e == ENOENT)
-				sh_inc(sh, C_CREAT_ENOENT);
 			sh_err(sh, "worker %d iteration %d: open(%s, O_CREAT) failed: %s", w->slot, it,
 			       name, errname(e));
 			bad = 1;
@@ -262,24 +294,10 @@ static int hammer_worker(void *arg)
 			if (write(go[1], "g", 1) != 1)
 				sh_err(sh, "pipe write: %s", errname(errno));
 			close(go[1]);
-			if (rng_below(&rs, 4) == 0) {
-				sleep_us(rng_below(&rs, 1000));
-				kill(kid, SIGKILL);
-			}
-			r = tu_reap(kid, 60000);
-			if (r == 128 + SIGKILL) {
-				sh_inc(sh, C_CHILD_KILLED);
-				r = CHILD_OK;
-			}
+			r = reap_maybe_killed(sh, &rs, kid, rng_below(&rs, 4) == 0);
 			break;
 		default: /* CHILD_KILLED_ANYTIME */
-			sleep_us(rng_below(&rs, 1000));
-			kill(kid, SIGKILL);
-			r = tu_reap(kid, 60000);
-			if (r == 128 + SIGKILL) {
-				sh_inc(sh, C_CHILD_KILLED);
-				r = CHILD_OK;
-			}
+			r = reap_maybe_killed(sh, &rs, kid, 1);
 			break;
 		}
 		if (mode == CHILD_VERIFY_LOOP && r == 128 + SIGKILL)
@@ -478,8 +496,9 @@ static int keeper_main(void *arg)
 			return 1;
 		return keeper_loop(c, k, path, ino, NULL, fd, seed, runner);
 	case K_HOLD:
-		if (setxattr(path, "user.poolfs.hold", "process", 7, 0) == -1) {
-			sh_err(sh, "keep-hold: setxattr user.poolfs.hold=process: %s", errname(errno));
+		if (hold_scope(path, POOLFS_SCOPE_WORD_PROCESS) == -1) {
+			sh_err(sh, "keep-hold: setxattr %s=%s: %s", POOLFS_XATTR_HOLD,
+			       POOLFS_SCOPE_WORD_PROCESS, errname(errno));
 			return 1;
 		}
 		close(fd);
@@ -631,15 +650,12 @@ static int churn_worker(void *arg)
 		int fd;
 
 		snprintf(name, sizeof(name), "c%u", rng_below(&rs, 2));
-		name_path(c, name, path, sizeof(path));
-		sh_inc(sh, C_CHURN_OPS);
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		fd = open_counted(c, name, path, sizeof(path), C_CHURN_OPS);
 		if (fd < 0) {
-			int e = errno;
+			int e = -fd;
 
-			sh_inc(sh, C_CREAT_FAIL);
-			sh_inc(sh, e == ENOENT ? C_CREAT_ENOENT :
-				   e == ESTALE ? C_CHURN_ESTALE : C_CHURN_OTHER);
+			if (e != ENOENT)
+				sh_inc(sh, e == ESTALE ? C_CHURN_ESTALE : C_CHURN_OTHER);
 			if (atomic_load(&sh->nerr) < SH_PRINT_ERRORS)
 				sh_err(sh, "churn worker %d iteration %d: open(%s, O_CREAT) failed: %s",
 				       w->slot, it, name, errname(e));
@@ -684,28 +700,58 @@ static int setup_none(void **state)
 	return stest_setup(state, "autohold=none");
 }
 
+/* The runner's configuration for the test's pool, with a fresh shared area the teardown frees. */
+static void hcfg_init(struct stest *t, struct hcfg *c, const char *test)
+{
+	memset(c, 0, sizeof(*c));
+	c->sh = t->sh = shared_new();
+	snprintf(c->mnt, sizeof(c->mnt), "%s", t->f.p.mnt);
+	c->seed = stress_seed(test);
+}
+
+/* Once every process is reaped, nothing may outlive its use: the pool lists nothing and its
+ * backing store holds no file. */
+static void assert_pool_empties(struct pool_fixture *p)
+{
+	char left[1024];
+	int n = wait_dir_empty(p->mnt, GONE_MS, left, sizeof(left));
+
+	if (n != 0)
+		fail_msg("%d entries still listed %d ms after every user was gone: %s", n, GONE_MS,
+			 left);
+	if (pool_wait_backing_files(p, 0, GONE_MS) != 0)
+		fail_msg("the backing dir still holds %d files %d ms after every user was gone",
+			 pool_backing_files(p), GONE_MS);
+}
+
+/* Run fn(c) in a runner and wait for it (bounded): its exit code, and in *ms how long it took. */
+static int run_runner(struct stest *t, int (*fn)(void *), struct hcfg *c, long long *ms)
+{
+	long long t0 = pool_now_ms();
+	int r;
+
+	t->runner = runner_start(fn, c);
+	r = stest_wait_runner(t, RUNNER_MS + 60000);
+	*ms = pool_now_ms() - t0;
+	return r;
+}
+
 static void run_hammer(void **state, int keepers)
 {
 	struct stest *t = stest_get(state);
 	struct pool_fixture *p = &t->f.p;
 	int lng = stress_long();
 	struct hcfg c;
-	char left[1024];
-	long long t0;
-	int r, n;
+	long long ms;
+	int r;
 
-	memset(&c, 0, sizeof(c));
-	c.sh = t->sh = shared_new();
-	snprintf(c.mnt, sizeof(c.mnt), "%s", p->mnt);
+	hcfg_init(t, &c, keepers ? "no_file_removed_while_used" : "hammer_shared_names");
 	c.nworkers = keepers ? (lng ? 24 : 12) : (lng ? 32 : 16);
 	c.iters = lng ? 5000 : (keepers ? 300 : 500);
 	c.nslots = MAX_WORKERS;
 	c.keepers = keepers;
-	c.seed = stress_seed(keepers ? "no_file_removed_while_used" : "hammer_shared_names");
 
-	t0 = pool_now_ms();
-	t->runner = runner_start(hammer_runner, &c);
-	r = stest_wait_runner(t, RUNNER_MS + 60000);
+	r = run_runner(t, hammer_runner, &c, &ms);
 	fprintf(stderr,
 		"# datapath=%s workers=%d iterations=%ld/%d O_CREAT failures=%ld (ENOENT %ld) "
 		"fresh files=%ld children=%ld killed=%ld child-only=%ld keeper rounds=%ld/%ld/%ld/%ld in %lld ms\n",
@@ -714,7 +760,7 @@ static void run_hammer(void **state, int keepers)
 		sh_get(c.sh, C_FORKS),
 		sh_get(c.sh, C_CHILD_KILLED), sh_get(c.sh, C_CHILD_ONLY), sh_get(c.sh, C_KEEP0),
 		sh_get(c.sh, C_KEEP0 + 1), sh_get(c.sh, C_KEEP0 + 2), sh_get(c.sh, C_KEEP0 + 3),
-		pool_now_ms() - t0);
+		ms);
 	if (r != 0)
 		fail_msg("the runner ended with %d", r);
 	if (sh_get(c.sh, C_CREAT_FAIL))
@@ -734,15 +780,7 @@ static void run_hammer(void **state, int keepers)
 					 sh_get(c.sh, C_KEEP0 + k));
 		}
 
-	/* Every process is reaped: nothing may outlive its use. */
-	n = wait_dir_empty(p->mnt, GONE_MS, left, sizeof(left));
-	if (n != 0)
-		fail_msg("%d entries still listed %d ms after every user was gone: %s", n, GONE_MS,
-			 left);
-	r = pool_wait_backing_files(p, 0, GONE_MS);
-	if (r != 0)
-		fail_msg("the backing dir still holds %d files %d ms after every user was gone",
-			 pool_backing_files(p), GONE_MS);
+	assert_pool_empties(p);
 }
 
 static void test_hammer_shared_names(void **state)
@@ -760,26 +798,20 @@ static void test_create_churn_never_fails(void **state)
 	struct stest *t = stest_get(state);
 	struct pool_fixture *p = &t->f.p;
 	struct hcfg c;
-	char left[1024];
-	long long t0;
-	int r, n;
+	long long ms;
+	int r;
 
-	memset(&c, 0, sizeof(c));
-	c.sh = t->sh = shared_new();
-	snprintf(c.mnt, sizeof(c.mnt), "%s", p->mnt);
+	hcfg_init(t, &c, "create_churn_never_fails");
 	c.nworkers = 8;
 	c.iters = stress_long() ? 100000 : 5000;
-	c.seed = stress_seed("create_churn_never_fails");
-	t0 = pool_now_ms();
-	t->runner = runner_start(churn_runner, &c);
-	r = stest_wait_runner(t, RUNNER_MS + 60000);
+	r = run_runner(t, churn_runner, &c, &ms);
 	fprintf(stderr,
 		"# datapath=%s workers=%d opens=%ld fresh files=%ld O_CREAT failures=%ld "
 		"(ENOENT %ld, ESTALE %ld, other %ld) in %lld ms\n",
 		p->active_datapath, c.nworkers, sh_get(c.sh, C_CHURN_OPS),
 		sh_get(c.sh, C_CHURN_FRESH), sh_get(c.sh, C_CREAT_FAIL),
 		sh_get(c.sh, C_CREAT_ENOENT), sh_get(c.sh, C_CHURN_ESTALE),
-		sh_get(c.sh, C_CHURN_OTHER), pool_now_ms() - t0);
+		sh_get(c.sh, C_CHURN_OTHER), ms);
 	assert_int_equal(r, 0);
 	if (sh_get(c.sh, C_CREAT_FAIL))
 		fail_msg("%ld of %ld O_CREAT opens failed (ENOENT %ld, ESTALE %ld, other %ld); "
@@ -790,10 +822,7 @@ static void test_create_churn_never_fails(void **state)
 	assert_int_equal(sh_get(c.sh, C_CHURN_OPS), (long)c.nworkers * c.iters);
 	/* The names really were removed and re-created under the workers. */
 	assert_true(sh_get(c.sh, C_CHURN_FRESH) > 0);
-	n = wait_dir_empty(p->mnt, GONE_MS, left, sizeof(left));
-	if (n != 0)
-		fail_msg("%d entries still listed after every user was gone: %s", n, left);
-	CHECK_0(pool_wait_backing_files(p, 0, GONE_MS));
+	assert_pool_empties(p);
 }
 
 int main(void)
