@@ -212,6 +212,13 @@ void tu_paths_(const struct pool_fixture *p, ...);
 /* The permission bits (07777) of path must be want. */
 void expect_mode(const char *path, mode_t want);
 
+/* chmod(path, mode) succeeds and leaves the permission bits want. */
+void expect_chmod_gives(const char *path, mode_t mode, mode_t want);
+
+/* close(fd), then wait (GONE_MS) until path is gone because that was its last handle: 0, or -1
+ * with errno set, so that a child as another user can check it with USER_OK. */
+int tu_close_until_gone(int fd, const char *path);
+
 /* The pool of this test; skips the test if the datapath is unsupported. */
 struct pool_fixture *tu_pool(void **state);
 
