@@ -323,4 +323,9 @@ ssize_t pwrite_all(int fd, const void *buf, size_t len, off_t off);
 /* Reads until len or EOF: the count read, or -1 */
 ssize_t pread_all(int fd, void *buf, size_t len, off_t off);
 
+/* The first len bytes of the existing file at path, mapped shared read-write; the descriptor is
+ * closed again, so the mapping is what uses the file. MAP_FAILED with errno set on error (a
+ * child can check it without the cmocka machinery). */
+void *tu_map_path(const char *path, size_t len);
+
 #endif
