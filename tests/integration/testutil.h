@@ -125,6 +125,13 @@ void tu_dump_log(void);
 		}                                                                             \
 	} while (0)
 
+/* Closing fd, the entry's last handle, removes path. */
+#define CLOSE_UNTIL_GONE(fd, path)                                                            \
+	do {                                                                                  \
+		CHECK(close(fd));                                                             \
+		ASSERT_GONE(path);                                                            \
+	} while (0)
+
 /* ---- checks in a child (spawned, or through run_as_user) ----
  * Children never call cmocka: a failed step returns its number as the exit code (the parent's
  * REAP_OK / AS_OTHER_OK turns it into a failure) and says why on stderr. */
