@@ -745,15 +745,20 @@ struct bad_row {
 	{ "removexattr_" tag "_einval", SC_FILE, B_REMOVEXATTR, "f", nm, .expect = EINVAL }
 /* Only user.* is stored: every other namespace, security.* included, is EOPNOTSUPP (`ls -l` then
  * asks for security.selinux once per pool, not once per file). */
-#define OTHER_NAMESPACE(tag, nm, get_also)                                                    \
-	{ "setxattr_" tag "_eopnotsupp", SC_FILE, B_SETXATTR, "f", nm, "pin",                 \
+#define OTHER_NAMESPACE(tag, nm, val, len, get_also)                                          \
+	{ "setxattr_" tag "_eopnotsupp", SC_FILE, B_SETXATTR, "f", nm, val, .vlen = (len),    \
 	  .expect = EOPNOTSUPP },                                                             \
-	{ "fsetxattr_" tag "_eopnotsupp", SC_FILE, B_FSETXATTR, "f", nm, "1",                 \
+	{ "fsetxattr_" tag "_eopnotsupp", SC_FILE, B_FSETXATTR, "f", nm, val, .vlen = (len),  \
 	  .expect = EOPNOTSUPP },                                                             \
 	{ "getxattr_" tag "_eopnotsupp", SC_FILE, B_GETXATTR, "f", nm, .expect = EOPNOTSUPP,  \
 	  .also = (get_also) },                                                               \
 	{ "removexattr_" tag "_eopnotsupp", SC_FILE, B_REMOVEXATTR, "f", nm,                  \
 	  .expect = EOPNOTSUPP }
+/* The kernel itself refuses a security.capability value that is no vfs_cap_data (EINVAL) before
+ * the daemon is asked: so a well-formed one, revision 2 (magic 0x02000000, little-endian) with
+ * no capabilities, 20 bytes. */
+#define CAP_V2_NONE                                                                           \
+	"\x00\x00\x00\x02" "\x00\x00\x00\x00\x00\x00\x00\x00" "\x00\x00\x00\x00\x00\x00\x00\x00"
 #define BAD_SCOPE(tag, scope, len)                                                            \
 	{ "hold_scope_" tag "_einval", SC_FILE, B_SETXATTR, "f", POOLFS_XATTR_HOLD, scope,    \
 	  .vlen = (len), .expect = EINVAL }
@@ -808,11 +813,11 @@ static const struct bad_row bad_rows[] = {
 	UNKNOWN_NAME("user_poolfs_holds", "user.poolfs.holds"),
 
 	/* other namespaces */
-	OTHER_NAMESPACE("trusted_x", "trusted.x", 0),
-	OTHER_NAMESPACE("security_x", "security.x", 0),
-	OTHER_NAMESPACE("security_selinux", "security.selinux", 0),
-	OTHER_NAMESPACE("security_capability", "security.capability", 0),
-	OTHER_NAMESPACE("trusted_poolfs_hold", "trusted.poolfs.hold", 0),
+	OTHER_NAMESPACE("trusted_x", "trusted.x", "pin", 0, 0),
+	OTHER_NAMESPACE("security_x", "security.x", "pin", 0, 0),
+	OTHER_NAMESPACE("security_selinux", "security.selinux", "pin", 0, 0),
+	OTHER_NAMESPACE("security_capability", "security.capability", CAP_V2_NONE, 20, 0),
+	OTHER_NAMESPACE("trusted_poolfs_hold", "trusted.poolfs.hold", "pin", 0, 0),
 
 	/* file types: only regular files and folders, and no second name */
 	{ "link_eperm", SC_FILE, B_LINK, "f", "link", .expect = EPERM, .absent = "link" },
