@@ -86,6 +86,45 @@ static int create_file(const char *path)
 	return fd;
 }
 
+/* Closing fd, the last thing that keeps path, removes it. */
+static void close_until_gone(int fd, const char *path)
+{
+	CHECK(ftest_close(fd));
+	ASSERT_GONE(path);
+}
+
+/* The test's last entry goes with its last handle, and the test ends (end_of_test). */
+static void end_with_gone(void **state, int fd, const char *path)
+{
+	close_until_gone(fd, path);
+	end_of_test(state);
+}
+
+/* path's user.poolfs.refs text has the line want ("holds 0\n"); when says after what. */
+static void expect_refs_line(const char *path, const char *want, const char *when)
+{
+	char buf[1024];
+	ssize_t n = getxattr(path, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
+
+	CHECK(n);
+	buf[n] = '\0';
+	if (!strstr(buf, want))
+		fail_msg("user.poolfs.refs after %s has no \"%.*s\":\n%s", when,
+			 (int)strcspn(want, "\n"), want, buf);
+}
+
+/* The daemon logged a "denied:" line beyond the `before` it had, for what was refused. */
+static void expect_denied_logged(const struct pool_fixture *p, int before, const char *what)
+{
+	int after = log_wait_more(p, "denied:", before, 2000);
+
+	fprintf(stderr, "# denied: lines %d -> %d\n", before, after);
+	if (after <= before) {
+		pool_dump_log(p);
+		fail_msg("no \"denied:\" line in the daemon log for %s", what);
+	}
+}
+
 /* mnt/rel with rel built from n copies of c */
 static void repeat_name(char *buf, size_t len, const struct pool_fixture *p, char c, size_t n)
 {
@@ -142,13 +181,10 @@ static void test_name_length(void **state)
 	assert_int_equal(pool_path(p, utf, u256, sizeof(u256)), 0);
 	fu = create_file(u255);
 	CHECK_ERR(open(u256, O_RDWR | O_CREAT | O_EXCL, 0600), ENAMETOOLONG);
-	CHECK(ftest_close(fu));
-	ASSERT_GONE(u255);
+	close_until_gone(fu, u255);
 
 	CHECK(rmdir(d255));
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(n255);
-	end_of_test(state);
+	end_with_gone(state, fd, n255);
 }
 
 static void test_dot_and_dotdot(void **state)
@@ -180,8 +216,7 @@ static void test_dot_and_dotdot(void **state)
 	/* "..." is an ordinary name */
 	fd = create_file(dots3);
 	assert_int_equal(tu_listed(a, "..."), 1);
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(dots3);
+	close_until_gone(fd, dots3);
 
 	/* a armed by its children goes with its last one */
 	CHECK(rmdir(sub));
@@ -312,11 +347,9 @@ static void test_xattr_limits(void **state)
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(got + i) + 1)
 		if (strncmp(got + i, POOLFS_XATTR_PREFIX, strlen(POOLFS_XATTR_PREFIX)) == 0)
 			fail_msg("listxattr lists %s", got + i);
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(f);
 	free(big);
 	free(got);
-	end_of_test(state);
+	end_with_gone(state, fd, f);
 }
 
 static void test_xattr_poolfs_names(void **state)
@@ -324,8 +357,6 @@ static void test_xattr_poolfs_names(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = create_file(f);
-	char buf[1024];
-	ssize_t n;
 
 	/* unknown names under the prefix: rows of bad_rows */
 	/* the daemon's own reports cannot be written or removed */
@@ -335,14 +366,9 @@ static void test_xattr_poolfs_names(void **state)
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_STAT), EPERM);
 	CHECK_ERR(setxattr(p->mnt, POOLFS_XATTR_STAT, "x", 1, 0), EPERM);
 	/* and still read */
-	n = getxattr(f, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
-	CHECK(n);
-	buf[n] = '\0';
-	if (!strstr(buf, "opens 1\n") || !strstr(buf, "holds 0\n"))
-		fail_msg("user.poolfs.refs after the refused writes:\n%s", buf);
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(f);
-	end_of_test(state);
+	expect_refs_line(f, "opens 1\n", "the refused writes");
+	expect_refs_line(f, "holds 0\n", "the refused writes");
+	end_with_gone(state, fd, f);
 }
 
 /* ---- modes and owners ---- */
@@ -365,9 +391,7 @@ static void make_file_and_folder(const struct pool_fixture *p, struct file_and_f
 static void drop_file_and_folder(void **state, struct file_and_folder *s)
 {
 	CHECK(rmdir(s->d));
-	CHECK(ftest_close(s->fd));
-	ASSERT_GONE(s->f);
-	end_of_test(state);
+	end_with_gone(state, s->fd, s->f);
 }
 
 static void test_chmod_cannot_widen(void **state)
@@ -376,16 +400,12 @@ static void test_chmod_cannot_widen(void **state)
 	const char *f = s.f, *d = s.d;
 
 	make_file_and_folder(tu_pool(state), &s);
-	CHECK(chmod(d, 0777));
-	expect_mode(d, 0700);
-	CHECK(chmod(d, 02775));
-	expect_mode(d, 0700);
-	CHECK(chmod(f, 0666));
-	expect_mode(f, 0600);
+	expect_chmod_gives(d, 0777, 0700);
+	expect_chmod_gives(d, 02775, 0700);
+	expect_chmod_gives(f, 0666, 0600);
 	CHECK(fchmod(s.fd, 0666));
 	expect_mode(f, 0600);
-	CHECK(chmod(f, 06777));
-	expect_mode(f, 0700);
+	expect_chmod_gives(f, 06777, 0700);
 	CHECK(fchmodat(AT_FDCWD, f, 0604, 0));
 	expect_mode(f, 0600);
 	drop_file_and_folder(state, &s);
@@ -396,7 +416,7 @@ static void test_chown_cannot_give_away(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	struct file_and_folder s;
 	const char *f = s.f, *d = s.d;
-	int before = log_count(p, "denied:"), after;
+	int before = log_count(p, "denied:");
 	struct stat st;
 
 	make_file_and_folder(p, &s);
@@ -414,12 +434,7 @@ static void test_chown_cannot_give_away(void **state)
 	assert_int_equal(st.st_gid, 0);
 	/* to oneself is no change */
 	CHECK(chown(f, 0, 0));
-	after = log_wait_more(p, "denied:", before, 2000);
-	fprintf(stderr, "# denied: lines %d -> %d\n", before, after);
-	if (after <= before) {
-		pool_dump_log(p);
-		fail_msg("no \"denied:\" line in the daemon log for the refused chowns");
-	}
+	expect_denied_logged(p, before, "the refused chowns");
 	drop_file_and_folder(state, &s);
 }
 
@@ -456,8 +471,7 @@ static int other_renames(void *v)
 	USER_OK(11, access(n->mine, F_OK));
 	USER_OK(12, access(n->ud, F_OK));
 	USER_OK(13, rmdir(n->ud));
-	USER_OK(14, close(fd));
-	USER_OK(15, pool_wait_gone(n->mine, GONE_MS));
+	USER_OK(14, tu_close_until_gone(fd, n->mine));
 	return 0;
 }
 
@@ -465,7 +479,7 @@ static void test_rename_over_other_users_entries(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	struct rename_names n;
-	int fd, before, after;
+	int fd, before;
 	char buf[16] = { 0 };
 	struct stat st;
 
@@ -488,12 +502,7 @@ static void test_rename_over_other_users_entries(void **state)
 
 	AS_OTHER_OK(other_renames, &n);
 
-	after = log_wait_more(p, "denied:", before, 2000);
-	fprintf(stderr, "# denied: lines %d -> %d\n", before, after);
-	if (after <= before) {
-		pool_dump_log(p);
-		fail_msg("no \"denied:\" line in the daemon log for the other user's renames");
-	}
+	expect_denied_logged(p, before, "the other user's renames");
 	/* root's entries are untouched */
 	CHECK(stat(n.rootf, &st));
 	assert_int_equal(st.st_uid, 0);
@@ -515,9 +524,7 @@ static void test_rename_over_other_users_entries(void **state)
 	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(st.st_uid, 0);
 	CHECK(rmdir(n.rootd));
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(n.rootf);
-	end_of_test(state);
+	end_with_gone(state, fd, n.rootf);
 }
 
 /* ---- removed inodes ---- */
@@ -525,6 +532,15 @@ static void test_rename_over_other_users_entries(void **state)
 static int errno_is_stale_or_noent(long r, int e)
 {
 	return r == -1 && (e == ESTALE || e == ENOENT);
+}
+
+/* r and errno e of `what`, a call through a removed folder: said on stderr, and it must have
+ * failed with ESTALE or ENOENT. */
+static void expect_stale_or_noent(long r, int e, const char *what)
+{
+	fprintf(stderr, "# %s: %ld %s\n", what, r, errname(e));
+	if (!errno_is_stale_or_noent(r, e))
+		fail_msg("%s: %ld %s, want ESTALE or ENOENT", what, r, errname(e));
 }
 
 static void test_removed_inodes(void **state)
@@ -547,33 +563,21 @@ static void test_removed_inodes(void **state)
 	fd = create_file(df);
 	dfd = ftest_fd(open(d, O_PATH | O_DIRECTORY | O_CLOEXEC));
 	CHECK(dfd);
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(df);
+	close_until_gone(fd, df);
 	ASSERT_GONE(d);
 
 	errno = 0;
 	r = openat(dfd, "g", O_RDWR | O_CREAT | O_EXCL, 0600);
 	e = errno;
-	fprintf(stderr, "# openat(removed folder, \"g\", O_CREAT): %ld %s\n", r, errname(e));
 	if (r >= 0)
 		close((int)r);
-	if (!errno_is_stale_or_noent(r, e))
-		fail_msg("openat O_CREAT in a removed folder: %ld %s, want ESTALE or ENOENT", r,
-			 errname(e));
+	expect_stale_or_noent(r, e, "openat(removed folder, \"g\", O_CREAT)");
 	errno = 0;
 	r = mkdirat(dfd, "x", 0700);
-	e = errno;
-	fprintf(stderr, "# mkdirat(removed folder, \"x\"): %ld %s\n", r, errname(e));
-	if (!errno_is_stale_or_noent(r, e))
-		fail_msg("mkdirat in a removed folder: %ld %s, want ESTALE or ENOENT", r,
-			 errname(e));
+	expect_stale_or_noent(r, errno, "mkdirat(removed folder, \"x\")");
 	errno = 0;
 	r = fstatat(dfd, "f", &st, 0);
-	e = errno;
-	fprintf(stderr, "# fstatat(removed folder, \"f\"): %ld %s\n", r, errname(e));
-	if (!errno_is_stale_or_noent(r, e))
-		fail_msg("fstatat in a removed folder: %ld %s, want ESTALE or ENOENT", r,
-			 errname(e));
+	expect_stale_or_noent(r, errno, "fstatat(removed folder, \"f\")");
 	errno = 0;
 	r = fstatat(dfd, "", &st, AT_EMPTY_PATH);
 	fprintf(stderr, "# fstatat(removed folder, \"\", AT_EMPTY_PATH): %ld %s (not checked)\n",
@@ -586,8 +590,7 @@ static void test_removed_inodes(void **state)
 	assert_int_equal(write(fd, "gone", 4), 4);
 	pfd = ftest_fd(open(f, O_PATH | O_CLOEXEC));
 	CHECK(pfd);
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(f);
+	close_until_gone(fd, f);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
 	CHECK_ERR(open(proc, O_RDONLY), ESTALE);
 	CHECK_ERR(open(proc, O_RDWR), ESTALE);
@@ -611,8 +614,7 @@ static void test_bad_holds(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	int fd = create_file(f);
-	char scope[64], buf[512];
-	ssize_t n;
+	char scope[64];
 	pid_t dead;
 
 	/* a pid that does not exist: one we forked and reaped (one above any pid_max, and the
@@ -623,26 +625,16 @@ static void test_bad_holds(void **state)
 	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, scope, strlen(scope), 0), ESRCH);
 
 	/* it took no hold */
-	n = getxattr(f, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
-	CHECK(n);
-	buf[n] = '\0';
-	if (!strstr(buf, "holds 0\n"))
-		fail_msg("user.poolfs.refs after refused holds:\n%s", buf);
+	expect_refs_line(f, "holds 0\n", "refused holds");
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 
 	/* a trailing newline or NUL is fine */
 	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
 	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 4, 0));
-	n = getxattr(f, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
-	CHECK(n);
-	buf[n] = '\0';
-	if (!strstr(buf, "holds 2\n"))
-		fail_msg("user.poolfs.refs after two pins:\n%s", buf);
+	expect_refs_line(f, "holds 2\n", "two pins");
 	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(f);
-	end_of_test(state);
+	end_with_gone(state, fd, f);
 }
 
 /* ---- sizes ---- */
@@ -680,9 +672,7 @@ static void test_negative_and_huge_sizes(void **state)
 		assert_int_equal(pread(fd, buf, sizeof(buf), 0), 5);
 		assert_string_equal(buf, "12345");
 	}
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(f);
-	end_of_test(state);
+	end_with_gone(state, fd, f);
 }
 
 /* ---- after the matrix ---- */
@@ -704,8 +694,7 @@ static void test_after_matrix(void **state)
 	CHECK(fd2);
 	assert_pattern(fd2, MiB, 81, "after, through a second open");
 	CHECK(ftest_close(fd2));
-	CHECK(ftest_close(fd));
-	ASSERT_GONE(f);
+	close_until_gone(fd, f);
 	free(buf);
 
 	denied = log_count(p, "denied:");
@@ -756,15 +745,20 @@ struct bad_row {
 	{ "removexattr_" tag "_einval", SC_FILE, B_REMOVEXATTR, "f", nm, .expect = EINVAL }
 /* Only user.* is stored: every other namespace, security.* included, is EOPNOTSUPP (`ls -l` then
  * asks for security.selinux once per pool, not once per file). */
-#define OTHER_NAMESPACE(tag, nm, get_also)                                                    \
-	{ "setxattr_" tag "_eopnotsupp", SC_FILE, B_SETXATTR, "f", nm, "pin",                 \
+#define OTHER_NAMESPACE(tag, nm, val, len, get_also)                                          \
+	{ "setxattr_" tag "_eopnotsupp", SC_FILE, B_SETXATTR, "f", nm, val, .vlen = (len),    \
 	  .expect = EOPNOTSUPP },                                                             \
-	{ "fsetxattr_" tag "_eopnotsupp", SC_FILE, B_FSETXATTR, "f", nm, "1",                 \
+	{ "fsetxattr_" tag "_eopnotsupp", SC_FILE, B_FSETXATTR, "f", nm, val, .vlen = (len),  \
 	  .expect = EOPNOTSUPP },                                                             \
 	{ "getxattr_" tag "_eopnotsupp", SC_FILE, B_GETXATTR, "f", nm, .expect = EOPNOTSUPP,  \
 	  .also = (get_also) },                                                               \
 	{ "removexattr_" tag "_eopnotsupp", SC_FILE, B_REMOVEXATTR, "f", nm,                  \
 	  .expect = EOPNOTSUPP }
+/* The kernel itself refuses a security.capability value that is no vfs_cap_data (EINVAL) before
+ * the daemon is asked: so a well-formed one, revision 2 (magic 0x02000000, little-endian) with
+ * no capabilities, 20 bytes. */
+#define CAP_V2_NONE                                                                           \
+	"\x00\x00\x00\x02" "\x00\x00\x00\x00\x00\x00\x00\x00" "\x00\x00\x00\x00\x00\x00\x00\x00"
 #define BAD_SCOPE(tag, scope, len)                                                            \
 	{ "hold_scope_" tag "_einval", SC_FILE, B_SETXATTR, "f", POOLFS_XATTR_HOLD, scope,    \
 	  .vlen = (len), .expect = EINVAL }
@@ -819,11 +813,11 @@ static const struct bad_row bad_rows[] = {
 	UNKNOWN_NAME("user_poolfs_holds", "user.poolfs.holds"),
 
 	/* other namespaces */
-	OTHER_NAMESPACE("trusted_x", "trusted.x", 0),
-	OTHER_NAMESPACE("security_x", "security.x", 0),
-	OTHER_NAMESPACE("security_selinux", "security.selinux", 0),
-	OTHER_NAMESPACE("security_capability", "security.capability", 0),
-	OTHER_NAMESPACE("trusted_poolfs_hold", "trusted.poolfs.hold", 0),
+	OTHER_NAMESPACE("trusted_x", "trusted.x", "pin", 0, 0),
+	OTHER_NAMESPACE("security_x", "security.x", "pin", 0, 0),
+	OTHER_NAMESPACE("security_selinux", "security.selinux", "pin", 0, 0),
+	OTHER_NAMESPACE("security_capability", "security.capability", CAP_V2_NONE, 20, 0),
+	OTHER_NAMESPACE("trusted_poolfs_hold", "trusted.poolfs.hold", "pin", 0, 0),
 
 	/* file types: only regular files and folders, and no second name */
 	{ "link_eperm", SC_FILE, B_LINK, "f", "link", .expect = EPERM, .absent = "link" },

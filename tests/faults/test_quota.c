@@ -366,16 +366,11 @@ static int mapper_child(void *v)
 {
 	struct mapper *m = v;
 	unsigned char *map;
-	int fd;
 
 	chan_child(&m->c);
-	fd = open(m->path, O_RDWR);
-	if (fd < 0)
-		return 1;
-	map = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	map = tu_map_path(m->path, m->len);
 	if (map == MAP_FAILED)
 		return 2;
-	close(fd);
 	if (chan_put(m->c.up[1]) != 0)
 		return 3;
 	if (chan_get(m->c.down[0], 10 * CHILD_MS) != 0)

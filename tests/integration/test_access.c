@@ -92,18 +92,13 @@ static void test_modes_owner_only(void **state)
 	assert_int_equal(st.st_uid, 0);
 
 	/* chmod keeps only the owner bits, and never set-id or sticky bits */
-	CHECK(chmod(f1, 0644));
-	expect_mode(f1, 0600);
-	CHECK(chmod(f1, 0777));
-	expect_mode(f1, 0700);
+	expect_chmod_gives(f1, 0644, 0600);
+	expect_chmod_gives(f1, 0777, 0700);
 	CHECK(fchmod(fd[0], 0604));
 	expect_mode(f1, 0600);
-	CHECK(chmod(f1, 04755));
-	expect_mode(f1, 0700);
-	CHECK(chmod(d1, 0755));
-	expect_mode(d1, 0700);
-	CHECK(chmod(d1, 01777));
-	expect_mode(d1, 0700);
+	expect_chmod_gives(f1, 04755, 0700);
+	expect_chmod_gives(d1, 0755, 0700);
+	expect_chmod_gives(d1, 01777, 0700);
 
 	/* the root is shared and sticky */
 	CHECK(stat(p->mnt, &st));
@@ -172,18 +167,16 @@ static int other_creates(void *v)
 	USER_TRUE(11, (st.st_mode & 07777) == 0600);
 	USER_EXPECT(12, chown(n->mine, 0, -1), EPERM);
 	USER_EXPECT(13, chown(n->mine, -1, 0), EPERM);
-	USER_OK(14, close(fd));
-	USER_OK(15, pool_wait_gone(n->mine, GONE_MS));
+	USER_OK(14, tu_close_until_gone(fd, n->mine));
 
-	USER_OK(16, mkdir(n->ud, 0777));
-	USER_OK(17, stat(n->ud, &st));
-	USER_TRUE(18, st.st_uid == OTHER_UID && (st.st_mode & 07777) == 0700);
+	USER_OK(15, mkdir(n->ud, 0777));
+	USER_OK(16, stat(n->ud, &st));
+	USER_TRUE(17, st.st_uid == OTHER_UID && (st.st_mode & 07777) == 0700);
 	snprintf(inside, sizeof(inside), "%s/x", n->ud);
 	fd = open(inside, O_RDWR | O_CREAT | O_EXCL, 0600);
-	USER_OK(19, fd);
-	USER_OK(20, close(fd));
+	USER_OK(18, fd);
 	/* armed by its child, the folder goes with it */
-	USER_OK(21, pool_wait_gone(n->ud, GONE_MS));
+	USER_OK(19, tu_close_until_gone(fd, n->ud));
 	return 0;
 }
 

@@ -195,8 +195,7 @@ static void test_random_rw_mmap(void **state)
 		CHECK(munmap(m, size));
 	}
 	CHECK(close(fd));
-	CHECK(close(keeper));
-	ASSERT_GONE(f);
+	CLOSE_UNTIL_GONE(keeper, f);
 	free(ref);
 	free(buf);
 }
@@ -254,8 +253,7 @@ static void test_large_file(void **state)
 	}
 	CHECK(munmap(m, LARGE));
 	CHECK(close(rfd));
-	CHECK(close(fd));
-	ASSERT_GONE(f);
+	CLOSE_UNTIL_GONE(fd, f);
 	free(buf);
 }
 
@@ -420,8 +418,7 @@ static void test_concurrent_writers_disjoint(void **state)
 	CHECK(pipe(start));
 	run_writers(w, 4, start);
 	verify_file(fd, 4 * REGION, region_seed, NULL);
-	CHECK(close(fd));
-	ASSERT_GONE(w[0].path);
+	CLOSE_UNTIL_GONE(fd, w[0].path);
 }
 
 /* write() writers own odd-sized stripes interleaved in the first region (so requests share
@@ -476,8 +473,7 @@ static void test_concurrent_writers_interleaved(void **state)
 	CHECK(pipe(start));
 	run_writers(w, 6, start);
 	verify_file(fd, 2 * REGION, striped_seed, NULL);
-	CHECK(close(fd));
-	ASSERT_GONE(w[0].path);
+	CLOSE_UNTIL_GONE(fd, w[0].path);
 }
 
 /* ---- what is refused ---- */
@@ -521,8 +517,7 @@ static void test_file_types_refused(void **state)
 	CHECK(close(sfd));
 	/* nothing was left behind */
 	assert_int_equal(count_entries(p->mnt), 1);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
+	CLOSE_UNTIL_GONE(fd, f);
 }
 
 static void test_o_direct_refused(void **state)
@@ -537,8 +532,7 @@ static void test_o_direct_refused(void **state)
 	CHECK_ERR(open(g, O_RDWR | O_CREAT | O_DIRECT, 0600), EINVAL);
 	/* whatever the refused create left, nobody uses it */
 	ASSERT_GONE(g);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
+	CLOSE_UNTIL_GONE(fd, f);
 }
 
 static void test_name_length(void **state)
@@ -560,8 +554,7 @@ static void test_name_length(void **state)
 
 		fd = create_open(f);
 		CHECK_ERR(rename(f, path), ENAMETOOLONG);
-		CHECK(close(fd));
-		ASSERT_GONE(f);
+		CLOSE_UNTIL_GONE(fd, f);
 	}
 	/* 255 bytes is fine */
 	name[255] = '\0';
@@ -569,8 +562,7 @@ static void test_name_length(void **state)
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	CHECK(fd);
 	CHECK(stat(path, &st));
-	CHECK(close(fd));
-	ASSERT_GONE(path);
+	CLOSE_UNTIL_GONE(fd, path);
 	name[255] = 'd';
 	name[254] = '\0';
 	assert_int_equal(pool_path(p, name, path, sizeof(path)), 0);
@@ -668,8 +660,7 @@ static void test_xattr_roundtrip(void **state)
 	CHECK(mkdir(d, 0700));
 	xattr_roundtrip_on(d, -1);
 	CHECK(rmdir(d));
-	CHECK(close(fd));
-	ASSERT_GONE(f);
+	CLOSE_UNTIL_GONE(fd, f);
 }
 
 /* Text of a user.poolfs.* attribute, NUL-terminated. */
@@ -744,10 +735,8 @@ static void test_poolfs_xattrs(void **state)
 	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, "forever", 7, 0), EINVAL);
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 
-	CHECK(close(gfd));
-	ASSERT_GONE(d);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
+	CLOSE_UNTIL_GONE(gfd, d);
+	CLOSE_UNTIL_GONE(fd, f);
 }
 
 /* A pin hold keeps a closed file; dropping it lets the file go. */
@@ -807,8 +796,7 @@ static void test_setattr_and_fallocate(void **state)
 	assert_int_equal(st.st_size, 1 << 20);
 	CHECK(fsync(fd));
 	CHECK(fdatasync(fd));
-	CHECK(close(fd));
-	ASSERT_GONE(f);
+	CLOSE_UNTIL_GONE(fd, f);
 }
 
 static void test_statfs(void **state)
@@ -1086,8 +1074,7 @@ static void test_killed_daemon_swept_by_next(void **state)
 		fail_msg("the dead daemon's %s was not swept", old);
 	assert_int_equal(count_dir(p->mnt, NULL, 0), 0);
 	fd = create_open(f);
-	CHECK(close(fd));
-	ASSERT_GONE(f);
+	CLOSE_UNTIL_GONE(fd, f);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, tu_teardown)

@@ -90,6 +90,14 @@ static void expect_stays(const char *path)
 	ASSERT_EXISTS(path);
 }
 
+/* The file went with its last user, and the backing dir holds what it held before the test (at
+ * the test's end, or before it starts over). */
+static void end_with_gone(void **state, const char *path)
+{
+	ASSERT_GONE(path);
+	tu_backing_back_to_base(state);
+}
+
 /* ---- mappings ---- */
 
 static void test_mapping_outlives_close(void **state)
@@ -110,8 +118,7 @@ static void test_mapping_outlives_close(void **state)
 	CHECK(close(fd2));
 	expect_stays(f);
 	CHECK(munmap(m, len));
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 struct mapper_arg {
@@ -122,26 +129,44 @@ struct mapper_arg {
 	unsigned char *map;
 };
 
+/* fn started as a child with a, on a's channel opened afresh: its pid. */
+static pid_t start_child(struct mapper_arg *a, int (*fn)(void *))
+{
+	pid_t pid;
+
+	chan_open(&a->c);
+	pid = tu_spawn(fn, a);
+	chan_parent(&a->c);
+	return pid;
+}
+
+/* The child is the file's last user now: the file stays until the child, let go, ends; then it
+ * goes, and the test ends. */
+static void end_after_child(void **state, struct mapper_arg *a, pid_t pid)
+{
+	expect_stays(a->path);
+	PARENT_GO(&a->c);
+	REAP_OK(pid);
+	chan_close_parent(&a->c);
+	end_with_gone(state, a->path);
+}
+
 static int child_second_mapper(void *v)
 {
 	struct mapper_arg *a = v;
 	unsigned char *m;
-	int fd;
 
 	chan_child(&a->c);
-	fd = open(a->path, O_RDWR);
-	CHILD_CHECK(fd >= 0, 1);
-	m = mmap(NULL, a->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHILD_CHECK(m != MAP_FAILED, 2);
-	close(fd);
-	CHILD_CHECK(pat_check(m, a->len, 6, 0) == -1, 3);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 4);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 5);
+	m = tu_map_path(a->path, a->len);
+	CHILD_CHECK(m != MAP_FAILED, 1);
+	CHILD_CHECK(pat_check(m, a->len, 6, 0) == -1, 2);
+	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
+	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
 	/* the parent wrote through its own mapping: one page cache, so we see it at once */
-	CHILD_CHECK(m[5] == 0xAB, 6);
+	CHILD_CHECK(m[5] == 0xAB, 5);
 	m[6] = 0xCD;
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 7);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 8);
+	CHILD_CHECK(CHILD_READY(&a->c) == 0, 6);
+	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 7);
 	munmap(m, a->len);
 	return 0;
 }
@@ -158,9 +183,7 @@ static void test_two_mappers_two_processes(void **state)
 	fd = make_file(a.path, a.len, 6);
 	m = map_fd(fd, a.len);
 	CHECK(close(fd));
-	chan_open(&a.c);
-	pid = tu_spawn(child_second_mapper, &a);
-	chan_parent(&a.c);
+	pid = start_child(&a, child_second_mapper);
 	PARENT_WAIT_READY(&a.c);
 	m[5] = 0xAB;
 	PARENT_GO(&a.c);
@@ -168,12 +191,7 @@ static void test_two_mappers_two_processes(void **state)
 	assert_int_equal(m[6], 0xCD);
 	CHECK(munmap(m, a.len));
 	/* the child's mapping alone keeps it */
-	expect_stays(a.path);
-	PARENT_GO(&a.c);
-	REAP_OK(pid);
-	chan_close_parent(&a.c);
-	ASSERT_GONE(a.path);
-	tu_backing_back_to_base(state);
+	end_after_child(state, &a, pid);
 }
 
 static int child_inherited_fd(void *v)
@@ -198,9 +216,7 @@ static void test_fork_inherits_fd(void **state)
 
 	assert_int_equal(pool_path(p, "f", a.path, sizeof(a.path)), 0);
 	a.fd = make_file(a.path, 3 * pg, 7);
-	chan_open(&a.c);
-	pid = tu_spawn(child_inherited_fd, &a);
-	chan_parent(&a.c);
+	pid = start_child(&a, child_inherited_fd);
 	CHECK(close(a.fd));
 	expect_stays(a.path);
 	PARENT_GO(&a.c);
@@ -215,12 +231,7 @@ static void test_fork_inherits_fd(void **state)
 		assert_int_equal(pat_check(buf, sizeof(buf), 8, 0), -1);
 		CHECK(close(fd));
 	}
-	expect_stays(a.path);
-	PARENT_GO(&a.c);
-	REAP_OK(pid);
-	chan_close_parent(&a.c);
-	ASSERT_GONE(a.path);
-	tu_backing_back_to_base(state);
+	end_after_child(state, &a, pid);
 }
 
 static int child_inherited_map(void *v)
@@ -245,9 +256,7 @@ static void test_fork_inherits_mapping(void **state)
 	fd = make_file(a.path, a.len, 10);
 	a.map = map_fd(fd, a.len);
 	CHECK(close(fd));
-	chan_open(&a.c);
-	pid = tu_spawn(child_inherited_map, &a);
-	chan_parent(&a.c);
+	pid = start_child(&a, child_inherited_map);
 	PARENT_WAIT_READY(&a.c);
 	CHECK(munmap(a.map, a.len));
 	expect_stays(a.path);
@@ -260,12 +269,7 @@ static void test_fork_inherits_mapping(void **state)
 		assert_int_equal(pat_check(buf, sizeof(buf), 9, 0), -1);
 	}
 	CHECK(close(fd));
-	expect_stays(a.path);
-	PARENT_GO(&a.c);
-	REAP_OK(pid);
-	chan_close_parent(&a.c);
-	ASSERT_GONE(a.path);
-	tu_backing_back_to_base(state);
+	end_after_child(state, &a, pid);
 }
 
 static void test_partial_munmap(void **state)
@@ -284,8 +288,7 @@ static void test_partial_munmap(void **state)
 	expect_stays(f);
 	assert_int_equal(pat_check(m + 2 * pg, pg, 11, 2 * pg), -1);
 	CHECK(munmap(m + 2 * pg, pg));
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 static int child_map_and_wait(void *v)
@@ -315,9 +318,7 @@ static void test_sigkill_while_mapped(void **state)
 	int fd, fd2;
 
 	assert_int_equal(pool_path(p, "f", a.path, sizeof(a.path)), 0);
-	chan_open(&a.c);
-	pid = tu_spawn(child_map_and_wait, &a);
-	chan_parent(&a.c);
+	pid = start_child(&a, child_map_and_wait);
 	PARENT_WAIT_READY(&a.c);
 	/* only the child's mapping keeps it now */
 	expect_stays(a.path);
@@ -333,21 +334,17 @@ static void test_sigkill_while_mapped(void **state)
 	/* the dead child's dirty pages were not lost */
 	expect_fd_pattern(fd, a.len, 12);
 	CHECK(close(fd));
-	ASSERT_GONE(a.path);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, a.path);
 
 	/* and with no other holder at all: the kill alone releases it */
 	chan_close_parent(&a.c);
-	chan_open(&a.c);
-	pid = tu_spawn(child_map_and_wait, &a);
-	chan_parent(&a.c);
+	pid = start_child(&a, child_map_and_wait);
 	PARENT_WAIT_READY(&a.c);
 	expect_stays(a.path);
 	CHECK(kill(pid, SIGKILL));
 	assert_int_equal(tu_reap(pid, CHILD_MS), 128 + SIGKILL);
 	chan_close_parent(&a.c);
-	ASSERT_GONE(a.path);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, a.path);
 }
 
 static void test_unlink_while_mapped(void **state)
@@ -427,8 +424,7 @@ static void create_loop(void **state, int rounds, bool wait_each)
 		if (r)
 			fail_msg("round %u: not removed: %s", i, errname(-r));
 	}
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 /* The name of a just-removed file must be reusable at once: a stale kernel dentry made O_CREAT
@@ -461,8 +457,7 @@ static void test_private_mapping_outlives_close(void **state)
 	expect_path_pattern(f, len, 34);
 	assert_int_equal(pat_check(m + 1, len - 1, 34, 1), -1);
 	CHECK(munmap(m, len));
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 /* Many handles and mappings dropped in a random order: the file goes with the last of them. */
@@ -513,8 +508,7 @@ static void test_many_users_any_order(void **state)
 					 errname(errno));
 		}
 	}
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 /* A descriptor passed to another process (SCM_RIGHTS) keeps the file after the sender closes. */
@@ -588,8 +582,7 @@ static void test_fd_passed_over_socket(void **state)
 	REAP_OK(pid);
 	chan_close_parent(&a.c);
 	CHECK(close(sv[0]));
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 static int child_exec_sleep(void *v)
@@ -637,8 +630,7 @@ static void test_exec_inherits_fd_unless_cloexec(void **state)
 	expect_stays(f);
 	CHECK(kill(pid, SIGKILL));
 	assert_int_equal(tu_reap(pid, CHILD_MS), 128 + SIGKILL);
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 /* Thousands of files created, written and closed back to back, then every one of them must go:
@@ -744,8 +736,7 @@ static void test_folder_removal_races_create(void **state)
 		pid[i] = tu_spawn(child_race, &a[i]);
 	for (int i = 0; i < 2; i++)
 		REAP_OK_WITHIN(pid[i], 10 * CHILD_MS);
-	ASSERT_GONE(a[0].d);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, a[0].d);
 }
 
 /* Several processes re-creating one name at once: every O_CREAT open must succeed (a removal
@@ -780,8 +771,7 @@ static void test_same_name_created_concurrently(void **state)
 		pid[i] = tu_spawn(child_same_name, f);
 	for (int i = 0; i < 4; i++)
 		REAP_OK_WITHIN(pid[i], 10 * CHILD_MS);
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 /* While a mapping is the only user, user.poolfs.refs must show the file in use. */
@@ -799,8 +789,7 @@ static void test_refs_show_live_mapping(void **state)
 	if (strstr(text, "opens 0\n") && strstr(text, "mapped no\n"))
 		fail_msg("refs of a mapped file say it is unused:\n%s", text);
 	CHECK(munmap(m, pg));
-	ASSERT_GONE(f);
-	tu_backing_back_to_base(state);
+	end_with_gone(state, f);
 }
 
 /* ---- scenarios as tables: one row = one scenario, a list of steps with what each expects ----

@@ -125,6 +125,13 @@ void tu_dump_log(void);
 		}                                                                             \
 	} while (0)
 
+/* Closing fd, the entry's last handle, removes path. */
+#define CLOSE_UNTIL_GONE(fd, path)                                                            \
+	do {                                                                                  \
+		CHECK(close(fd));                                                             \
+		ASSERT_GONE(path);                                                            \
+	} while (0)
+
 /* ---- checks in a child (spawned, or through run_as_user) ----
  * Children never call cmocka: a failed step returns its number as the exit code (the parent's
  * REAP_OK / AS_OTHER_OK turns it into a failure) and says why on stderr. */
@@ -211,6 +218,13 @@ void tu_paths_(const struct pool_fixture *p, ...);
 
 /* The permission bits (07777) of path must be want. */
 void expect_mode(const char *path, mode_t want);
+
+/* chmod(path, mode) succeeds and leaves the permission bits want. */
+void expect_chmod_gives(const char *path, mode_t mode, mode_t want);
+
+/* close(fd), then wait (GONE_MS) until path is gone because that was its last handle: 0, or -1
+ * with errno set, so that a child as another user can check it with USER_OK. */
+int tu_close_until_gone(int fd, const char *path);
 
 /* The pool of this test; skips the test if the datapath is unsupported. */
 struct pool_fixture *tu_pool(void **state);
@@ -315,5 +329,10 @@ ssize_t pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* Reads until len or EOF: the count read, or -1 */
 ssize_t pread_all(int fd, void *buf, size_t len, off_t off);
+
+/* The first len bytes of the existing file at path, mapped shared read-write; the descriptor is
+ * closed again, so the mapping is what uses the file. MAP_FAILED with errno set on error (a
+ * child can check it without the cmocka machinery). */
+void *tu_map_path(const char *path, size_t len);
 
 #endif

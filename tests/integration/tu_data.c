@@ -1,6 +1,8 @@
-/* Data for the tests (testutil.h): the deterministic byte pattern (fill and check) and reads and
- * writes that go on past short counts and EINTR. */
+/* Data for the tests (testutil.h): the deterministic byte pattern (fill and check), reads and
+ * writes that go on past short counts and EINTR, and a file mapped by its path. */
 #include "testutil.h"
+
+#include <sys/mman.h>
 
 unsigned char pat_byte(uint32_t seed, uint64_t off)
 {
@@ -64,4 +66,19 @@ ssize_t pread_all(int fd, void *buf, size_t len, off_t off)
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+void *tu_map_path(const char *path, size_t len)
+{
+	int fd = open(path, O_RDWR);
+	void *m;
+	int e;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	e = errno;
+	close(fd);
+	errno = e;
+	return m;
 }

@@ -454,73 +454,93 @@ static void fixture_initial(void **state)
 	assert_null(f->b3.src_prev);
 }
 
+/* One step of an unlink scenario: the hold taken off its node's list, then how each list reads
+ * (names from head to tail, blank-separated, as in the fixture's comment). */
+static const struct unlink_step {
+	const char *scenario, *gone, *a, *b, *s, *t;
+} unlink_steps[] = {
+	/* a3: middle of node A's list and middle of S's list. */
+	{"middle", "a3", "a5 a4 a2 a1", "b3 b2 b1", "a5 b1 a1", "a4 b2"},
+	/* b1: middle of S, tail of node B. */
+	{"middle", "b1", "a5 a4 a2 a1", "b3 b2", "a5 a1", "a4 b2"},
+	/* a2: a pin in the middle of node A. */
+	{"middle", "a2", "a5 a4 a1", "b3 b2", "a5 a1", "a4 b2"},
+	/* a5: head of node A and head of S. */
+	{"head", "a5", "a4 a3 a2 a1", "b3 b2 b1", "a3 b1 a1", "a4 b2"},
+	/* a4: new head of node A, head of T. */
+	{"head", "a4", "a3 a2 a1", "b3 b2 b1", "a3 b1 a1", "b2"},
+	/* b3: pin at the head of node B. */
+	{"head", "b3", "a3 a2 a1", "b2 b1", "a3 b1 a1", "b2"},
+	/* b2: head of node B and the last hold of T. */
+	{"head", "b2", "a3 a2 a1", "b1", "a3 b1 a1", ""},
+	/* a1: tail of node A and tail of S. */
+	{"tail", "a1", "a5 a4 a3 a2", "b3 b2 b1", "a5 a3 b1", "a4 b2"},
+	/* b1: now tail of S and tail of node B. */
+	{"tail", "b1", "a5 a4 a3 a2", "b3 b2", "a5 a3", "a4 b2"},
+	/* a2: now the tail of node A, a pin. */
+	{"tail", "a2", "a5 a4 a3", "b3 b2", "a5 a3", "a4 b2"},
+};
+
+/* The fixture's hold called name ("a1".."a5", "b1".."b3"). */
+static struct hold *hold_named(struct fixture *f, const char *name)
+{
+	struct hold *const a[] = {&f->a1, &f->a2, &f->a3, &f->a4, &f->a5};
+	struct hold *const b[] = {&f->b1, &f->b2, &f->b3};
+	size_t i = (size_t)(name[1] - '1');
+
+	if (name[0] == 'a' && i < 5)
+		return a[i];
+	if (name[0] == 'b' && i < 3)
+		return b[i];
+	fail_msg("no hold called \"%.2s\"", name);
+	return NULL;
+}
+
+/* names (blank-separated) into out[0..8); returns how many. */
+static size_t holds_named(struct fixture *f, const char *names, struct hold *out[8])
+{
+	size_t n = 0;
+
+	for (const char *p = names; *p && n < 8; p += p[2] ? 3 : 2)
+		out[n++] = hold_named(f, p);
+	return n;
+}
+
+/* Every step of one scenario, in order: the hold leaves both its lists and every list of the
+ * fixture reads as the step says. */
+static void run_unlink_steps(struct fixture *f, const char *scenario)
+{
+	struct hold *want[8];
+
+	for (size_t i = 0; i < sizeof(unlink_steps) / sizeof(unlink_steps[0]); i++) {
+		const struct unlink_step *r = &unlink_steps[i];
+		struct hold *h;
+
+		if (strcmp(r->scenario, scenario) != 0)
+			continue;
+		h = hold_named(f, r->gone);
+		hold_unlink(h->node == &f->node_a ? &f->list_a : &f->list_b, h);
+		check_detached(h);
+		check_node_list(f->list_a, &f->node_a, want, holds_named(f, r->a, want));
+		check_node_list(f->list_b, &f->node_b, want, holds_named(f, r->b, want));
+		check_src_list(&f->s, want, holds_named(f, r->s, want));
+		check_src_list(&f->t, want, holds_named(f, r->t, want));
+	}
+}
+
 static void unlink_middle(void **state)
 {
-	struct fixture *f = *state;
-
-	/* a3: middle of node A's list and middle of S's list. */
-	hold_unlink(&f->list_a, &f->a3);
-	check_detached(&f->a3);
-	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a5, &f->a4, &f->a2, &f->a1}, 4);
-	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b3, &f->b2, &f->b1}, 3);
-	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->b1, &f->a1}, 3);
-	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
-	/* b1: middle of S, tail of node B. */
-	hold_unlink(&f->list_b, &f->b1);
-	check_detached(&f->b1);
-	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b3, &f->b2}, 2);
-	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a1}, 2);
-	/* a2: a pin in the middle of node A. */
-	hold_unlink(&f->list_a, &f->a2);
-	check_detached(&f->a2);
-	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a5, &f->a4, &f->a1}, 3);
-	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a1}, 2);
-	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
+	run_unlink_steps(*state, "middle");
 }
 
 static void unlink_head(void **state)
 {
-	struct fixture *f = *state;
-
-	/* a5: head of node A and head of S. */
-	hold_unlink(&f->list_a, &f->a5);
-	check_detached(&f->a5);
-	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a4, &f->a3, &f->a2, &f->a1}, 4);
-	check_src_list(&f->s, (struct hold *[]){&f->a3, &f->b1, &f->a1}, 3);
-	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
-	/* a4: new head of node A, head of T. */
-	hold_unlink(&f->list_a, &f->a4);
-	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a3, &f->a2, &f->a1}, 3);
-	check_src_list(&f->t, (struct hold *[]){&f->b2}, 1);
-	/* b3: pin at the head of node B. */
-	hold_unlink(&f->list_b, &f->b3);
-	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b2, &f->b1}, 2);
-	/* b2: head of node B and the last hold of T. */
-	hold_unlink(&f->list_b, &f->b2);
-	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b1}, 1);
-	check_src_list(&f->t, NULL, 0);
-	assert_null(f->t.holds);
-	check_src_list(&f->s, (struct hold *[]){&f->a3, &f->b1, &f->a1}, 3);
+	run_unlink_steps(*state, "head");
 }
 
 static void unlink_tail(void **state)
 {
-	struct fixture *f = *state;
-
-	/* a1: tail of node A and tail of S. */
-	hold_unlink(&f->list_a, &f->a1);
-	check_detached(&f->a1);
-	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a5, &f->a4, &f->a3, &f->a2}, 4);
-	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a3, &f->b1}, 3);
-	/* b1: now tail of S and tail of node B. */
-	hold_unlink(&f->list_b, &f->b1);
-	check_node_list(f->list_b, &f->node_b, (struct hold *[]){&f->b3, &f->b2}, 2);
-	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a3}, 2);
-	/* a2: now the tail of node A, a pin. */
-	hold_unlink(&f->list_a, &f->a2);
-	check_node_list(f->list_a, &f->node_a, (struct hold *[]){&f->a5, &f->a4, &f->a3}, 3);
-	check_src_list(&f->s, (struct hold *[]){&f->a5, &f->a3}, 2);
-	check_src_list(&f->t, (struct hold *[]){&f->a4, &f->b2}, 2);
+	run_unlink_steps(*state, "tail");
 }
 
 static void unlink_everything_any_order(void **state)
@@ -594,36 +614,50 @@ static void unlink_from_wrong_node_list(void **state)
 
 /* ---- scope text ----------------------------------------------------------------------------- */
 
-static void format_each_kind(void **state)
+/* A hold of each scope kind in turn (pin, pid, session, cgroup, cgroup whose path is unknown),
+ * handed to check with the text it must format to. */
+static void for_each_scope(const char *cgroup, void (*check)(const struct hold *h, const char *want))
 {
-	(void)state;
-	char cg[] = "/user.slice/x";
+	char cg[48], want_cg[64];
 	struct hold_source pid = make_src(HOLD_PID, 123, NULL);
 	struct hold_source ses = make_src(HOLD_SESSION, 77, NULL);
 	struct hold_source cgs = make_src(HOLD_CGROUP, 0, cg);
 	struct hold_source cgnull = make_src(HOLD_CGROUP, 0, NULL);
+	const struct {
+		struct hold_source *src;
+		const char *want;
+	} cases[] = {
+		{NULL, "pin"}, {&pid, "pid:123"}, {&ses, "session:77"}, {&cgs, want_cg},
+		{&cgnull, "cgroup:?"},
+	};
 	struct hold h;
+
+	snprintf(cg, sizeof(cg), "%s", cgroup);
+	snprintf(want_cg, sizeof(want_cg), "cgroup:%s", cgroup);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		init_hold(&h, NULL, 1000, cases[i].src);
+		check(&h, cases[i].want);
+	}
+}
+
+static void check_formats(const struct hold *h, const char *want)
+{
 	char buf[64];
 
-	init_hold(&h, NULL, 1000, NULL);
-	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "pin");
-	h.src = &pid;
-	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "pid:123");
-	h.src = &ses;
-	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "session:77");
-	h.src = &cgs;
-	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "cgroup:/user.slice/x");
-	h.src = &cgnull;
-	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "cgroup:?");
-	pid.pid = INT_MAX;
-	h.src = &pid;
-	assert_int_equal(hold_format_scope(&h, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "pid:2147483647");
+	assert_int_equal(hold_format_scope(h, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, want);
+}
+
+static void format_each_kind(void **state)
+{
+	(void)state;
+	struct hold_source pid = make_src(HOLD_PID, INT_MAX, NULL);
+	struct hold h;
+
+	for_each_scope("/user.slice/x", check_formats);
+	/* The widest pid. */
+	init_hold(&h, NULL, 1000, &pid);
+	check_formats(&h, "pid:2147483647");
 }
 
 static void format_roundtrips_through_parse(void **state)
@@ -676,23 +710,10 @@ static void check_fit(const struct hold *h, const char *want)
 static void format_too_small(void **state)
 {
 	(void)state;
-	char cg[] = "/system.slice/job-42.scope";
-	struct hold_source pid = make_src(HOLD_PID, 123, NULL);
-	struct hold_source ses = make_src(HOLD_SESSION, 77, NULL);
-	struct hold_source cgs = make_src(HOLD_CGROUP, 0, cg);
-	struct hold_source cgnull = make_src(HOLD_CGROUP, 0, NULL);
 	struct hold h;
 
+	for_each_scope("/system.slice/job-42.scope", check_fit);
 	init_hold(&h, NULL, 1000, NULL);
-	check_fit(&h, "pin");
-	h.src = &pid;
-	check_fit(&h, "pid:123");
-	h.src = &ses;
-	check_fit(&h, "session:77");
-	h.src = &cgs;
-	check_fit(&h, "cgroup:/system.slice/job-42.scope");
-	h.src = &cgnull;
-	check_fit(&h, "cgroup:?");
 	assert_int_equal(hold_format_scope(&h, NULL, 0), -ENAMETOOLONG);
 }
 

@@ -60,6 +60,70 @@ static int apply(struct pool_options *o, const char *item)
 	return r;
 }
 
+/* The options whose values are names: which field a row or loop reads, and each value's name. */
+enum option_field { OF_DATAPATH, OF_URING, OF_AUTOHOLD, OF_HUGE };
+
+static int option_field(const struct pool_options *o, enum option_field f)
+{
+	switch (f) {
+	case OF_DATAPATH: return (int)o->datapath;
+	case OF_URING: return (int)o->uring;
+	case OF_AUTOHOLD: return (int)o->autohold;
+	case OF_HUGE: return (int)o->huge;
+	}
+	return -1;
+}
+
+static const char *choice_name(enum option_field f, int v)
+{
+	switch (f) {
+	case OF_DATAPATH: return options_datapath_name((enum datapath_choice)v);
+	case OF_URING: return options_uring_name((enum uring_choice)v);
+	case OF_AUTOHOLD: return options_autohold_name((enum autohold_choice)v);
+	case OF_HUGE: return options_huge_name((enum huge_choice)v);
+	}
+	return NULL;
+}
+
+/* Values first..last of option f, each applied as "key=<its name>": ours, and the field holds it
+ * (so every name the daemon prints is one it takes back). */
+static void check_names_round_trip(struct pool_options *o, enum option_field f, const char *key,
+				   int first, int last)
+{
+	for (int v = first; v <= last; v++) {
+		char item[64];
+
+		snprintf(item, sizeof(item), "%s=%s", key, choice_name(f, v));
+		assert_int_equal(apply(o, item), 1);
+		assert_int_equal(option_field(o, f), v);
+	}
+}
+
+/* One text for a size or seconds parser: what it returns and, on success, the value. */
+struct parse_case {
+	const char *text;
+	int rc;
+	uint64_t want;
+};
+
+/* Each case parsed into a fresh output: the result, the value on success, and an output left
+ * untouched on error (a refused limit must not half-apply). */
+static void check_parses(int (*parse)(const char *text, uint64_t *out),
+			 const struct parse_case *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = 77;
+		int r = parse(c[i].text, &v);
+		uint64_t want = c[i].rc == 0 ? c[i].want : 77;
+
+		if (r != c[i].rc || v != want)
+			fail_msg("\"%s\": got %d value %llu, want %d value %llu", c[i].text, r,
+				 (unsigned long long)v, c[i].rc, (unsigned long long)want);
+	}
+}
+
+#define CHECK_PARSES(parse, cases) check_parses(parse, cases, sizeof(cases) / sizeof((cases)[0]))
+
 /* ---- defaults ------------------------------------------------------------------------------- */
 
 static void defaults(void **state)
@@ -168,16 +232,8 @@ static void datapath_values(void **state)
 	(void)state;
 	struct pool_options o = fresh();
 
-	for (int d = DATAPATH_AUTO; d <= DATAPATH_PAGECACHE; d++) {
-		char item[64];
-
-		snprintf(item, sizeof(item), "datapath=%s", options_datapath_name(d));
-		assert_int_equal(apply(&o, item), 1);
-		assert_int_equal(o.datapath, d);
-	}
+	check_names_round_trip(&o, OF_DATAPATH, "datapath", DATAPATH_AUTO, DATAPATH_PAGECACHE);
 }
-
-/* ---- uring ---------------------------------------------------------------------------------- */
 
 /* Every name round-trips (the values one by one are rows of value_rows). */
 static void autohold_values(void **state)
@@ -185,13 +241,7 @@ static void autohold_values(void **state)
 	(void)state;
 	struct pool_options o = fresh();
 
-	for (int a = AUTOHOLD_NONE; a <= AUTOHOLD_CGROUP; a++) {
-		char item[64];
-
-		snprintf(item, sizeof(item), "autohold=%s", options_autohold_name(a));
-		assert_int_equal(apply(&o, item), 1);
-		assert_int_equal(o.autohold, a);
-	}
+	check_names_round_trip(&o, OF_AUTOHOLD, "autohold", AUTOHOLD_NONE, AUTOHOLD_CGROUP);
 }
 
 /* ---- huge / backing_given -------------------------------------------------------------------- */
@@ -199,16 +249,13 @@ static void autohold_values(void **state)
 static void huge_values(void **state)
 {
 	(void)state;
-	struct pool_options o = fresh();
 	static const char *const names[] = {"never", "within_size", "always", "advise"};
 
 	for (enum huge_choice h = HUGE_NEVER; h <= HUGE_ADVISE; h++) {
-		char item[64];
+		struct pool_options o = fresh();
 
 		assert_string_equal(options_huge_name(h), names[h]);
-		snprintf(item, sizeof(item), "huge=%s", names[h]);
-		assert_int_equal(apply(&o, item), 1);
-		assert_int_equal(o.huge, h);
+		check_names_round_trip(&o, OF_HUGE, "huge", (int)h, (int)h);
 		assert_true(o.huge_given);
 	}
 }
@@ -230,71 +277,55 @@ static void backing_given_noted(void **state)
 static void linger_values(void **state)
 {
 	(void)state;
+	static const struct {
+		const char *item;
+		uint64_t ms;
+	} rows[] = {
+		{"linger=0", 0},         {"linger=1", 1000},     {"linger=1.5", 1500},
+		{"linger=0.25", 250},    {"linger=0.001", 1},    {"linger=2.0", 2000},
+		{"linger=0.0", 0},       {"linger=86400", 86400000},
+		{"linger=010", 10000}, /* decimal, not octal */
+	};
 	struct pool_options o = fresh();
 
-	assert_int_equal(apply(&o, "linger=0"), 1);
-	assert_int_equal(o.linger_ms, 0);
-	assert_int_equal(apply(&o, "linger=1"), 1);
-	assert_int_equal(o.linger_ms, 1000);
-	assert_int_equal(apply(&o, "linger=1.5"), 1);
-	assert_int_equal(o.linger_ms, 1500);
-	assert_int_equal(apply(&o, "linger=0.25"), 1);
-	assert_int_equal(o.linger_ms, 250);
-	assert_int_equal(apply(&o, "linger=0.001"), 1);
-	assert_int_equal(o.linger_ms, 1);
-	assert_int_equal(apply(&o, "linger=2.0"), 1);
-	assert_int_equal(o.linger_ms, 2000);
-	assert_int_equal(apply(&o, "linger=0.0"), 1);
-	assert_int_equal(o.linger_ms, 0);
-	assert_int_equal(apply(&o, "linger=86400"), 1);
-	assert_int_equal(o.linger_ms, 86400000);
-	assert_int_equal(apply(&o, "linger=010"), 1); /* decimal, not octal */
-	assert_int_equal(o.linger_ms, 10000);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		assert_int_equal(apply(&o, rows[i].item), 1);
+		assert_int_equal(o.linger_ms, rows[i].ms);
+	}
 }
 
 static void linger_rounds_to_ms(void **state)
 {
 	(void)state;
-	uint64_t ms = 77;
-
-	assert_int_equal(options_parse_seconds("0.0004", &ms), 0);
-	assert_int_equal(ms, 0);
-	assert_int_equal(options_parse_seconds("0.0006", &ms), 0);
-	assert_int_equal(ms, 1);
-	assert_int_equal(options_parse_seconds("1.2344", &ms), 0);
-	assert_int_equal(ms, 1234);
-	assert_int_equal(options_parse_seconds("1.2346", &ms), 0);
-	assert_int_equal(ms, 1235);
 	/* 0.1 and 0.3 are not exact in binary: still the nearest millisecond. */
-	assert_int_equal(options_parse_seconds("0.1", &ms), 0);
-	assert_int_equal(ms, 100);
-	assert_int_equal(options_parse_seconds("0.3", &ms), 0);
-	assert_int_equal(ms, 300);
+	static const struct parse_case cases[] = {
+		{"0.0004", 0, 0}, {"0.0006", 0, 1}, {"1.2344", 0, 1234}, {"1.2346", 0, 1235},
+		{"0.1", 0, 100},  {"0.3", 0, 300},
+	};
+
+	CHECK_PARSES(options_parse_seconds, cases);
 }
 
 static void linger_upper_bound(void **state)
 {
 	(void)state;
-	uint64_t ms = 77;
-
 	/* At most a year. */
-	assert_int_equal(options_parse_seconds("31536000", &ms), 0);
-	assert_int_equal(ms, 31536000000ull);
-	ms = 77;
-	assert_int_equal(options_parse_seconds("31536000.5", &ms), -ERANGE);
-	assert_int_equal(options_parse_seconds("31536001", &ms), -ERANGE);
-	assert_int_equal(options_parse_seconds("99999999999999999999999999", &ms), -ERANGE);
-	assert_int_equal(ms, 77); /* untouched on error */
-	/* Far beyond what a double holds: still "too long", not "not a number". */
-	{
-		char big[420];
+	static const struct parse_case cases[] = {
+		{"31536000", 0, 31536000000ull},
+		{"31536000.5", -ERANGE, 0},
+		{"31536001", -ERANGE, 0},
+		{"99999999999999999999999999", -ERANGE, 0},
+	};
+	uint64_t ms = 77;
+	char big[420];
 
-		big[0] = '1';
-		memset(big + 1, '0', 400);
-		big[401] = '\0';
-		assert_int_equal(options_parse_seconds(big, &ms), -ERANGE);
-		assert_int_equal(ms, 77);
-	}
+	CHECK_PARSES(options_parse_seconds, cases);
+	/* Far beyond what a double holds: still "too long", not "not a number". */
+	big[0] = '1';
+	memset(big + 1, '0', 400);
+	big[401] = '\0';
+	assert_int_equal(options_parse_seconds(big, &ms), -ERANGE);
+	assert_int_equal(ms, 77);
 }
 
 static void linger_tiny_rounds_to_zero(void **state)
@@ -320,18 +351,12 @@ static void linger_tiny_rounds_to_zero(void **state)
 static void linger_bare_point_forms(void **state)
 {
 	(void)state;
-	uint64_t ms = 77;
+	static const struct parse_case cases[] = {
+		{".5", 0, 500},       {"2.", 0, 2000},      {".", -EINVAL, 0},
+		{"..5", -EINVAL, 0},  {"5..", -EINVAL, 0},  {".5.", -EINVAL, 0},
+	};
 
-	assert_int_equal(options_parse_seconds(".5", &ms), 0);
-	assert_int_equal(ms, 500);
-	assert_int_equal(options_parse_seconds("2.", &ms), 0);
-	assert_int_equal(ms, 2000);
-	ms = 77;
-	assert_int_equal(options_parse_seconds(".", &ms), -EINVAL);
-	assert_int_equal(options_parse_seconds("..5", &ms), -EINVAL);
-	assert_int_equal(options_parse_seconds("5..", &ms), -EINVAL);
-	assert_int_equal(options_parse_seconds(".5.", &ms), -EINVAL);
-	assert_int_equal(ms, 77);
+	CHECK_PARSES(options_parse_seconds, cases);
 }
 
 static void linger_negative_refused(void **state)
@@ -387,63 +412,45 @@ static void linger_only_plain_decimals(void **state)
 static void size_plain_and_suffixes(void **state)
 {
 	(void)state;
-	uint64_t v = 77;
+	static const struct parse_case cases[] = {
+		{"0", 0, 0},
+		{"1", 0, 1},
+		{"4096", 0, 4096},
+		{"010", 0, 10}, /* decimal, not octal */
+		{"1k", 0, 1024},
+		{"64M", 0, 67108864},
+		{"1M", 0, 1ull << 20},
+		{"3G", 0, 3ull << 30},
+		{"1T", 0, 1ull << 40},
+		{"0k", 0, 0},
+		{"0T", 0, 0},
+	};
 
-	assert_int_equal(options_parse_size("0", &v), 0);
-	assert_int_equal(v, 0);
-	assert_int_equal(options_parse_size("1", &v), 0);
-	assert_int_equal(v, 1);
-	assert_int_equal(options_parse_size("4096", &v), 0);
-	assert_int_equal(v, 4096);
-	assert_int_equal(options_parse_size("010", &v), 0); /* decimal, not octal */
-	assert_int_equal(v, 10);
-	assert_int_equal(options_parse_size("1k", &v), 0);
-	assert_int_equal(v, 1024);
-	assert_int_equal(options_parse_size("64M", &v), 0);
-	assert_int_equal(v, 67108864);
-	assert_int_equal(options_parse_size("1M", &v), 0);
-	assert_int_equal(v, 1ull << 20);
-	assert_int_equal(options_parse_size("3G", &v), 0);
-	assert_int_equal(v, 3ull << 30);
-	assert_int_equal(options_parse_size("1T", &v), 0);
-	assert_int_equal(v, 1ull << 40);
-	assert_int_equal(options_parse_size("0k", &v), 0);
-	assert_int_equal(v, 0);
-	assert_int_equal(options_parse_size("0T", &v), 0);
-	assert_int_equal(v, 0);
+	CHECK_PARSES(options_parse_size, cases);
 }
 
 static void size_overflow_boundaries(void **state)
 {
 	(void)state;
-	uint64_t v = 77;
+	static const struct parse_case cases[] = {
+		/* The largest plain value, and one past it. */
+		{"18446744073709551615", 0, UINT64_MAX},
+		{"18446744073709551616", -ERANGE, 0},
+		{"99999999999999999999999", -ERANGE, 0},
+		{"99999999999999999999999k", -ERANGE, 0},
+		/* Each suffix at its largest value and one past it. */
+		{"18014398509481983k", 0, (UINT64_MAX >> 10) << 10},
+		{"18014398509481984k", -ERANGE, 0},
+		{"17592186044415M", 0, (UINT64_MAX >> 20) << 20},
+		{"17592186044416M", -ERANGE, 0},
+		{"17179869183G", 0, (UINT64_MAX >> 30) << 30},
+		{"17179869184G", -ERANGE, 0},
+		{"16777215T", 0, (UINT64_MAX >> 40) << 40},
+		{"16777216T", -ERANGE, 0},
+		{"18446744073709551615T", -ERANGE, 0},
+	};
 
-	/* The largest plain value, and one past it. */
-	assert_int_equal(options_parse_size("18446744073709551615", &v), 0);
-	assert_true(v == UINT64_MAX);
-	v = 77;
-	assert_int_equal(options_parse_size("18446744073709551616", &v), -ERANGE);
-	assert_int_equal(options_parse_size("99999999999999999999999", &v), -ERANGE);
-	assert_int_equal(options_parse_size("99999999999999999999999k", &v), -ERANGE);
-	/* Each suffix at its largest value and one past it. */
-	assert_int_equal(options_parse_size("18014398509481983k", &v), 0);
-	assert_true(v == (UINT64_MAX >> 10) << 10);
-	v = 77;
-	assert_int_equal(options_parse_size("18014398509481984k", &v), -ERANGE);
-	assert_int_equal(options_parse_size("17592186044415M", &v), 0);
-	assert_true(v == (UINT64_MAX >> 20) << 20);
-	v = 77;
-	assert_int_equal(options_parse_size("17592186044416M", &v), -ERANGE);
-	assert_int_equal(options_parse_size("17179869183G", &v), 0);
-	assert_true(v == (UINT64_MAX >> 30) << 30);
-	v = 77;
-	assert_int_equal(options_parse_size("17179869184G", &v), -ERANGE);
-	assert_int_equal(options_parse_size("16777215T", &v), 0);
-	assert_true(v == (UINT64_MAX >> 40) << 40);
-	v = 77;
-	assert_int_equal(options_parse_size("16777216T", &v), -ERANGE);
-	assert_int_equal(options_parse_size("18446744073709551615T", &v), -ERANGE);
-	assert_int_equal(v, 77); /* untouched on error */
+	CHECK_PARSES(options_parse_size, cases);
 }
 
 static void size_junk_refused(void **state)
@@ -485,79 +492,78 @@ static void size_signs_refused(void **state)
 static void size_blanks_refused(void **state)
 {
 	(void)state;
-	uint64_t v = 77;
+	static const struct parse_case cases[] = {{" 1", -EINVAL, 0}, {"\t1k", -EINVAL, 0}};
 
-	assert_int_equal(options_parse_size(" 1", &v), -EINVAL);
-	assert_int_equal(options_parse_size("\t1k", &v), -EINVAL);
-	assert_int_equal(v, 77);
+	CHECK_PARSES(options_parse_size, cases);
 }
 
 /* docs/interface.md: a B may follow a suffix ("64MB"), but a bare "64B" is refused. */
 static void size_byte_suffix(void **state)
 {
 	(void)state;
-	uint64_t v = 77;
+	static const struct parse_case cases[] = {
+		{"64MB", 0, 64ull << 20}, {"2kb", 0, 2048},         {"1TB", 0, 1ull << 40},
+		{"64B", -EINVAL, 0},      {"64MBB", -EINVAL, 0},    {"64BM", -EINVAL, 0},
+	};
 
-	assert_int_equal(options_parse_size("64MB", &v), 0);
-	assert_true(v == 64ull << 20);
-	assert_int_equal(options_parse_size("2kb", &v), 0);
-	assert_true(v == 2048);
-	assert_int_equal(options_parse_size("1TB", &v), 0);
-	assert_true(v == 1ull << 40);
-	v = 77;
-	assert_int_equal(options_parse_size("64B", &v), -EINVAL);
-	assert_int_equal(options_parse_size("64MBB", &v), -EINVAL);
-	assert_int_equal(options_parse_size("64BM", &v), -EINVAL);
-	assert_int_equal(v, 77);
+	CHECK_PARSES(options_parse_size, cases);
 }
 
 static void max_size_options(void **state)
 {
 	(void)state;
+	/* Each item sets its own limit and leaves the other as it was. */
+	static const struct {
+		const char *item;
+		uint64_t max_size, max_user_size;
+	} rows[] = {
+		{"max_size=1G", 1ull << 30, 0},
+		{"max_user_size=64M", 1ull << 30, 64ull << 20},
+		{"max_size=0", 0, 64ull << 20},
+		{"max_size=2T", 2ull << 40, 64ull << 20},
+		{"max_user_size=5k", 2ull << 40, 5120},
+	};
 	struct pool_options o = fresh();
 
-	assert_int_equal(apply(&o, "max_size=1G"), 1);
-	assert_int_equal(o.max_size, 1ull << 30);
-	assert_int_equal(o.max_user_size, 0);
-	assert_int_equal(apply(&o, "max_user_size=64M"), 1);
-	assert_int_equal(o.max_user_size, 64ull << 20);
-	assert_int_equal(o.max_size, 1ull << 30);
-	assert_int_equal(apply(&o, "max_size=0"), 1);
-	assert_int_equal(o.max_size, 0);
-	assert_int_equal(apply(&o, "max_size=2T"), 1);
-	assert_int_equal(o.max_size, 2ull << 40);
-	assert_int_equal(apply(&o, "max_user_size=5k"), 1);
-	assert_int_equal(o.max_user_size, 5120);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		assert_int_equal(apply(&o, rows[i].item), 1);
+		assert_int_equal(o.max_size, rows[i].max_size);
+		assert_int_equal(o.max_user_size, rows[i].max_user_size);
+	}
 }
 
 static void max_size_bad_values(void **state)
 {
 	(void)state;
+	/* Each refused item says which option it was and leaves both limits as they were. */
+	static const struct {
+		const char *item, *key;
+		int rc;
+	} rows[] = {
+		{"max_size=12X", "max_size", -EINVAL},
+		{"max_size=-1", "max_size", -EINVAL},
+		{"max_size=", "max_size", -EINVAL},
+		{"max_size=18446744073709551616", "max_size", -ERANGE},
+		{"max_size=16777216T", "max_size", -ERANGE},
+		{"max_user_size=12X", "max_user_size", -EINVAL},
+		{"max_user_size=-1", "max_user_size", -EINVAL},
+		{"max_user_size=", "max_user_size", -EINVAL},
+		{"max_user_size=99999999999999999999", "max_user_size", -ERANGE},
+		{"max_user_size=17179869184G", "max_user_size", -ERANGE},
+	};
 	struct pool_options o = fresh();
-	const char *why = NULL;
 
 	assert_int_equal(apply(&o, "max_size=1k"), 1);
 	assert_int_equal(apply(&o, "max_user_size=2k"), 1);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *why = NULL;
 
-	assert_int_equal(options_apply(&o, "max_size=12X", &why), -EINVAL);
-	assert_non_null(strstr(why, "max_size"));
-	why = NULL;
-	assert_int_equal(options_apply(&o, "max_size=-1", &why), -EINVAL);
-	assert_non_null(strstr(why, "max_size"));
-	assert_int_equal(apply(&o, "max_size="), -EINVAL);
-	assert_int_equal(apply(&o, "max_size=18446744073709551616"), -ERANGE);
-	assert_int_equal(apply(&o, "max_size=16777216T"), -ERANGE);
-	assert_int_equal(o.max_size, 1024);
-
-	why = NULL;
-	assert_int_equal(options_apply(&o, "max_user_size=12X", &why), -EINVAL);
-	assert_non_null(strstr(why, "max_user_size"));
-	assert_int_equal(apply(&o, "max_user_size=-1"), -EINVAL);
-	assert_int_equal(apply(&o, "max_user_size="), -EINVAL);
-	assert_int_equal(apply(&o, "max_user_size=99999999999999999999"), -ERANGE);
-	assert_int_equal(apply(&o, "max_user_size=17179869184G"), -ERANGE);
-	assert_int_equal(o.max_user_size, 2048);
-	assert_int_equal(o.max_size, 1024);
+		assert_int_equal(options_apply(&o, rows[i].item, &why), rows[i].rc);
+		if (!why || !strstr(why, rows[i].key))
+			fail_msg("\"%s\": the reason does not name %s", rows[i].item, rows[i].key);
+		assert_int_equal(o.max_size, 1024);
+		assert_int_equal(o.max_user_size, 2048);
+	}
 }
 
 /* max_user_entries and max_user_meta: one row per item, with what it must leave in the field
@@ -600,8 +606,6 @@ static void user_limits_table(void **state)
 
 /* ---- accepted values: one row per item, each its own test named group/item ---------------- */
 
-enum option_field { OF_DATAPATH, OF_URING, OF_AUTOHOLD };
-
 /* On fresh options, item gives rc: 1 (ours) with field now want, or 0 (not ours: it goes on to
  * FUSE) with every option left as it was. */
 static const struct value_row {
@@ -625,16 +629,6 @@ static const struct value_row {
 	{ "autohold_values", "autohold=cgroup", 1, OF_AUTOHOLD, AUTOHOLD_CGROUP },
 	{ "autohold_values", "autohold=session", 1, OF_AUTOHOLD, AUTOHOLD_SESSION },
 };
-
-static int option_field(const struct pool_options *o, enum option_field f)
-{
-	switch (f) {
-	case OF_DATAPATH: return (int)o->datapath;
-	case OF_URING: return (int)o->uring;
-	case OF_AUTOHOLD: return (int)o->autohold;
-	}
-	return -1;
-}
 
 static void test_value_row(void **state)
 {
