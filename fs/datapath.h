@@ -33,10 +33,12 @@ struct datapath {
 	/* An open of `n` is about to be answered with backing fd `fd` (lock held). */
 	int (*open)(struct pool *p, struct node *n, fuse_req_t req, int fd, struct fuse_file_info *fi);
 	/* The last handle on file `n` was released (lock held); may set life.maybe_mapped. It
-	 * takes no request: it also runs after a reply failed, when the request is gone. */
+	 * takes no request: it also runs after a reply failed, when the request is gone. NULL
+	 * when the path has nothing to do then (the page cache: RELEASE follows the last mapping). */
 	void (*last_release)(struct pool *p, struct node *n);
 	/* The same in three steps, so that RELEASE, the hot path, makes its system calls outside
-	 * the pool lock (docs/design.md "Locking and threads"): `release_begin` (lock held) records in
+	 * the pool lock (docs/design.md "Locking and threads"); NULL when the path has none to make
+	 * (RELEASE then calls last_release): `release_begin` (lock held) records in
 	 * `rel` what must be done, `release_io` (lock not held) does it, `release_commit` (lock
 	 * held; `n` NULL if the node is gone) applies the outcome unless `n` was opened again
 	 * meanwhile. The caller closes its own fd before release_io. */

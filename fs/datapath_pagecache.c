@@ -40,41 +40,10 @@ static int pagecache_open(struct pool *p, struct node *n, fuse_req_t req, int fd
 	return 0;
 }
 
-static void pagecache_last_release(struct pool *p, struct node *n)
-{
-	(void)p;
-	(void)n;
-}
-
-/* RELEASE comes after the last mapping: nothing to prove, nothing to do outside the lock. */
-static void pagecache_release_begin(struct pool *p, struct node *n, struct dp_release *rel)
-{
-	(void)p;
-	(void)n;
-	rel->pending = false;
-}
-
-static void pagecache_release_io(struct pool *p, struct dp_release *rel)
-{
-	(void)p;
-	(void)rel;
-}
-
-static void pagecache_release_commit(struct pool *p, struct node *n, const struct dp_release *rel)
-{
-	(void)p;
-	(void)n;
-	(void)rel;
-}
-
 const struct datapath datapath_pagecache = {
 	.name = "pagecache",
 	.init = pagecache_init,
 	.start = pagecache_start,
 	.stop = pagecache_stop,
 	.open = pagecache_open,
-	.last_release = pagecache_last_release,
-	.release_begin = pagecache_release_begin,
-	.release_io = pagecache_release_io,
-	.release_commit = pagecache_release_commit,
 };

@@ -479,25 +479,6 @@ static int backing_unregister(struct pool *p, int backing_id)
 	return 0;
 }
 
-static void passthrough_last_release(struct pool *p, struct node *n)
-{
-	if (n->backing_id) {
-		int r = backing_unregister(p, n->backing_id);
-		if (r < 0)
-			log_warn("closing the backing registration of inode %" PRIu64 ": %s", n->ino,
-				 strerror(-r));
-		n->backing_id = 0;
-	}
-	/* Handles are gone, mappings may not be: prove it now, soon (the closing process's backing
-	 * file goes a moment after RELEASE), or when fanotify reports a close. */
-	n->life.maybe_mapped = true;
-	if (!probe_in_use(p, n)) {
-		n->life.maybe_mapped = false;
-	} else {
-		soon_add(p, n->ino);
-	}
-}
-
 /* RELEASE's last handle, in three steps (datapath.h): the registration is dropped and the node
  * probed outside the lock, so that the next LOOKUP or OPEN does not wait behind an ioctl, an
  * open, two fcntl and a close. The probe often comes a moment too early (the closing process's
@@ -539,6 +520,16 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 		 * which follows, or the first re-probe proves the node free. */
 		soon_add(p, n->ino);
 	}
+}
+
+/* The same three steps under the lock: the paths that undo a handle whose reply failed. */
+static void passthrough_last_release(struct pool *p, struct node *n)
+{
+	struct dp_release rel;
+
+	passthrough_release_begin(p, n, &rel);
+	passthrough_release_io(p, &rel);
+	passthrough_release_commit(p, n, &rel);
 }
 
 const struct datapath datapath_passthrough = {

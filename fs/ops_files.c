@@ -236,7 +236,7 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd,
 static void close_handle(struct pool *p, struct node *n, const struct fuse_file_info *fi)
 {
 	close((int)fi->fh);
-	if (n->life.opens > 0 && --n->life.opens == 0)
+	if (n->life.opens > 0 && --n->life.opens == 0 && p->dp->last_release)
 		p->dp->last_release(p, n);
 	pool_recheck(p, n);
 }
@@ -408,8 +408,12 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n) {
-		if (n->life.opens > 0 && --n->life.opens == 0)
-			p->dp->release_begin(p, n, &rel);
+		if (n->life.opens > 0 && --n->life.opens == 0) {
+			if (p->dp->release_begin)
+				p->dp->release_begin(p, n, &rel);
+			else if (p->dp->last_release)
+				p->dp->last_release(p, n);
+		}
 		n->releasing = rel.pending;
 		pool_recheck(p, n);
 	} else {

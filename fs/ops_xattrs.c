@@ -83,6 +83,19 @@ static int ops_reset(struct pool *p, const char *value, size_t size)
 	return 0;
 }
 
+
+/* Only user.* is stored: every other name gets EOPNOTSUPP (replied here; true then). Not
+ * ENODATA for security.* either: `ls -l` asks for security.selinux on every file unless a
+ * filesystem says it has no such namespace (then once per device), and the kernel reads
+ * EOPNOTSUPP for security.capability (asked on writes and chown) as "none" too. ENOSYS would
+ * switch off every getxattr, user.poolfs.* included. */
+static bool refuse_namespace(fuse_req_t req, const char *name)
+{
+	if (strncmp(name, "user.", 5) == 0)
+		return false;
+	fuse_reply_err(req, EOPNOTSUPP);
+	return true;
+}
 void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
@@ -91,10 +104,8 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *v
 	struct node *n;
 	int r;
 
-	if (strncmp(name, "user.", 5) != 0) {
-		fuse_reply_err(req, EOPNOTSUPP);
+	if (refuse_namespace(req, name))
 		return;
-	}
 	pool_lock(p);
 	r = get_changeable(p, req, ino, hold ? "hold" : "set xattr on", &n);
 	if (r < 0)
@@ -183,15 +194,8 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	char *data = NULL;
 	int r;
 
-	if (strncmp(name, "user.", 5) != 0) {
-		/* Only user.* is stored. EOPNOTSUPP, not ENODATA, for security.* too: `ls -l` asks
-		 * for security.selinux on every file unless a filesystem says it has no such
-		 * namespace (one answer per device), and the kernel's own security.capability
-		 * question on writes and chown takes either as "none". ENOSYS would turn off every
-		 * getxattr, user.poolfs.* included. */
-		fuse_reply_err(req, EOPNOTSUPP);
+	if (refuse_namespace(req, name))
 		return;
-	}
 	pool_lock(p);
 	r = get_owned(p, req, ino, "read xattr of", &n);
 	if (r == 0)
@@ -232,10 +236,8 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct node *n;
 	int r;
 
-	if (strncmp(name, "user.", 5) != 0) {
-		fuse_reply_err(req, EOPNOTSUPP);
+	if (refuse_namespace(req, name))
 		return;
-	}
 	pool_lock(p);
 	r = get_changeable(p, req, ino, "remove xattr of", &n);
 	if (r < 0)

@@ -288,14 +288,17 @@ static void test_removal_after_last_munmap(void **state)
 	tu_backing_back_to_base(state);
 }
 
+/* A test on a pool of its own (setup mounts it, teardown unmounts it). */
+#define T(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_store_unreachable, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pmd_mapped_writer_and_reader, setup, teardown),
+		T(test_store_unreachable),
+		T(test_pmd_mapped_writer_and_reader),
 		cmocka_unit_test_setup_teardown(test_huge_never, setup_never, teardown),
-		cmocka_unit_test_setup_teardown(test_sigkill_store_lifetime, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_removal_after_last_munmap, setup, teardown),
+		T(test_sigkill_store_lifetime),
+		T(test_removal_after_last_munmap),
 	};
 
 	if (geteuid() != 0)

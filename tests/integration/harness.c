@@ -196,6 +196,25 @@ static void remove_tree_contents(const char *dir)
 
 /* From /proc/self/mountinfo: it works even when the FUSE connection is dead and statfs would
  * fail with ENOTCONN. */
+void pool_child_stdio(const char *log, bool truncate)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	if (fd >= 0) {
+		dup2(fd, 0);
+		if (fd != 0)
+			close(fd);
+	}
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | (truncate ? O_TRUNC : 0), 0644);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	close_range(3, ~0U, 0);
+}
+
 int pool_path_is_mountpoint(const char *path)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -224,15 +243,12 @@ static int is_fuse_live(const char *path)
 	return statfs(path, &sf) == 0 && (unsigned long)sf.f_type == POOL_FUSE_SUPER_MAGIC;
 }
 
-static char *read_log(const struct pool_fixture *p)
+char *pool_read_text(const char *path)
 {
-	FILE *f;
+	FILE *f = fopen(path, "re");
 	char *buf;
-	long n;
+	size_t n;
 
-	if (!p->log[0])
-		return NULL;
-	f = fopen(p->log, "re");
 	if (!f)
 		return NULL;
 	buf = malloc(1 << 20);
@@ -240,10 +256,15 @@ static char *read_log(const struct pool_fixture *p)
 		fclose(f);
 		return NULL;
 	}
-	n = (long)fread(buf, 1, (1 << 20) - 1, f);
+	n = fread(buf, 1, (1 << 20) - 1, f);
 	buf[n] = '\0';
 	fclose(f);
 	return buf;
+}
+
+static char *read_log(const struct pool_fixture *p)
+{
+	return p->log[0] ? pool_read_text(p->log) : NULL;
 }
 
 void pool_dump_log(const struct pool_fixture *p)
@@ -465,28 +486,12 @@ static void exec_daemon(const struct pool_fixture *p, const char *bin, const cha
 {
 	const char *argv[16];
 	int argc = 0;
-	int fd;
 
 	/* A dying test takes its daemon down (SIGTERM makes the daemon unmount cleanly). */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != parent)
 		_exit(126);
-	/* Only stdio: an inherited descriptor of a pool file would keep it alive and the mount
-	 * busy. */
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0) {
-		dup2(fd, 0);
-		if (fd != 0)
-			close(fd);
-	}
-	fd = open(p->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		if (fd > 2)
-			close(fd);
-	}
-	close_range(3, ~0U, 0);
+	pool_child_stdio(p->log, false);
 	if (p->valgrind) {
 		argv[argc++] = "valgrind";
 		argv[argc++] = "-q";

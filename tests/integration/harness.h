@@ -25,6 +25,7 @@
 #define POOLFS_TEST_HARNESS_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -73,6 +74,14 @@ int pool_remount(struct pool_fixture *p, const char *extra_opts);
 
 /* Whether the fixture's mountpoint is mounted (from /proc/self/mountinfo). */
 int pool_is_mounted(const struct pool_fixture *p);
+
+/* In a forked daemon child before exec: stdin from /dev/null, stdout and stderr to `log`
+ * (emptied first with `truncate`), every other descriptor closed: an inherited descriptor of a
+ * pool file would keep it alive and the mount busy. */
+void pool_child_stdio(const char *log, bool truncate);
+
+/* The first MiB of a text file, NUL-terminated, in a new buffer (free() it); NULL if unreadable. */
+char *pool_read_text(const char *path);
 
 /* Whether path (absolute, without escaped characters) is a mount point: 1 or 0. */
 int pool_path_is_mountpoint(const char *path);

@@ -409,16 +409,19 @@ static void test_array_open_hostile(void **state)
 		assert_int_equal(poolfs_array_open(path, O_RDWR, &a), -EACCES);
 }
 
+/* A test on a pool of its own (setup mounts it, teardown unmounts it). */
+#define T(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_mkunique, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mkunique_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_not_a_pool, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_array_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_array_shared, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_array_create_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_array_open_hostile, setup, teardown),
+		T(test_mkunique),
+		T(test_mkunique_errors),
+		T(test_not_a_pool),
+		T(test_array_roundtrip),
+		T(test_array_shared),
+		T(test_array_create_errors),
+		T(test_array_open_hostile),
 	};
 	return cmocka_run_group_tests_name("lib_local", tests, NULL, NULL);
 }

@@ -853,6 +853,9 @@ static void test_poolctl(void **state)
 _Static_assert(sizeof hold_cases / sizeof hold_cases[0] == 3,
                "each row of hold_cases needs its HOLD_CASE(i) line in main()");
 
+/* A test on a pool of its own (setup mounts it, teardown unmounts it). */
+#define T(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+
 int main(void)
 {
 	poolctl = getenv("POOLCTL");
@@ -874,22 +877,22 @@ int main(void)
 	pool_unmount(&probe);
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_pool_root_and_usage, setup, teardown),
+		T(test_pool_root_and_usage),
 		cmocka_unit_test(test_usage_limits),
-		cmocka_unit_test_setup_teardown(test_hold_pin_and_release, setup, teardown),
+		T(test_hold_pin_and_release),
 		HOLD_CASE(0),
 		HOLD_CASE(1),
 		HOLD_CASE(2),
-		cmocka_unit_test_setup_teardown(test_hold_pid_of_gone_process_esrch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hold_cgroup, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_user, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_folder_hold_and_refs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mkjob, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mkunique, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_array_lifetime, setup, teardown),
+		T(test_hold_pid_of_gone_process_esrch),
+		T(test_hold_cgroup),
+		T(test_other_user),
+		T(test_folder_hold_and_refs),
+		T(test_mkjob),
+		T(test_mkunique),
+		T(test_array_lifetime),
 		cmocka_unit_test(test_array_full_pool),
-		cmocka_unit_test_setup_teardown(test_numpy_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_poolctl, setup, teardown),
+		T(test_numpy_roundtrip),
+		T(test_poolctl),
 	};
 	return cmocka_run_group_tests_name("lib_pool", tests, NULL, NULL);
 }

@@ -45,24 +45,6 @@ static void join_path(char *buf, size_t len, const char *dir, const char *name)
 
 /* ---- mounts and daemons ---- */
 
-static int is_mountpoint(const char *path)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char mp[PATH_MAX];
-
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && strcmp(mp, path) == 0)
-			found = 1;
-	}
-	fclose(f);
-	return found;
-}
-
 static int is_fuse_live(const char *path)
 {
 	struct statfs sf;
@@ -70,28 +52,9 @@ static int is_fuse_live(const char *path)
 	return statfs(path, &sf) == 0 && (unsigned long)sf.f_type == POOL_FUSE_SUPER_MAGIC;
 }
 
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-
-	if (!f)
-		return NULL;
-	buf = malloc(1 << 20);
-	if (!buf) {
-		fclose(f);
-		return NULL;
-	}
-	n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static int log_has(const char *log, const char *what)
 {
-	char *text = read_text(log);
+	char *text = pool_read_text(log);
 	int yes = text && strstr(text, what) != NULL;
 
 	free(text);
@@ -100,7 +63,7 @@ static int log_has(const char *log, const char *what)
 
 static void dump_text(const char *path)
 {
-	char *text = read_text(path), *line, *save = NULL;
+	char *text = pool_read_text(path), *line, *save = NULL;
 
 	if (!text)
 		return;
@@ -116,11 +79,11 @@ static int drop_dead_mount(const char *mnt)
 {
 	long long deadline = pool_now_ms() + 3000;
 
-	while (is_mountpoint(mnt)) {
+	while (pool_path_is_mountpoint(mnt)) {
 		if (pool_now_ms() >= deadline) {
 			fprintf(stderr, "# %s still mounted 3 s after the daemon died: detaching\n", mnt);
 			CHECK(umount2(mnt, MNT_DETACH));
-			assert_false(is_mountpoint(mnt));
+			assert_false(pool_path_is_mountpoint(mnt));
 			return 0;
 		}
 		sleep_us(10000);
@@ -150,24 +113,10 @@ static pid_t daemon_start(struct stest *t, int slot, const char *mnt, const char
 	if (pid == -1)
 		fail_msg("fork: %s", errname(errno));
 	if (pid == 0) {
-		int fd;
-
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != parent)
 			_exit(126);
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0 && fd != 0) {
-			dup2(fd, 0);
-			close(fd);
-		}
-		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			if (fd > 2)
-				close(fd);
-		}
-		close_range(3, ~0U, 0);
+		pool_child_stdio(log, true);
 		execl(bin, bin, "-f", "-o", opts, mnt, (char *)NULL);
 		dprintf(2, "cannot exec %s: %s\n", bin, strerror(errno));
 		_exit(127);
