@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -445,10 +446,35 @@ static void passthrough_stop(struct pool *p)
 	p->dp_state = NULL;
 }
 
+/* Below this size a read-only first open takes the page cache instead of passthrough. */
+#define CACHED_OPEN_MAX ((off_t)1 << 20)
+
+/* Which way the handles of `n` go, chosen by its first open (the kernel refuses to mix the two
+ * on one inode): a small file opened read-only is read through the daemon and the page cache,
+ * like on the page-cache path. Then the kernel sends RELEASE only after the last mapping, so its
+ * last close needs no registration, no lease probe and no close event: what `grep -r` over a
+ * tree pays per file. Big files and every writer keep zero-copy passthrough, and so does a file
+ * a passthrough mapping may still use: a page-cache reader would not see its stores. */
+static bool open_cached(struct node *n, int fd, const struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	if (n->life.opens > 1)
+		return n->io_cached;
+	return (fi->flags & O_ACCMODE) == O_RDONLY && !n->life.maybe_mapped &&
+	       fstat(fd, &st) == 0 && st.st_size < CACHED_OPEN_MAX;
+}
+
 static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int fd,
 			    struct fuse_file_info *fi)
 {
 	(void)p;
+	n->io_cached = open_cached(n, fd, fi);
+	if (n->io_cached) {
+		/* Passthrough writes since the last cached open bypassed the page cache. */
+		fi->keep_cache = 0;
+		return 0;
+	}
 	if (!n->backing_id) {
 		int id = fuse_passthrough_open(req, fd);
 		if (id <= 0) {
@@ -489,6 +515,12 @@ static int backing_unregister(struct pool *p, int backing_id)
 static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_release *rel)
 {
 	(void)p;
+	if (n->io_cached) {
+		/* Page-cache handles: RELEASE came after the last mapping, nothing to prove. */
+		n->io_cached = false;
+		*rel = (struct dp_release){.pending = false};
+		return;
+	}
 	*rel = (struct dp_release){.pending = true, .ino = n->ino, .open_gen = n->open_gen,
 				   .backing_id = n->backing_id};
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
@@ -528,6 +560,8 @@ static void passthrough_last_release(struct pool *p, struct node *n)
 	struct dp_release rel;
 
 	passthrough_release_begin(p, n, &rel);
+	if (!rel.pending)
+		return;
 	passthrough_release_io(p, &rel);
 	passthrough_release_commit(p, n, &rel);
 }

@@ -82,6 +82,8 @@ struct node {
 	/* RELEASE of the last handle is probing outside the lock; LOOKUPs of the node wait for it
 	 * (release_done), as they waited for the lock when it probed under it. */
 	bool releasing;
+	/* Passthrough: the open handles go through the page cache (a small file opened read-only). */
+	bool io_cached;
 	/* Files: the backing file's size and times as last read. Valid only while nothing but the
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
 	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */

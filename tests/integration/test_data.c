@@ -398,6 +398,75 @@ static uint32_t region_seed(size_t off, void *ctx)
 	return 100 + (uint32_t)(off / REGION);
 }
 
+/* A small file seen through two kinds of handle at once stays one file: on passthrough a
+ * read-only first open of a small file takes the page cache, but never while a passthrough
+ * mapping may still store into it, and a writer that comes while page-cache handles are open
+ * joins them. Either way every store is seen by the other side at once. */
+static void small_file_two_views(const char *f, bool writer_first)
+{
+	int wfd = -1, rfd = -1;
+	volatile unsigned char *w = NULL;
+	const volatile unsigned char *r = NULL;
+	unsigned char c = 0;
+
+	if (!writer_first) {
+		CHECK(rfd = open(f, O_RDONLY));
+		r = mmap(NULL, 4096, PROT_READ, MAP_SHARED, rfd, 0);
+		assert_true(r != MAP_FAILED);
+	}
+	CHECK(wfd = open(f, O_RDWR));
+	w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+	assert_true(w != MAP_FAILED);
+	CHECK(close(wfd));
+	w[0] = 1;
+	if (writer_first) {
+		CHECK(rfd = open(f, O_RDONLY));
+		r = mmap(NULL, 4096, PROT_READ, MAP_SHARED, rfd, 0);
+		assert_true(r != MAP_FAILED);
+	}
+	assert_int_equal(r[0], 1);
+	w[0] = 2;
+	w[100] = 3;
+	assert_int_equal(r[0], 2);
+	CHECK(pread(rfd, &c, 1, 100));
+	assert_int_equal(c, 3);
+	CHECK(munmap((void *)w, 4096));
+	CHECK(munmap((void *)r, 4096));
+	CHECK(close(rfd));
+}
+
+static void test_small_file_two_views(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	PATH(f, p, "flags");
+	int fd;
+
+	for (int writer_first = 0; writer_first < 2; writer_first++) {
+		char refs[256] = "";
+		long long deadline = pool_now_ms() + GONE_MS;
+
+		/* a pin keeps it with no handle open, so the next open is the inode's first */
+		CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
+		CHECK(ftruncate(fd, 4096));
+		CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 3, 0));
+		CHECK(close(fd));
+		/* and no mapping can be left: the reader's open may take the page cache */
+		while (pool_now_ms() < deadline) {
+			ssize_t n = getxattr(f, POOLFS_XATTR_REFS, refs, sizeof(refs) - 1);
+
+			CHECK(n);
+			refs[n] = '\0';
+			if (strstr(refs, "mapped no\n"))
+				break;
+			pool_sleep_ms(2);
+		}
+		small_file_two_views(f, writer_first);
+		CHECK(removexattr(f, POOLFS_XATTR_HOLD));
+		ASSERT_GONE(f);
+	}
+	tu_backing_back_to_base(state);
+}
+
 static void test_concurrent_writers_disjoint(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
@@ -1086,6 +1155,7 @@ int main(void)
 		T(test_mount_reports_datapath),
 		T(test_random_rw_mmap),
 		T(test_large_file),
+		T(test_small_file_two_views),
 		T(test_concurrent_writers_disjoint),
 		T(test_concurrent_writers_interleaved),
 		T(test_file_types_refused),
