@@ -25,6 +25,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct node *dir, *n;
 	struct fuse_entry_param e;
 	struct stat st;
+	bool again;
 	int r;
 
 	if (strlen(name) > POOL_NAME_MAX) {
@@ -43,7 +44,8 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		pthread_cond_wait(&p->release_done, &p->lock);
 		r = get_child(p, req, dir, name, "look up", &n);
 	}
-	if (r == 0 && pool_drop_stale_lookup(p, n, fuse_req_ctx(req)->pid))
+	again = r == 0 && pool_drop_stale_lookup(p, n, fuse_req_ctx(req)->pid);
+	if (again)
 		r = get_child(p, req, dir, name, "look up", &n);
 	if (r < 0)
 		goto out;
@@ -51,7 +53,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (r < 0)
 		goto out;
 	pool_lookup_add(n);
-	pool_note_lookup(p, n, fuse_req_ctx(req)->pid);
+	pool_note_lookup(p, n, fuse_req_ctx(req)->pid, !again);
 	fill_entry(p, n, &st, &e);
 out:
 	pool_unlock(p);

@@ -219,6 +219,9 @@ static struct node *apply(struct pool *p, struct node *n)
 		 * under churn (the kernel retries only once). */
 		for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++) {
 			uint64_t until = n->pending_open[i].ms + POOL_OPEN_GRACE_MS;
+
+			if (until > n->linger_base_ms + POOL_OPEN_GRACE_MS)
+				until = n->linger_base_ms + POOL_OPEN_GRACE_MS;
 			if (n->pending_open[i].tid && until > now && until > due)
 				due = until;
 		}
@@ -295,13 +298,16 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count)
 	}
 }
 
-void pool_note_lookup(struct pool *p, struct node *n, pid_t tid)
+void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look)
 {
 	size_t slots = sizeof(n->pending_open) / sizeof(n->pending_open[0]), pick = 0;
 
-	/* Only lookups of an entry in use can race its last close. Lookups of an unused,
-	 * lingering entry are not noted, so polling for a name to vanish cannot keep it. */
-	if (n->is_dir || !lifetime_in_use(&n->life, pool_held_above(p, n)))
+	/* A lookup of an entry in use can race its last close; so can a first lookup of an entry
+	 * already unused but not yet gone (waiting on another opener's grace), whose removal could
+	 * otherwise overtake this thread's OPEN. A thread looking the same entry up again is
+	 * polling (pool_drop_stale_lookup): not noted, and apply() caps every grace at
+	 * POOL_OPEN_GRACE_MS after the entry fell unused, so no poller keeps it. */
+	if (n->is_dir || (!first_look && !lifetime_in_use(&n->life, pool_held_above(p, n))))
 		return;
 	for (size_t i = 0; i < slots; i++) {
 		if (n->pending_open[i].tid == tid) {

@@ -212,7 +212,7 @@ void pool_name_invalidated(struct pool *p, uint64_t ino);
 void pool_forget_name(struct pool *p, const struct node *n);
 
 /* A LOOKUP by thread `tid` is answered with `n`; an OPEN (or CREATE) of `n` by `tid` arrived. */
-void pool_note_lookup(struct pool *p, struct node *n, pid_t tid);
+void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look);
 void pool_note_open(struct pool *p, struct node *n, pid_t tid);
 /* Thread `tid` looks `n` up again: the walk its earlier noted LOOKUP belonged to ended without an
  * OPEN (a thread walks a name and opens it with no other request between), so that note no
