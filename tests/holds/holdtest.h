@@ -17,6 +17,7 @@
 #define GONE_MS 10000
 
 #include "poolfs_names.h"
+#include "rows.h"
 #include "testutil.h"
 
 /* How long a "stays" check gives the daemon to (wrongly) remove an entry after the event that
@@ -40,7 +41,7 @@
 struct htest {
 	struct tu_fixture f;		/* first: tu_pool and tu_backing_back_to_base take *state */
 	char cgroups[MAX_CGROUPS][PATH_MAX]; /* test cgroups to remove at teardown */
-	const void *row;		/* a table-driven test's row (ht_add_rows), or NULL */
+	const void *row;		/* a table-driven test's row (HT_ROWS), or NULL */
 };
 
 /* Every test binary's main() calls this first: orphaned grandchildren come back to us, so a
@@ -142,16 +143,15 @@ int ht_cg_member_fn(void *arg);
 		}                                                                             \
 	} while (0)
 
-/* ---- scenario tables (ht_table.c) ----
+/* ---- scenario tables (rows.h) ----
  * A table is an array of row structs whose first member is `const char *name` (the test case's
- * name); ht_add_rows appends one cmocka test case per row to out, each run as fn between setup
- * (which calls htest_setup_row) and teardown. Returns nrows. */
-size_t ht_add_rows(struct CMUnitTest *out, const void *rows, size_t nrows, size_t row_size,
-		   CMUnitTestFunction fn, CMFixtureFunction setup, CMFixtureFunction teardown);
+ * name); HT_ROWS appends one cmocka test case per row to out, each run as fn between setup
+ * (which calls htest_setup_row) and htest_teardown. Its value is the number of rows. */
 #define HT_NROWS(rows) (sizeof(rows) / sizeof((rows)[0]))
 #define HT_ROWS(out, rows, fn, setup)                                                         \
-	ht_add_rows((out), (rows), HT_NROWS(rows), sizeof((rows)[0]), (fn), (setup),           \
-		    htest_teardown)
+	(rows_to_tests((out), (rows), sizeof((rows)[0]), HT_NROWS(rows), (fn), (setup),        \
+		       htest_teardown),                                                       \
+	 HT_NROWS(rows))
 
 /* ---- setup and teardown ----
  * These two stay here, inline in the test binary, because they work on testutil.h's child list
