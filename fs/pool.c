@@ -319,7 +319,6 @@ void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look
 	}
 	n->pending_open[pick].tid = tid;
 	n->pending_open[pick].ms = pool_now_ms();
-	(void)p;
 }
 
 bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid)
