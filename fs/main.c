@@ -234,9 +234,10 @@ static int make_pool(struct daemon *d)
 	if (opts->datapath == DATAPATH_AUTO)
 		log_info("datapath=auto: built without passthrough (libfuse < 3.17), using the page-cache path");
 #endif
-	/* The daemon is the only writer of names and attributes, and the kernel enforces the
-	 * owner-only modes itself (default_permissions): names and attributes are cached for long
-	 * (ops.c entry_timeout() keeps the shared root's names uncached on multi-user pools). */
+	/* The daemon is the only writer of names and attributes: names and attributes are cached
+	 * for long. On a multi-user pool the kernel enforces the owner-only modes on cached
+	 * attributes (default_permissions, mount_pool) and the shared root's names stay uncached
+	 * (ops_request.c entry_timeout()). */
 	pool->entry_timeout = POOL_CACHE_SECONDS;
 	pool->attr_timeout = POOL_CACHE_SECONDS;
 	if (pool_find_cgroup2_root(pool->cgroup2_root, sizeof(pool->cgroup2_root)) < 0)
@@ -253,9 +254,14 @@ static int mount_pool(struct daemon *d)
 	int r;
 
 	if (fuse_opt_add_arg(&d->args, "-oauto_unmount") < 0 ||
-	    fuse_opt_add_arg(&d->args, "-odefault_permissions") < 0 ||
 	    fuse_opt_add_arg(&d->args, "-ofsname=poolfs") < 0 ||
 	    fuse_opt_add_arg(&d->args, "-osubtype=poolfs") < 0)
+		return -ENOMEM;
+	/* Only where other users can enter: on a private pool FUSE itself keeps everyone but the
+	 * mounting user out, the daemon checks every request anyway, and default_permissions would
+	 * cost a GETATTR of the folder after every create or unlink in it (docs/design.md, "Where
+	 * the kernel checks and where the daemon checks"). */
+	if (options_multi_user(&pool->opts) && fuse_opt_add_arg(&d->args, "-odefault_permissions") < 0)
 		return -ENOMEM;
 	d->se = fuse_session_new(&d->args, &poolfs_ops, sizeof(poolfs_ops), pool);
 	if (!d->se)

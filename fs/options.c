@@ -221,7 +221,15 @@ int options_apply(struct pool_options *o, const char *item, const char **why)
 		o->root_exempt = true;
 		return 1;
 	}
+	/* noted, and still passed on to FUSE */
 	if (strcmp(item, "allow_other") == 0)
-		o->allow_other = true; /* noted, and still passed on to FUSE */
+		o->allow_other = true;
+	if (strcmp(item, "allow_root") == 0)
+		o->allow_root = true;
 	return 0;
+}
+
+bool options_multi_user(const struct pool_options *o)
+{
+	return o->allow_other || o->allow_root;
 }

@@ -34,6 +34,7 @@ struct pool_options {
 	enum uring_choice uring;
 	bool root_exempt;
 	bool allow_other;         /* seen on its way to FUSE: decides how long the kernel may cache */
+	bool allow_root;          /* likewise: root, a second user, may enter a plain user's pool */
 };
 
 void options_init(struct pool_options *o);
@@ -42,6 +43,11 @@ void options_init(struct pool_options *o);
  * (pass it to FUSE), or a negative errno (-EINVAL: bad value, -ENAMETOOLONG: path too long);
  * `why` (if not NULL) then gets a static message naming the problem. */
 int options_apply(struct pool_options *o, const char *item, const char **why);
+
+/* Whether users other than the one who mounted can enter the pool (allow_other or allow_root):
+ * then the kernel checks modes itself (default_permissions) and the shared root's names are not
+ * cached (docs/design.md, "Where the kernel checks and where the daemon checks"). */
+bool options_multi_user(const struct pool_options *o);
 
 /* "64M" -> 67108864; k/M/G/T are powers of 1024. 0 or -EINVAL / -ERANGE. */
 int options_parse_size(const char *text, uint64_t *out);

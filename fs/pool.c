@@ -77,7 +77,7 @@ static int queue_inval(struct pool *p, uint64_t parent, const char *name, uint64
 
 bool pool_name_cacheable(const struct pool *p, const struct node *n)
 {
-	return !(p->opts.allow_other && n->parent == p->root);
+	return !(options_multi_user(&p->opts) && n->parent == p->root);
 }
 
 void pool_lookup_add(struct node *n)

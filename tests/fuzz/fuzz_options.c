@@ -2,11 +2,11 @@
  * libfuse's fuse_opt does for a comma-separated option group ("\," is a literal comma, "\NNN" an
  * octal byte, "\x" the character x), each item applied in order as main.c does.
  *
- * Oracles, after every item: the answer is 1 (ours), 0 (not ours: then nothing but allow_other may
- * change) or a negative errno with a message in *why, and then the options are untouched; the
- * options stay valid (backing absolute and NUL-terminated, enums in range, names known); and an
- * applied size or linger value is exactly what options_parse_size()/options_parse_seconds() make of
- * the value text. */
+ * Oracles, after every item: the answer is 1 (ours), 0 (not ours: then nothing but allow_other
+ * and allow_root may change) or a negative errno with a message in *why, and then the options are
+ * untouched; the options stay valid (backing absolute and NUL-terminated, enums in range, names
+ * known); and an applied size or linger value is exactly what options_parse_size() /
+ * options_parse_seconds() make of the value text. */
 #include <errno.h>
 
 #include "fuzz.h"
@@ -24,6 +24,7 @@ static void check_valid(const struct pool_options *o)
 	FUZZ_CHECK(options_uring_name(o->uring) != NULL);
 	FUZZ_CHECK(o->root_exempt == 0 || o->root_exempt == 1);
 	FUZZ_CHECK(o->allow_other == 0 || o->allow_other == 1);
+	FUZZ_CHECK(o->allow_root == 0 || o->allow_root == 1);
 }
 
 /* The value of a size or linger item as applied must be what the parser alone makes of it. */
@@ -54,7 +55,8 @@ static int same_options(const struct pool_options *a, const struct pool_options 
 	       a->autohold == b->autohold && a->linger_ms == b->linger_ms && a->max_size == b->max_size &&
 	       a->max_user_size == b->max_user_size && a->max_user_entries == b->max_user_entries &&
 	       a->max_user_meta == b->max_user_meta && a->root_exempt == b->root_exempt &&
-	       a->allow_other == b->allow_other && a->uring == b->uring;
+	       a->allow_other == b->allow_other && a->allow_root == b->allow_root &&
+	       a->uring == b->uring;
 }
 
 static void apply_item(struct pool_options *o, const char *item)
@@ -69,6 +71,7 @@ static void apply_item(struct pool_options *o, const char *item)
 		FUZZ_CHECK(same_options(&before, o));
 	} else if (r == 0) {
 		before.allow_other = o->allow_other;
+		before.allow_root = o->allow_root;
 		FUZZ_CHECK(same_options(&before, o));
 	} else {
 		check_applied_value(o, item);

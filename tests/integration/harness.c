@@ -625,9 +625,10 @@ static int start_daemon(struct pool_fixture *p, const char *extra_opts)
 	/* Under valgrind the daemon stays on /dev/fuse: valgrind keeps its thread lock across a ring
 	 * thread's blocking io_uring_enter, so every other thread (and each request) waits forever. A
 	 * test's own uring= comes later and wins (docs/interface.md, "Transport"). */
-	if ((size_t)snprintf(opts, sizeof(opts), "%s%s%sdatapath=%s,allow_other%s%s%s",
+	if ((size_t)snprintf(opts, sizeof(opts), "%s%s%sdatapath=%s%s%s%s%s",
 			     p->private_store ? "" : "backing=", p->private_store ? "" : p->backing,
-			     p->private_store ? "" : ",", p->datapath, p->valgrind ? ",uring=off" : "",
+			     p->private_store ? "" : ",", p->datapath,
+			     p->single_user ? "" : ",allow_other", p->valgrind ? ",uring=off" : "",
 			     extra_opts && extra_opts[0] ? "," : "",
 			     extra_opts ? extra_opts : "") >= sizeof(opts))
 		return -ENAMETOOLONG;
@@ -698,7 +699,7 @@ static int start_daemon(struct pool_fixture *p, const char *extra_opts)
 	return p->private_store ? find_store(p) : 0;
 }
 
-int pool_mount(struct pool_fixture *p, const char *extra_opts)
+static int mount_fixture(struct pool_fixture *p, const char *extra_opts, bool single_user)
 {
 	const char *base = getenv("POOLFS_TEST_TMP");
 	const char *dp = getenv("POOLFS_DATAPATH");
@@ -706,6 +707,7 @@ int pool_mount(struct pool_fixture *p, const char *extra_opts)
 	int ret;
 
 	memset(p, 0, sizeof(*p));
+	p->single_user = single_user;
 	p->owner = getpid();
 	p->exit_status = -1;
 	p->valgrind = env_flag("POOLFS_VALGRIND");
@@ -749,6 +751,16 @@ fail:
 	pool_unmount(p);
 	memset(p, 0, sizeof(*p));
 	return ret;
+}
+
+int pool_mount(struct pool_fixture *p, const char *extra_opts)
+{
+	return mount_fixture(p, extra_opts, false);
+}
+
+int pool_mount_private(struct pool_fixture *p, const char *extra_opts)
+{
+	return mount_fixture(p, extra_opts, true);
 }
 
 int pool_remount(struct pool_fixture *p, const char *extra_opts)

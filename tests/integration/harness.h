@@ -47,6 +47,7 @@ struct pool_fixture {
 	char store[128];	/* "/proc/PID/fd/N/." of that tmpfs while the daemon runs, else "" */
 	dev_t store_dev;	/* its device (0 if none was found) */
 	int store_watch;	/* inotify descriptor watching its root (> 0); -1 once seen gone */
+	bool single_user;	/* mounted without allow_other (pool_mount_private) */
 };
 
 /* Mount a pool: returns 0, -EOPNOTSUPP if the daemon refused the datapath as unsupported (exit 3,
@@ -54,6 +55,10 @@ struct pool_fixture {
  * -EPROTO if it mounted another datapath than the one asked for, or another -errno. On failure the fixture is already cleaned up and
  * pool_unmount() on it is a harmless no-op. extra_opts may be NULL or "". */
 int pool_mount(struct pool_fixture *p, const char *extra_opts);
+
+/* pool_mount without allow_other: a private pool, which FUSE itself closes to every user but the
+ * one who mounted (the test's). pool_remount keeps it private. */
+int pool_mount_private(struct pool_fixture *p, const char *extra_opts);
 
 /* Unmount, reap the daemon (bounded; SIGTERM then SIGKILL of that pid only if it will not exit),
  * check it exited 0 and left the backing dir empty, remove the temporary dirs. Accepts zeroed and

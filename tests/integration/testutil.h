@@ -192,6 +192,7 @@ struct tu_fixture {
 	struct pool_fixture p;
 	int unsupported;	/* the daemon refused this datapath (or these options): the tests skip */
 	int base_backing;	/* backing files right after mount (the daemon's own, if any) */
+	int single_user;	/* tu_mount mounts without allow_other (pool_mount_private) */
 };
 
 /* Mount t's pool: 0 (also when the datapath is unsupported: the tests then skip), or -1. */
@@ -206,6 +207,9 @@ int tu_setup_sized(void **state, const char *opts, size_t size);
 
 /* For suites that need nothing but the pool. */
 int tu_setup(void **state, const char *opts);
+
+/* tu_setup for a private pool (no allow_other): FUSE itself keeps other users out. */
+int tu_setup_private(void **state, const char *opts);
 
 /* cmocka teardown: the pool goes down and *state (whatever tu_setup_sized allocated) is freed;
  * a suite frees or stops its own extras first. */

@@ -22,7 +22,7 @@ void tu_dump_log(void)
 
 int tu_mount(struct tu_fixture *t, const char *opts)
 {
-	int r = pool_mount(&t->p, opts);
+	int r = t->single_user ? pool_mount_private(&t->p, opts) : pool_mount(&t->p, opts);
 
 	if (r == -EOPNOTSUPP) {
 		fprintf(stderr, "# datapath %s with \"%s\" not supported by this daemon: skipping\n",
@@ -74,6 +74,21 @@ int tu_setup_sized(void **state, const char *opts, size_t size)
 int tu_setup(void **state, const char *opts)
 {
 	return tu_setup_sized(state, opts, sizeof(struct tu_fixture));
+}
+
+int tu_setup_private(void **state, const char *opts)
+{
+	struct tu_fixture *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	t->single_user = 1;
+	if (tu_mount(t, opts) < 0) {
+		free(t);
+		return -1;
+	}
+	*state = t;
+	return 0;
 }
 
 int tu_teardown(void **state)

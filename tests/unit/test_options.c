@@ -39,6 +39,7 @@ static void assert_same_options(const struct pool_options *a, const struct pool_
 	assert_int_equal(a->uring, b->uring);
 	assert_int_equal(a->root_exempt, b->root_exempt);
 	assert_int_equal(a->allow_other, b->allow_other);
+	assert_int_equal(a->allow_root, b->allow_root);
 	assert_int_equal(a->backing_given, b->backing_given);
 	assert_int_equal(a->huge, b->huge);
 	assert_int_equal(a->huge_given, b->huge_given);
@@ -744,12 +745,31 @@ static void allow_other_noted_and_passed_on(void **state)
 	assert_same_options(&o, &before);
 }
 
+/* Either one lets a user other than the mounting one in: a multi-user pool (default_permissions,
+ * uncached root names). Neither: a private pool. */
+static void allow_root_noted_and_either_makes_a_multi_user_pool(void **state)
+{
+	(void)state;
+	struct pool_options o = fresh(), before;
+
+	assert_false(options_multi_user(&o));
+	assert_int_equal(apply(&o, "allow_root"), 0);
+	assert_true(o.allow_root);
+	assert_true(options_multi_user(&o));
+	before = fresh();
+	before.allow_root = true;
+	assert_same_options(&o, &before);
+	o = fresh();
+	assert_int_equal(apply(&o, "allow_other"), 0);
+	assert_true(options_multi_user(&o));
+}
+
 static void unknown_options_passed_on(void **state)
 {
 	(void)state;
 	static const char *const theirs[] = {
 		"auto_unmount", "fsname=pool", "default_permissions", "ro", "rw", "max_read=4096",
-		"", "=", "allow_root", "subtype=poolfs",
+		"", "=", "allow_rootx", "subtype=poolfs",
 		/* Our keys only as a whole word followed by '=': */
 		"backingx=/a", "backing_dir=/a", "datapath_x=auto", "lingerx=1", "max_sizes=1",
 		"max_size_x=1", "max_user=1", "root_exempt=1", "root_exemptx", "xroot_exempt",
@@ -857,6 +877,7 @@ static const struct CMUnitTest scenarios[] = {
 		cmocka_unit_test(user_limits_table),
 		cmocka_unit_test(root_exempt_flag),
 		cmocka_unit_test(allow_other_noted_and_passed_on),
+		cmocka_unit_test(allow_root_noted_and_either_makes_a_multi_user_pool),
 		cmocka_unit_test(unknown_options_passed_on),
 		cmocka_unit_test(why_may_be_null),
 		cmocka_unit_test(every_error_names_its_option),
