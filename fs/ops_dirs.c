@@ -143,7 +143,7 @@ static size_t plus_entry(struct pool *p, fuse_req_t req, const struct dir_entry 
 	}
 	len = fuse_add_direntry_plus(req, buf, room, de->name, &e, next);
 	if (len <= room && !dot) {
-		pool_lookup_add(n); /* the kernel instantiates what READDIRPLUS returns */
+		pool_lookup_add(p, n); /* the kernel instantiates what READDIRPLUS returns */
 		*given = n->ino;
 	}
 	return len;

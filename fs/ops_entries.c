@@ -52,7 +52,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	r = pool_stat(p, n, &st);
 	if (r < 0)
 		goto out;
-	pool_lookup_add(n);
+	pool_lookup_add(p, n);
 	pool_note_lookup(p, n, fuse_req_ctx(req)->pid, !again);
 	fill_entry(p, n, &st, &e);
 out:
@@ -150,7 +150,7 @@ static void reply_new_entry(fuse_req_t req, struct pool *p, struct node *n, int 
 	if (r == 0)
 		r = pool_stat(p, n, &st);
 	if (r == 0) {
-		pool_lookup_add(n);
+		pool_lookup_add(p, n);
 		fill_entry(p, n, &st, &e);
 	}
 	if (r == 0 && !n->is_dir)

@@ -72,10 +72,10 @@ int check_name(const char *name)
  * pool are revalidated on every access: the LOOKUP is where the daemon refuses other users.
  * File names are cached like folder names: before an unused file goes, the pool has the kernel
  * drop its name (pool.c unname_first), so no OPEN arrives through a cached name of a removed
- * file. */
+ * file; and a file that is unused, on its way out, is not cached at all (pool_name_cached_now). */
 static double entry_timeout(const struct pool *p, const struct node *n)
 {
-	return pool_name_cacheable(p, n) ? p->entry_timeout : 0.0;
+	return pool_name_cached_now(p, n) ? p->entry_timeout : 0.0;
 }
 
 void fill_entry(struct pool *p, struct node *n, const struct stat *st,

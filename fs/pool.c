@@ -80,10 +80,17 @@ bool pool_name_cacheable(const struct pool *p, const struct node *n)
 	return !(options_multi_user(&p->opts) && n->parent == p->root);
 }
 
-void pool_lookup_add(struct node *n)
+bool pool_name_cached_now(const struct pool *p, const struct node *n)
+{
+	return pool_name_cacheable(p, n) &&
+	       (n->is_dir || lifetime_in_use(&n->life, pool_held_above(p, n)));
+}
+
+void pool_lookup_add(struct pool *p, struct node *n)
 {
 	n->nlookup++;
-	n->unnamed = false; /* the kernel may cache the name again */
+	if (pool_name_cached_now(p, n))
+		n->unnamed = false; /* the kernel may cache the name again */
 }
 
 /* Before an unused file's name goes, the kernel must drop its cached copy: an open(O_CREAT)

@@ -201,10 +201,14 @@ void pool_linger_expire(struct pool *p);
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count);
 /* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply). */
-void pool_lookup_add(struct node *n);
+void pool_lookup_add(struct pool *p, struct node *n);
 /* May the kernel cache `n`'s name? Not directly in the shared root of a multi-user pool: that
  * LOOKUP is where other users are refused (docs/design.md "Caching"). */
 bool pool_name_cacheable(const struct pool *p, const struct node *n);
+/* May a reply naming `n` now let the kernel cache the name? Not if it may not be cached at all,
+ * nor while the file is unused, on its way out: a poller waiting for the name to vanish must
+ * keep looking it up, or the open it never makes would hold the removal (pool_note_lookup). */
+bool pool_name_cached_now(const struct pool *p, const struct node *n);
 /* The invalidation thread has made the kernel drop the name of node `ino` (takes the lock). */
 void pool_name_invalidated(struct pool *p, uint64_t ino);
 /* The kernel may hold a stale (negative) entry for `n`'s name: a reply that created it was

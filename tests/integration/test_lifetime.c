@@ -1147,6 +1147,60 @@ static void test_life_row(void **state)
 	tu_backing_back_to_base(state);
 }
 
+static int setup_linger(void **state)
+{
+	return tu_setup(state, "autohold=none,linger=1");
+}
+
+/* The LOOKUP requests counted in the root's user.poolfs.ops. */
+static long lookups(const struct pool_fixture *p)
+{
+	char text[4096];
+	ssize_t len = getxattr(p->mnt, POOLFS_XATTR_OPS, text, sizeof(text) - 1);
+	const char *at;
+
+	assert_true(len > 0);
+	text[len] = '\0';
+	at = strstr(text, "lookup ");
+	return at ? atol(at + 7) : 0;
+}
+
+/* A file that is unused, on its way out (here: lingering), is named to the kernel without a
+ * cache timeout: each walk to it asks the daemon again. Cached, a poller waiting for the name
+ * to vanish would look it up once, its LOOKUP would be noted as an OPEN to come, and that note
+ * would hold the removal for the whole grace (pool_note_lookup), since no second LOOKUP came to
+ * drop it. The kernel's own cache of the name is dropped first (drop_caches: root only). */
+static void test_unused_name_is_looked_up_again(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	PATH(d, p, "u-dir");
+	PATH(f, p, "u-dir/u-file");
+	struct stat st;
+	int fd, dirfd, drop;
+	long before;
+
+	CHECK(mkdir(d, 0700));
+	/* walks from the folder: its own name sits in the shared root, never cached */
+	CHECK(dirfd = open(d, O_RDONLY | O_DIRECTORY));
+	CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
+	CHECK(close(fd)); /* unused: gone after linger=1 */
+	drop = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (drop < 0)
+		skip();
+	CHECK(write(drop, "2", 1));
+	CHECK(close(drop));
+	CHECK(fstatat(dirfd, "u-file", &st, 0)); /* the first LOOKUP since the cache was dropped */
+	before = lookups(p);
+	for (int i = 0; i < 5; i++)
+		CHECK(fstatat(dirfd, "u-file", &st, 0));
+	if (lookups(p) - before < 5)
+		fail_msg("5 stat() of an unused file made %ld LOOKUPs: its name was cached",
+			 lookups(p) - before);
+	CHECK(close(dirfd));
+	ASSERT_GONE(f);
+	ASSERT_GONE(d);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_none, tu_teardown)
 
 /* The scenarios that need more than steps: other processes, sockets, loops, partial unmaps. */
@@ -1169,6 +1223,8 @@ static const struct CMUnitTest scenarios[] = {
 	T(test_same_name_created_concurrently),
 	T(test_folder_removal_races_create),
 	T(test_refs_show_live_mapping),
+	cmocka_unit_test_setup_teardown(test_unused_name_is_looked_up_again, setup_linger,
+					tu_teardown),
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
