@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -318,6 +319,16 @@ int backing_utimens(struct backing *b, uint64_t ino, const struct timespec ts[2]
 
 	name_of(ino, name);
 	return utimensat(b->dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+int backing_fanotify_mark(struct backing *b, int fan_fd, unsigned int flags, uint64_t mask,
+			  uint64_t ino)
+{
+	char name[20];
+
+	name_of(ino, name);
+	return fanotify_mark(fan_fd, flags | FAN_MARK_DONT_FOLLOW, mask, b->dir_fd, name) < 0 ? -errno
+											      : 0;
 }
 
 int backing_statvfs(struct backing *b, struct statvfs *sv)

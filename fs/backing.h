@@ -48,6 +48,9 @@ int backing_unlink(struct backing *b, uint64_t ino);
 int backing_stat(struct backing *b, uint64_t ino, struct stat *st);
 /* utimensat(2) on the file of `ino` (UTIME_NOW and UTIME_OMIT as there). */
 int backing_utimens(struct backing *b, uint64_t ino, const struct timespec ts[2]);
+/* fanotify_mark(2) of the file of `ino` (FAN_MARK_ADD or FAN_MARK_REMOVE in flags): 0 or -errno. */
+int backing_fanotify_mark(struct backing *b, int fan_fd, unsigned int flags, uint64_t mask,
+			  uint64_t ino);
 int backing_statvfs(struct backing *b, struct statvfs *sv);
 /* Parse a backing file name back into an inode number; 0 if it is not one of ours. */
 uint64_t backing_name_to_ino(const char *name);

@@ -21,6 +21,7 @@ struct dp_release {
 	uint32_t open_gen;     /* n->open_gen when the last handle went */
 	int backing_id;        /* passthrough registration to drop, 0 if none */
 	bool busy;             /* release_io: a mapping or fd may still exist */
+	bool watch_added;      /* release_io: the backing file got its own close-event mark */
 };
 
 struct datapath {

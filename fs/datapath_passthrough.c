@@ -3,10 +3,13 @@
  * Each file's backing tmpfs file is registered once (one backing_id per inode, shared by its
  * opens) and the kernel sends read/write/mmap straight to it. RELEASE then comes at close() even
  * while mappings live, so after the last release the node is "maybe mapped" until proven free:
- *   - trigger: fanotify close events on the backing folder fire when the kernel's internal backing
- *     file goes, i.e. at the last munmap or process death (events from our own pid are ignored:
- *     our probes and fd closes never end a mapping). The group reports names (FAN_REPORT_DFID_NAME)
- *     instead of opening an fd per event: nothing of ours is open on the file when we probe;
+ *   - trigger: a fanotify close event fires when the kernel's internal backing file goes, i.e.
+ *     at the last munmap or process death (events from our own pid are ignored: our probes and
+ *     fd closes never end a mapping). Only a backing file still in use at its last RELEASE gets
+ *     a mark, removed once it is proven free: a file that was never mapped, most of them, costs
+ *     no event at all (if marks run out, the whole store is marked instead). The group reports
+ *     names (FAN_REPORT_DFID_NAME) instead of opening an fd per event: nothing of ours is open
+ *     on the file when we probe;
  *   - proof: a write lease on an O_RDONLY fd is granted only when no other fd or mapping of the
  *     file exists anywhere (the lease is dropped at once; SIGIO is ignored by main.c);
  *   - the race: the kernel queues the close event (and RELEASE) a moment before it drops the
@@ -17,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +40,11 @@
 /* Close events handled per batch; more in one read count as a queue overflow. */
 #define EVENT_BATCH 256
 
+#define CLOSE_EVENTS (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE)
+
 struct passthrough_state {
 	int fan_fd;
+	atomic_bool store_marked; /* a file could not get a mark: the whole store has one */
 	int backstop_fd;      /* timerfd: re-probes maybe-mapped nodes while any exist */
 	uint64_t backstop_ms; /* the interval it is armed with, 0 if disarmed */
 	bool backstop_noted;  /* logged once that the backstop, not fanotify, found an end */
@@ -119,6 +126,66 @@ static bool probe_in_use(struct pool *p, struct node *n)
 	return probe_ino_in_use(p, n->ino);
 }
 
+/* The fallback when a backing file cannot get a mark of its own (marks are a bounded kernel
+ * resource where FAN_UNLIMITED_MARKS was refused): close events of the whole store. */
+static void watch_store(struct pool *p)
+{
+	struct passthrough_state *st = p->dp_state;
+
+	if (atomic_exchange(&st->store_marked, true))
+		return;
+	if (fanotify_mark(st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS | FAN_EVENT_ON_CHILD,
+			  p->backing.dir_fd, NULL) < 0)
+		log_error("fanotify_mark on the backing store: %m; a mapping's end is found by the "
+			  "periodic re-check only");
+	else
+		log_info("passthrough: close events of every backing file are watched from now on");
+}
+
+/* Have the last close of the backing file of `ino` reported. True if it got a mark of its own,
+ * to be removed once it is proven free (unwatch_file). Needs no lock. */
+static bool watch_file(struct pool *p, uint64_t ino)
+{
+	struct passthrough_state *st = p->dp_state;
+	int r;
+
+	if (!st || atomic_load(&st->store_marked))
+		return false;
+	r = backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS, ino);
+	if (r == 0)
+		return true;
+	if (r != -ENOENT) {
+		log_warn("fanotify_mark on the backing file of inode %" PRIu64 ": %s", ino,
+			 strerror(-r));
+		watch_store(p);
+	}
+	return false;
+}
+
+/* Drop the mark of a backing file proven free: its later closes are nobody's business. Lock
+ * held (a system call, but only for files that were still in use at their last RELEASE). */
+static void unwatch_file(struct pool *p, struct node *n)
+{
+	struct passthrough_state *st = p->dp_state;
+	int r;
+
+	if (!n->close_watched || !st)
+		return;
+	n->close_watched = false;
+	r = backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_REMOVE, CLOSE_EVENTS, n->ino);
+	if (r < 0 && r != -ENOENT)
+		log_warn("removing the fanotify mark of inode %" PRIu64 ": %s", n->ino, strerror(-r));
+}
+
+/* `n` was proven free of mappings: hand it back to the pool (which may free it: do not touch
+ * `n` after). Lock held. */
+static void set_free(struct pool *p, struct node *n)
+{
+	n->life.maybe_mapped = false;
+	unwatch_file(p, n);
+	pool_recheck(p, n);
+}
+
 /* Whether `n` waits for the proof that its last mapping is gone. Lock held. */
 static bool watched(const struct node *n)
 {
@@ -131,8 +198,7 @@ static bool try_free(struct pool *p, struct node *n)
 {
 	if (!watched(n) || probe_in_use(p, n))
 		return false;
-	n->life.maybe_mapped = false;
-	pool_recheck(p, n);
+	set_free(p, n);
 	return true;
 }
 
@@ -333,8 +399,7 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 		if (!want[i] || !watched(n) || n->open_gen != gen[i])
 			continue;
 		if (!busy[i]) {
-			n->life.maybe_mapped = false;
-			pool_recheck(p, n);
+			set_free(p, n);
 		} else {
 			soon_add(p, inos[i]);
 		}
@@ -397,19 +462,19 @@ static int passthrough_start(struct pool *p)
 		r = -errno;
 		goto fail;
 	}
-	st->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
+	/* One mark per backing file in use at its last RELEASE (watch_file): as many as live
+	 * mappings, which the default per-user mark limit could cap (then watch_store). Files are
+	 * marked relative to the store's descriptor: a private tmpfs instance has no path. */
+	st->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME |
+					   FAN_UNLIMITED_MARKS,
 				   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	if (st->fan_fd < 0 && errno == EPERM)
+		st->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+						   FAN_REPORT_DFID_NAME,
+					   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (st->fan_fd < 0) {
 		r = -errno;
 		log_error("fanotify_init: %s", strerror(-r));
-		goto fail;
-	}
-	/* Marked by descriptor: a private tmpfs instance has no path. */
-	if (fanotify_mark(st->fan_fd, FAN_MARK_ADD,
-			  FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE | FAN_EVENT_ON_CHILD, p->backing.dir_fd,
-			  NULL) < 0) {
-		r = -errno;
-		log_error("fanotify_mark on the backing store: %s", strerror(-r));
 		goto fail;
 	}
 	r = watch_add(p->watch, st->fan_fd, fanotify_fired, p);
@@ -537,16 +602,26 @@ static void passthrough_release_io(struct pool *p, struct dp_release *rel)
 				 strerror(-r));
 	}
 	rel->busy = probe_ino_in_use(p, rel->ino);
+	/* Still in use: have its last close reported, then look again, since that close may have
+	 * come between the probe and the mark. */
+	if (rel->busy) {
+		rel->watch_added = watch_file(p, rel->ino);
+		rel->busy = probe_ino_in_use(p, rel->ino);
+	}
 }
 
 static void passthrough_release_commit(struct pool *p, struct node *n, const struct dp_release *rel)
 {
+	if (n && rel->watch_added) {
+		n->close_watched = true;
+		if (!n->life.maybe_mapped)
+			unwatch_file(p, n); /* proven free meanwhile, before the mark was noted */
+	}
 	/* Opened again since (its own release probes), freed, or proven free by a close event. */
 	if (!watched(n) || n->open_gen != rel->open_gen)
 		return;
 	if (!rel->busy) {
-		n->life.maybe_mapped = false;
-		pool_recheck(p, n);
+		set_free(p, n);
 	} else {
 		/* Usually the closing process's backing file is still going: its close event,
 		 * which follows, or the first re-probe proves the node free. */

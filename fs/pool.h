@@ -84,6 +84,9 @@ struct node {
 	bool releasing;
 	/* Passthrough: the open handles go through the page cache (a small file opened read-only). */
 	bool io_cached;
+	/* Passthrough: the backing file has a fanotify mark of its own (it was still in use at its
+	 * last RELEASE), removed once the file is proven free. */
+	bool close_watched;
 	/* Files: the backing file's size and times as last read. Valid only while nothing but the
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
 	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */
