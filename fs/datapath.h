@@ -17,6 +17,7 @@
 /* Work of a last release to be done outside the lock (see release_begin). */
 struct dp_release {
 	bool pending;          /* release_io and release_commit have work */
+	bool probe;            /* a mapping may exist: release_io proves whether one does */
 	uint64_t ino;
 	uint32_t open_gen;     /* n->open_gen when the last handle went */
 	int backing_id;        /* passthrough registration to drop, 0 if none */

@@ -182,6 +182,7 @@ static void unwatch_file(struct pool *p, struct node *n)
 static void set_free(struct pool *p, struct node *n)
 {
 	n->life.maybe_mapped = false;
+	n->may_map = false;
 	unwatch_file(p, n);
 	pool_recheck(p, n);
 }
@@ -540,6 +541,8 @@ static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int 
 		fi->keep_cache = 0;
 		return 0;
 	}
+	if ((fi->flags & O_ACCMODE) != O_WRONLY)
+		n->may_map = true;
 	if (!n->backing_id) {
 		int id = fuse_passthrough_open(req, fd);
 		if (id <= 0) {
@@ -586,11 +589,16 @@ static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_
 		*rel = (struct dp_release){.pending = false};
 		return;
 	}
-	*rel = (struct dp_release){.pending = true, .ino = n->ino, .open_gen = n->open_gen,
-				   .backing_id = n->backing_id};
+	/* Only write-only handles since the file was last known unmapped: none could map it (mmap
+	 * needs a readable file), so there is nothing to prove, only the registration to drop. */
+	*rel = (struct dp_release){.pending = true, .probe = n->life.maybe_mapped || n->may_map,
+				   .ino = n->ino, .open_gen = n->open_gen, .backing_id = n->backing_id};
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
 	n->backing_id = 0;
-	n->life.maybe_mapped = true;
+	if (rel->probe) {
+		n->life.maybe_mapped = true;
+		n->may_map = false; /* now part of maybe_mapped, until proven free */
+	}
 }
 
 static void passthrough_release_io(struct pool *p, struct dp_release *rel)
@@ -601,6 +609,8 @@ static void passthrough_release_io(struct pool *p, struct dp_release *rel)
 			log_warn("closing the backing registration of inode %" PRIu64 ": %s", rel->ino,
 				 strerror(-r));
 	}
+	if (!rel->probe)
+		return;
 	rel->busy = probe_ino_in_use(p, rel->ino);
 	/* Still in use: have its last close reported, then look again, since that close may have
 	 * come between the probe and the mark. */
@@ -617,8 +627,9 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 		if (!n->life.maybe_mapped)
 			unwatch_file(p, n); /* proven free meanwhile, before the mark was noted */
 	}
-	/* Opened again since (its own release probes), freed, or proven free by a close event. */
-	if (!watched(n) || n->open_gen != rel->open_gen)
+	/* Nothing was proven (write-only handles); or opened again since (its own release
+	 * probes), freed, or proven free by a close event. */
+	if (!rel->probe || !watched(n) || n->open_gen != rel->open_gen)
 		return;
 	if (!rel->busy) {
 		set_free(p, n);

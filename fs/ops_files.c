@@ -414,7 +414,8 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			else if (p->dp->last_release)
 				p->dp->last_release(p, n);
 		}
-		n->releasing = rel.pending;
+		/* LOOKUPs wait for a probe's answer, not for a mere unregistration. */
+		n->releasing = rel.pending && rel.probe;
 		pool_recheck(p, n);
 	} else {
 		log_warn("release of unknown inode %" PRIu64, (uint64_t)ino);
@@ -428,7 +429,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pool_lock(p);
 	/* Only a removed and forgotten node is freed, and `releasing` keeps it unremoved. */
 	n = pool_node(p, rel.ino);
-	if (n)
+	if (n && rel.probe)
 		n->releasing = false;
 	pthread_cond_broadcast(&p->release_done);
 	p->dp->release_commit(p, n, &rel);

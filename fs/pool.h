@@ -84,6 +84,10 @@ struct node {
 	bool releasing;
 	/* Passthrough: the open handles go through the page cache (a small file opened read-only). */
 	bool io_cached;
+	/* Passthrough: a handle that could map the file (opened for reading: mmap needs it) was
+	 * opened since the file was last known unmapped. Without one, the last RELEASE has nothing
+	 * to prove (write-only handles, as `tar -x` and `cp` make). */
+	bool may_map;
 	/* Passthrough: the backing file has a fanotify mark of its own (it was still in use at its
 	 * last RELEASE), removed once the file is proven free. */
 	bool close_watched;

@@ -193,6 +193,44 @@ static void test_only_mapped_files_are_watched(void **state)
 	expect_marks(p, 0);
 }
 
+/* A write-only handle cannot be mapped, so the last RELEASE of write-only handles has nothing to
+ * prove on passthrough (datapath_passthrough.c): such a file goes at once. But a mapping made
+ * through an earlier, or a concurrent, readable handle must still keep the file. */
+static void test_write_only_handles_never_hide_a_mapping(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	PATH(plain, p, "wo-plain");
+	PATH(earlier, p, "wo-earlier");
+	PATH(concurrent, p, "wo-concurrent");
+	size_t len = 4 * pg;
+	unsigned char *m1, *m2;
+	int rw, wo;
+
+	/* write-only from birth to close */
+	CHECK(wo = open(plain, O_WRONLY | O_CREAT | O_EXCL, 0600));
+	CHECK(ftruncate(wo, (off_t)len));
+	CHECK(close(wo));
+	ASSERT_GONE(plain);
+	/* mapped through a handle closed before a write-only one came and went */
+	m1 = mapped_file(earlier, len, 6);
+	CHECK(wo = open(earlier, O_WRONLY));
+	CHECK(close(wo));
+	expect_stays(earlier);
+	/* mapped through a readable handle; a write-only handle closes last */
+	rw = make_file(concurrent, len, 7);
+	m2 = map_fd(rw, len);
+	CHECK(wo = open(concurrent, O_WRONLY));
+	CHECK(close(rw));
+	CHECK(close(wo));
+	expect_stays(concurrent);
+	assert_int_equal(pat_check(m1, len, 6, 0), -1);
+	assert_int_equal(pat_check(m2, len, 7, 0), -1);
+	CHECK(munmap(m1, len));
+	ASSERT_GONE(earlier);
+	CHECK(munmap(m2, len));
+	end_with_gone(state, concurrent);
+}
+
 struct mapper_arg {
 	char path[PATH_MAX];
 	struct chan c;
@@ -1279,6 +1317,7 @@ static void test_unused_name_is_looked_up_again(void **state)
 static const struct CMUnitTest scenarios[] = {
 	T(test_mapping_outlives_close),
 	T(test_only_mapped_files_are_watched),
+	T(test_write_only_handles_never_hide_a_mapping),
 	T(test_two_mappers_two_processes),
 	T(test_fork_inherits_fd),
 	T(test_fork_inherits_mapping),
