@@ -2,7 +2,9 @@
  *
  * Each file's backing tmpfs file is registered once (one backing_id per inode, shared by its
  * opens) and the kernel sends read/write/mmap straight to it. RELEASE then comes at close() even
- * while mappings live, so after the last release the node is "maybe mapped" until proven free:
+ * while mappings live, so after the last release the node is "maybe mapped" until proven free
+ * (unless every handle since it was last known unmapped was write-only: mmap needs a readable
+ * file, so then there is nothing to prove):
  *   - trigger: a fanotify close event fires when the kernel's internal backing file goes, i.e.
  *     at the last munmap or process death (events from our own pid are ignored: our probes and
  *     fd closes never end a mapping). Only a backing file still in use at its last RELEASE gets
