@@ -33,7 +33,7 @@ static long ops_count(const struct pool_fixture *p, const char *type)
 
 	if (len < 0)
 		fail_msg("getxattr %s: %s", POOLFS_XATTR_OPS, errname(errno));
-	text[len] = '\0';
+	text[len > 0 ? len : 0] = '\0';
 	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
 		if (sscanf(line, "%31s %ld", name, &n) == 2 && strcmp(name, type) == 0)
 			count = n;
