@@ -29,7 +29,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		return;
 	}
 	/* Entries never carry setuid/setgid bits or capabilities (access_effective_mode): the
-	 * kernel need not ask getxattr(security.capability) or clear bits around each write. */
+	 * kernel need not clear bits around each write, and with KILLPRIV_V2 it marks the mount
+	 * SB_NOSEC. (It still asks getxattr(security.capability) at an inode's first write after
+	 * each attribute refresh, and at every chown: that is the kernel's.) */
 	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
 		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
 #ifdef FUSE_CAP_HANDLE_KILLPRIV_V2
@@ -37,6 +39,15 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_HANDLE_KILLPRIV_V2;
 #endif
 	conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
+#ifdef POOLFS_HAVE_NO_INTERRUPT
+	/* No handler waits on anything a signal should cut short, so no INTERRUPT is wanted: the
+	 * first one gets ENOSYS and the kernel sends no more. Over io_uring it also matters for
+	 * memory: libfuse 3.18 takes INTERRUPTs from /dev/fuse and parks each until a request it
+	 * names is seen there, which never happens for requests that came over a ring (a leak
+	 * LeakSanitizer found in stress/killstorm). On /dev/fuse it spares two list operations
+	 * under libfuse's session lock per request. */
+	conn->no_interrupt = 1;
+#endif
 	/* No splice from /dev/fuse: libfuse wants a pipe of max_write plus a header, more than the
 	 * default pipe-max-size (1 MiB), so it would make and drop a pipe for every request (pipe2,
 	 * a /proc read, fcntl, three closes) before falling back to read() anyway. */
