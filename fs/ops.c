@@ -30,8 +30,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	}
 	/* Entries never carry setuid/setgid bits or capabilities (access_effective_mode): the
 	 * kernel need not clear bits around each write, and with KILLPRIV_V2 it marks the mount
-	 * SB_NOSEC. (It still asks getxattr(security.capability) at an inode's first write after
-	 * each attribute refresh, and at every chown: that is the kernel's.) */
+	 * SB_NOSEC. (It still asks getxattr(security.capability) at each new inode's first write,
+	 * and at every chown: that is the kernel's.) */
 	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
 		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
 #ifdef FUSE_CAP_HANDLE_KILLPRIV_V2
