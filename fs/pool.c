@@ -1,6 +1,6 @@
 /* pool: the application of lifetime decisions — removal, lingering, the kernel's references and
- * names, attributes — and the pool's life: init, lock, teardown (see pool.h). The node table and
- * names are pool_tree.c's, quotas and usage pool_usage.c's. */
+ * names — and the pool's life: init, lock, teardown (see pool.h). The node table and names are
+ * pool_tree.c's, attributes pool_attrs.c's, quotas and usage pool_usage.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -122,15 +122,40 @@ void pool_name_invalidated(struct pool *p, uint64_t ino)
 	pool_unlock(p);
 }
 
+static void unlink_backing(struct pool *p, uint64_t ino)
+{
+	int r = backing_unlink(&p->backing, ino);
+
+	if (r < 0 && r != -ENOENT)
+		log_warn("removing backing file of inode %" PRIu64 ": %s", ino, strerror(-r));
+}
+
+/* Have pool_unlock() unlink the backing file of `ino` once the lock is released (inode numbers
+ * are never reused, so nothing can meet the file meanwhile); unlinked at once if the list cannot
+ * grow. Lock held. */
+static void unlink_backing_later(struct pool *p, uint64_t ino)
+{
+	if (p->unlink_count == p->unlink_cap) {
+		size_t cap = p->unlink_cap ? p->unlink_cap * 2 : 16;
+		uint64_t *grown = realloc(p->unlink_inos, cap * sizeof(*grown));
+
+		if (!grown) {
+			unlink_backing(p, ino);
+			return;
+		}
+		p->unlink_inos = grown;
+		p->unlink_cap = cap;
+	}
+	p->unlink_inos[p->unlink_count++] = ino;
+}
+
 /* The data of `n` is gone for good: unlink its backing file, forget its accounting. */
 static void destroy(struct pool *p, struct node *n)
 {
 	struct user_usage *u;
 
 	if (!n->is_dir) {
-		int r = backing_unlink(&p->backing, n->ino);
-		if (r < 0 && r != -ENOENT)
-			log_warn("removing backing file of inode %" PRIu64 ": %s", n->ino, strerror(-r));
+		unlink_backing_later(p, n->ino);
 		pool_reserve(p, n, 0);
 	}
 	u = pool_usage_of(p, n->uid, false);
@@ -348,70 +373,6 @@ void pool_note_open(struct pool *p, struct node *n, pid_t tid)
 			n->pending_open[i].tid = 0;
 }
 
-void pool_backing_changed(struct node *n)
-{
-	n->battr_valid = false;
-}
-
-/* The backing file's attributes: from the node while it is idle, else (and to refill) fstatat. */
-static int file_backing_attrs(struct pool *p, struct node *n, struct stat *st)
-{
-	bool idle = n->life.opens == 0 && !n->life.maybe_mapped;
-	int r;
-
-	if (idle && n->battr_valid) {
-		*st = n->battr;
-		return 0;
-	}
-	r = backing_stat(&p->backing, n->ino, st);
-	if (r < 0)
-		return r == -ENOENT ? -ESTALE : r;
-	n->battr = *st;
-	n->battr_valid = idle;
-	return 0;
-}
-
-int pool_stat(struct pool *p, struct node *n, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	if (n->life.removed) {
-		/* Reached only through the kernel's caches (a path walk racing the removal, an fd's
-		 * fstat): answer like an unlinked inode, with what the node still knows, so the walk
-		 * goes on to a clean ENOENT instead of failing with ESTALE. */
-		st->st_mode = (n->is_dir ? S_IFDIR : S_IFREG) | n->perm;
-		st->st_nlink = 0;
-		st->st_blksize = 4096;
-		st->st_atim = n->atime;
-		st->st_mtim = n->mtime;
-		st->st_ctim = n->ctime;
-	} else if (!n->is_dir) {
-		int r = file_backing_attrs(p, n, st);
-		if (r < 0)
-			return r;
-		/* On passthrough, writes past the end bypass us: catch up the accounting here. */
-		if ((uint64_t)st->st_size > n->reserved)
-			pool_account(p, n, (uint64_t)st->st_size);
-		st->st_mode = S_IFREG | n->perm;
-		st->st_nlink = n->life.linked ? 1 : 0;
-		/* chmod, chown and xattrs change only the node: the later of the two ctimes. */
-		if (n->ctime.tv_sec > st->st_ctim.tv_sec ||
-		    (n->ctime.tv_sec == st->st_ctim.tv_sec && n->ctime.tv_nsec > st->st_ctim.tv_nsec))
-			st->st_ctim = n->ctime;
-	} else {
-		st->st_mode = S_IFDIR | n->perm;
-		st->st_nlink = 2 + n->subdirs;
-		st->st_size = 0;
-		st->st_blksize = 4096;
-		st->st_atim = n->atime;
-		st->st_mtim = n->mtime;
-		st->st_ctim = n->ctime;
-	}
-	st->st_ino = n->ino;
-	st->st_uid = n->uid;
-	st->st_gid = n->gid;
-	return 0;
-}
-
 /* ---- permissions ---------------------------------------------------------------------------- */
 
 bool pool_may(struct pool *p, uid_t caller, const struct node *n)
@@ -426,11 +387,6 @@ bool pool_may_change(struct pool *p, uid_t caller, const struct node *n)
 	/* The root's uid is the pool's owner: only it (or root with root_exempt) may hold the
 	 * root, set its xattrs or change its attributes. */
 	return access_is_owner(&p->policy, caller, n->uid);
-}
-
-void pool_touch_ctime(struct node *n)
-{
-	pool_set_now(&n->ctime);
 }
 
 void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n)
@@ -539,6 +495,9 @@ void pool_destroy(struct pool *p)
 		p->inval_head = pi->next;
 		free(pi);
 	}
+	/* The store goes as a whole at unmount (backing_close). */
+	free(p->unlink_inos);
+	p->unlink_inos = NULL;
 	while (p->users) {
 		struct user_usage *u = p->users;
 		p->users = u->next;
@@ -569,11 +528,22 @@ void pool_unlock(struct pool *p)
 {
 	struct pending_inval *inval = p->inval_head;
 	struct node *zombies = p->zombies;
+	uint64_t *unlinks = p->unlink_inos;
+	size_t nunlinks = p->unlink_count;
 
 	p->inval_head = NULL;
 	p->inval_tail = &p->inval_head;
 	p->zombies = NULL;
+	if (nunlinks) {
+		p->unlink_inos = NULL;
+		p->unlink_count = p->unlink_cap = 0;
+	}
 	pthread_mutex_unlock(&p->lock);
+
+	for (size_t i = 0; i < nunlinks; i++)
+		unlink_backing(p, unlinks[i]);
+	if (nunlinks)
+		free(unlinks);
 
 	while (zombies) {
 		struct node *n = zombies;

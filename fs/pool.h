@@ -140,6 +140,10 @@ struct pool {
 	size_t name_buckets, name_count;
 	struct node *zombies;
 	struct pending_inval *inval_head, **inval_tail;
+	/* Backing files of removed nodes, unlinked by pool_unlock() after the lock is released:
+	 * freeing a big file's pages takes milliseconds (docs/design.md "Locking and threads"). */
+	uint64_t *unlink_inos;
+	size_t unlink_count, unlink_cap;
 	uint64_t entries;             /* live files and folders, root excluded */
 	uint64_t bytes;               /* sum of `reserved` */
 	uint64_t meta;                /* sum of the users' `meta` */

@@ -1,4 +1,4 @@
-/* pool_internal: what pool.c, pool_tree.c and pool_usage.c share and nothing else may use.
+/* pool_internal: what pool.c, pool_attrs.c, pool_tree.c and pool_usage.c share and nothing else may use.
  * All of it runs with the pool lock held. */
 #ifndef POOLFS_POOL_INTERNAL_H
 #define POOLFS_POOL_INTERNAL_H

@@ -1,0 +1,78 @@
+/* pool_attrs: the attributes the kernel is told about a node (pool_stat), and where a file's
+ * come from: the node's copy while nothing but the daemon can change the backing file, else the
+ * backing file itself (docs/design.md "Caching"). */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pool.h"
+#include "pool_internal.h"
+
+void pool_backing_changed(struct node *n)
+{
+	n->battr_valid = false;
+}
+
+/* The backing file's attributes: from the node while it is idle, else (and to refill) fstatat. */
+static int file_backing_attrs(struct pool *p, struct node *n, struct stat *st)
+{
+	bool idle = n->life.opens == 0 && !n->life.maybe_mapped;
+	int r;
+
+	if (idle && n->battr_valid) {
+		*st = n->battr;
+		return 0;
+	}
+	r = backing_stat(&p->backing, n->ino, st);
+	if (r < 0)
+		return r == -ENOENT ? -ESTALE : r;
+	n->battr = *st;
+	n->battr_valid = idle;
+	return 0;
+}
+
+int pool_stat(struct pool *p, struct node *n, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (n->life.removed) {
+		/* Reached only through the kernel's caches (a path walk racing the removal, an fd's
+		 * fstat): answer like an unlinked inode, with what the node still knows, so the walk
+		 * goes on to a clean ENOENT instead of failing with ESTALE. */
+		st->st_mode = (n->is_dir ? S_IFDIR : S_IFREG) | n->perm;
+		st->st_nlink = 0;
+		st->st_blksize = 4096;
+		st->st_atim = n->atime;
+		st->st_mtim = n->mtime;
+		st->st_ctim = n->ctime;
+	} else if (!n->is_dir) {
+		int r = file_backing_attrs(p, n, st);
+		if (r < 0)
+			return r;
+		/* On passthrough, writes past the end bypass us: catch up the accounting here. */
+		if ((uint64_t)st->st_size > n->reserved)
+			pool_account(p, n, (uint64_t)st->st_size);
+		st->st_mode = S_IFREG | n->perm;
+		st->st_nlink = n->life.linked ? 1 : 0;
+		/* chmod, chown and xattrs change only the node: the later of the two ctimes. */
+		if (n->ctime.tv_sec > st->st_ctim.tv_sec ||
+		    (n->ctime.tv_sec == st->st_ctim.tv_sec && n->ctime.tv_nsec > st->st_ctim.tv_nsec))
+			st->st_ctim = n->ctime;
+	} else {
+		st->st_mode = S_IFDIR | n->perm;
+		st->st_nlink = 2 + n->subdirs;
+		st->st_size = 0;
+		st->st_blksize = 4096;
+		st->st_atim = n->atime;
+		st->st_mtim = n->mtime;
+		st->st_ctim = n->ctime;
+	}
+	st->st_ino = n->ino;
+	st->st_uid = n->uid;
+	st->st_gid = n->gid;
+	return 0;
+}
+
+void pool_touch_ctime(struct node *n)
+{
+	pool_set_now(&n->ctime);
+}
