@@ -153,7 +153,9 @@ static bool watch_file(struct pool *p, uint64_t ino)
 
 	if (!st || atomic_load(&st->store_marked))
 		return false;
-	r = backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS, ino);
+	r = fault_fire(&p->fault, FAULT_MARK)
+		    ? -ENOSPC
+		    : backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS, ino);
 	if (r == 0)
 		return true;
 	if (r != -ENOENT) {

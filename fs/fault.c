@@ -6,7 +6,7 @@
 
 #include "fault.h"
 
-static const char *const site_names[FAULT_SITES] = {"alloc", "reply"};
+static const char *const site_names[FAULT_SITES] = {"alloc", "reply", "mark"};
 
 bool fault_fire(struct fault_state *f, enum fault_site site)
 {

@@ -16,6 +16,7 @@ enum fault_site {
 	FAULT_ALLOC,     /* a daemon allocation returns NULL */
 	FAULT_REPLY,     /* a reply that carries a new handle or entry is lost, as when the
 			  * caller was killed before it arrived */
+	FAULT_MARK,      /* the kernel refuses a fanotify mark for one backing file (passthrough) */
 	FAULT_SITES,
 };
 
@@ -26,9 +27,10 @@ struct fault_state {
 
 #ifdef POOLFS_FAULT_INJECTION
 bool fault_fire(struct fault_state *f, enum fault_site site);
-/* "alloc N", "reply N" (N >= 1: the Nth call from now fails, once) or "off". 0 or -EINVAL. */
+/* "alloc N", "reply N", "mark N" (N >= 1: the Nth call from now fails, once) or "off". 0 or
+ * -EINVAL. */
 int fault_arm(struct fault_state *f, const char *value, size_t len);
-/* "alloc armed|fired|off\nreply ...\n" into buf: length or -ERANGE. */
+/* "alloc armed|fired|off\nreply ...\nmark ...\n" into buf: length or -ERANGE. */
 int fault_report(struct fault_state *f, char *buf, size_t len);
 #else
 static inline bool fault_fire(struct fault_state *f, enum fault_site site)

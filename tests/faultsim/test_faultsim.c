@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <inttypes.h>
+#include <sys/mman.h>
 #include <sys/xattr.h>
 
 #define MAX_FAULT_POINTS 200
@@ -387,6 +388,40 @@ static void test_every_fault_point(void **state)
 	assert_true(drive(s, &ops[0], "reply") > 0);
 }
 
+/* Passthrough: when the kernel refuses a backing file its own fanotify mark, the daemon marks
+ * the whole store instead (datapath_passthrough.c watch_store), and a mapping's end still
+ * removes the file. */
+static void test_refused_mark_falls_back_to_the_store(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	PATH(f, p, "mapped");
+	char report[256];
+	ssize_t len;
+	void *m;
+	int fd;
+
+	if (pool_daemon_marks(p) < 0)
+		skip(); /* the page-cache path watches no close events */
+	CHECK_0(pool_wait_daemon_marks(p, 0, GONE_MS));
+	CHECK(setxattr(s->c.mnt, POOLFS_XATTR_DEBUG_FAULT, "mark 1", 6, 0));
+	CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
+	CHECK(ftruncate(fd, 4096));
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	CHECK(close(fd)); /* the mapping keeps it: its RELEASE asks for a mark, which is refused */
+	CHECK_0(pool_wait_daemon_marks(p, 1, GONE_MS)); /* the store's */
+	len = getxattr(s->c.mnt, POOLFS_XATTR_DEBUG_FAULT, report, sizeof(report) - 1);
+	CHECK(len);
+	report[len] = '\0';
+	if (!strstr(report, "mark fired"))
+		fail_msg("the mark fault did not fire:\n%s", report);
+	ASSERT_EXISTS(f);
+	CHECK(munmap(m, 4096));
+	ASSERT_GONE(f);
+	CHECK_0(pool_wait_daemon_marks(p, 1, GONE_MS)); /* the store's mark stays */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +429,8 @@ int main(void)
 		 NULL},
 		{"every_fault_point_autohold_process", test_every_fault_point, setup_autohold,
 		 teardown, NULL},
+		{"refused_mark_falls_back_to_the_store", test_refused_mark_falls_back_to_the_store,
+		 setup_strict, teardown, NULL},
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

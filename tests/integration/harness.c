@@ -937,6 +937,56 @@ int pool_unmount(struct pool_fixture *p)
 #undef KEEP_FIRST
 }
 
+int pool_daemon_marks(const struct pool_fixture *p)
+{
+	char dir[64], path[PATH_MAX], target[64], line[512];
+	struct dirent *e;
+	int marks = -1;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)p->daemon_pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (marks < 0 && (e = readdir(d))) {
+		ssize_t n;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:[fanotify]") != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)p->daemon_pid, e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* closed meanwhile */
+		marks = 0;
+		while (fgets(line, sizeof(line), f))
+			marks += strncmp(line, "fanotify ino:", 13) == 0;
+		fclose(f);
+	}
+	closedir(d);
+	return marks;
+}
+
+int pool_wait_daemon_marks(const struct pool_fixture *p, int want, int timeout_ms)
+{
+	long long deadline = pool_now_ms() + timeout_ms;
+	int have;
+
+	while ((have = pool_daemon_marks(p)) != want) {
+		if (have < -1)
+			return have;
+		if (pool_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		pool_sleep_ms(5);
+	}
+	return 0;
+}
+
 int pool_daemon_alive(struct pool_fixture *p)
 {
 	int status;

@@ -119,6 +119,14 @@ int pool_wait_backing_files(const struct pool_fixture *p, int want, int timeout_
 /* Whether the daemon is still running (not reaped, not a zombie we could reap now). */
 int pool_daemon_alive(struct pool_fixture *p);
 
+/* The fanotify marks the daemon holds ("fanotify ino:" lines in the fdinfo of its fanotify
+ * descriptor), -1 if it has no such descriptor (the page-cache path needs no close events), or
+ * another -errno. */
+int pool_daemon_marks(const struct pool_fixture *p);
+
+/* Poll until pool_daemon_marks(p) == want: 0, -ETIMEDOUT or -errno. */
+int pool_wait_daemon_marks(const struct pool_fixture *p, int want, int timeout_ms);
+
 /* Close this process's descriptors of pool files and unmap its mappings of them (from
  * /proc/self/fd and /proc/self/maps), so a test that failed half-way cannot keep the pool busy.
  * Returns how many it released, or -errno. */

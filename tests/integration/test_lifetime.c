@@ -121,51 +121,14 @@ static void test_mapping_outlives_close(void **state)
 	end_with_gone(state, f);
 }
 
-/* The fanotify marks the daemon holds ("fanotify ino:" lines in the fdinfo of its fanotify
- * descriptor), or -1 if it has none (the page-cache path needs no close events). */
-static int daemon_marks(const struct pool_fixture *p)
-{
-	char dir[64], path[PATH_MAX], target[64], line[512];
-	struct dirent *e;
-	int marks = -1;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)p->daemon_pid);
-	d = opendir(dir);
-	assert_non_null(d);
-	while (marks < 0 && (e = readdir(d))) {
-		ssize_t n;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		if (strcmp(target, "anon_inode:[fanotify]") != 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)p->daemon_pid, e->d_name);
-		f = fopen(path, "re");
-		assert_non_null(f);
-		marks = 0;
-		while (fgets(line, sizeof(line), f))
-			marks += strncmp(line, "fanotify ino:", 13) == 0;
-		fclose(f);
-	}
-	closedir(d);
-	return marks;
-}
-
-/* Poll until the daemon holds `want` marks: the RELEASE that adds one comes after close(). */
+/* Poll until the daemon holds `want` fanotify marks: the RELEASE that adds one comes after
+ * close(). */
 static void expect_marks(const struct pool_fixture *p, int want)
 {
-	long long deadline = pool_now_ms() + GONE_MS;
-	int have;
+	int r = pool_wait_daemon_marks(p, want, GONE_MS);
 
-	while ((have = daemon_marks(p)) != want && pool_now_ms() < deadline)
-		pool_sleep_ms(5);
-	if (have != want)
-		fail_msg("the daemon holds %d fanotify marks, want %d", have, want);
+	if (r != 0)
+		fail_msg("the daemon holds %d fanotify marks, want %d", pool_daemon_marks(p), want);
 }
 
 /* Passthrough: close events are watched only for files still in use at their last RELEASE (a
@@ -179,7 +142,7 @@ static void test_only_mapped_files_are_watched(void **state)
 	size_t len = 4 * pg;
 	unsigned char *m;
 
-	if (daemon_marks(p) < 0)
+	if (pool_daemon_marks(p) < 0)
 		skip(); /* the page-cache path: RELEASE follows the last mapping */
 	expect_marks(p, 0);
 	CHECK(close(make_file(a, len, 1)));
