@@ -327,8 +327,9 @@ int backing_fanotify_mark(struct backing *b, int fan_fd, unsigned int flags, uin
 	char name[20];
 
 	name_of(ino, name);
-	return fanotify_mark(fan_fd, flags | FAN_MARK_DONT_FOLLOW, mask, b->dir_fd, name) < 0 ? -errno
-											      : 0;
+	if (fanotify_mark(fan_fd, flags | FAN_MARK_DONT_FOLLOW, mask, b->dir_fd, name) < 0)
+		return -errno;
+	return 0;
 }
 
 int backing_statvfs(struct backing *b, struct statvfs *sv)

@@ -455,6 +455,7 @@ static void fanotify_fired(void *ctx, int fan_fd)
 
 static int passthrough_start(struct pool *p)
 {
+	const unsigned fan_flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME;
 	struct passthrough_state *st = calloc(1, sizeof(*st));
 	int r;
 
@@ -470,13 +471,9 @@ static int passthrough_start(struct pool *p)
 	/* One mark per backing file in use at its last RELEASE (watch_file): as many as live
 	 * mappings, which the default per-user mark limit could cap (then watch_store). Files are
 	 * marked relative to the store's descriptor: a private tmpfs instance has no path. */
-	st->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME |
-					   FAN_UNLIMITED_MARKS,
-				   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	st->fan_fd = fanotify_init(fan_flags | FAN_UNLIMITED_MARKS, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (st->fan_fd < 0 && errno == EPERM)
-		st->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
-						   FAN_REPORT_DFID_NAME,
-					   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+		st->fan_fd = fanotify_init(fan_flags, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (st->fan_fd < 0) {
 		r = -errno;
 		log_error("fanotify_init: %s", strerror(-r));

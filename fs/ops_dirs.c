@@ -143,7 +143,8 @@ static size_t plus_entry(struct pool *p, fuse_req_t req, const struct dir_entry 
 	}
 	len = fuse_add_direntry_plus(req, buf, room, de->name, &e, next);
 	if (len <= room && !dot) {
-		pool_lookup_add(p, n); /* the kernel instantiates what READDIRPLUS returns */
+		/* the kernel instantiates what READDIRPLUS returns */
+		pool_lookup_add(n, e.entry_timeout > 0);
 		*given = n->ino;
 	}
 	return len;

@@ -52,9 +52,9 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	r = pool_stat(p, n, &st);
 	if (r < 0)
 		goto out;
-	pool_lookup_add(p, n);
-	pool_note_lookup(p, n, fuse_req_ctx(req)->pid, !again);
 	fill_entry(p, n, &st, &e);
+	pool_lookup_add(n, e.entry_timeout > 0);
+	pool_note_lookup(p, n, fuse_req_ctx(req)->pid, !again);
 out:
 	pool_unlock(p);
 	if (r == -ENOENT) {
@@ -150,8 +150,8 @@ static void reply_new_entry(fuse_req_t req, struct pool *p, struct node *n, int 
 	if (r == 0)
 		r = pool_stat(p, n, &st);
 	if (r == 0) {
-		pool_lookup_add(p, n);
 		fill_entry(p, n, &st, &e);
+		pool_lookup_add(n, e.entry_timeout > 0);
 	}
 	if (r == 0 && !n->is_dir)
 		pool_recheck(p, n); /* mknod: a file nobody opened or holds goes at once */

@@ -322,8 +322,8 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		fd = -1;
 		goto fail;
 	}
-	pool_lookup_add(p, n);
 	fill_entry(p, n, &st, &e);
+	pool_lookup_add(n, e.entry_timeout > 0);
 	pool_unlock(p);
 	if (reply_create(p, req, &e, fi) < 0) {
 		/* Nodes are freed only in pool_unlock(): n is valid until the forget below. The

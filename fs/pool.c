@@ -82,14 +82,15 @@ bool pool_name_cacheable(const struct pool *p, const struct node *n)
 
 bool pool_name_cached_now(const struct pool *p, const struct node *n)
 {
+	/* The walk up for a folder hold only when nothing closer keeps the file. */
 	return pool_name_cacheable(p, n) &&
-	       (n->is_dir || lifetime_in_use(&n->life, pool_held_above(p, n)));
+	       (n->is_dir || lifetime_in_use(&n->life, false) || pool_held_above(p, n));
 }
 
-void pool_lookup_add(struct pool *p, struct node *n)
+void pool_lookup_add(struct node *n, bool name_cached)
 {
 	n->nlookup++;
-	if (pool_name_cached_now(p, n))
+	if (name_cached)
 		n->unnamed = false; /* the kernel may cache the name again */
 }
 

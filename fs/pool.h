@@ -211,8 +211,9 @@ void pool_recheck_subtree(struct pool *p, struct node *n);
 void pool_linger_expire(struct pool *p);
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count);
-/* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply). */
-void pool_lookup_add(struct pool *p, struct node *n);
+/* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply);
+ * `name_cached`: the reply lets it cache the name (fill_entry gave an entry timeout). */
+void pool_lookup_add(struct node *n, bool name_cached);
 /* May the kernel cache `n`'s name? Not directly in the shared root of a multi-user pool: that
  * LOOKUP is where other users are refused (docs/design.md "Caching"). */
 bool pool_name_cacheable(const struct pool *p, const struct node *n);
