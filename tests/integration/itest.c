@@ -1,5 +1,5 @@
 /* The integration tests' own helpers (itest.h): valgrind-scaled loop counts, ITEST_FILTER and
- * the whole-binary skip for an unsupported datapath. */
+ * the whole-binary skip for an unsupported datapath, the request counters. */
 #include "itest.h"
 
 int itest_rounds(int n)
@@ -32,4 +32,19 @@ int itest_datapath_unsupported(void)
 	if (r == 0)
 		pool_unmount(&p);
 	return 0;
+}
+
+long itest_ops_count(const struct pool_fixture *p, const char *type)
+{
+	char text[4096], name[32];
+	long count = 0, n;
+	ssize_t len = getxattr(p->mnt, POOLFS_XATTR_OPS, text, sizeof(text) - 1);
+
+	if (len < 0)
+		fail_msg("getxattr %s: %s", POOLFS_XATTR_OPS, errname(errno));
+	text[len > 0 ? len : 0] = '\0';
+	for (const char *line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+		if (sscanf(line, "%31s %ld", name, &n) == 2 && strcmp(name, type) == 0)
+			count = n;
+	return count;
 }

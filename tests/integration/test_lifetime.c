@@ -1225,19 +1225,6 @@ static int setup_linger(void **state)
 	return tu_setup(state, "autohold=none,linger=1");
 }
 
-/* The LOOKUP requests counted in the root's user.poolfs.ops. */
-static long lookups(const struct pool_fixture *p)
-{
-	char text[4096];
-	ssize_t len = getxattr(p->mnt, POOLFS_XATTR_OPS, text, sizeof(text) - 1);
-	const char *at;
-
-	assert_true(len > 0);
-	text[len] = '\0';
-	at = strstr(text, "lookup ");
-	return at ? atol(at + 7) : 0;
-}
-
 /* A file that is unused, on its way out (here: lingering), is named to the kernel without a
  * cache timeout: each walk to it asks the daemon again. Cached, a poller waiting for the name
  * to vanish would look it up once, its LOOKUP would be noted as an OPEN to come, and that note
@@ -1263,12 +1250,12 @@ static void test_unused_name_is_looked_up_again(void **state)
 	CHECK(write(drop, "2", 1));
 	CHECK(close(drop));
 	CHECK(fstatat(dirfd, "u-file", &st, 0)); /* the first LOOKUP since the cache was dropped */
-	before = lookups(p);
+	before = itest_ops_count(p, "lookup");
 	for (int i = 0; i < 5; i++)
 		CHECK(fstatat(dirfd, "u-file", &st, 0));
-	if (lookups(p) - before < 5)
+	if (itest_ops_count(p, "lookup") - before < 5)
 		fail_msg("5 stat() of an unused file made %ld LOOKUPs: its name was cached",
-			 lookups(p) - before);
+			 itest_ops_count(p, "lookup") - before);
 	CHECK(close(dirfd));
 	ASSERT_GONE(f);
 	ASSERT_GONE(d);

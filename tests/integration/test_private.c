@@ -22,24 +22,6 @@ static int setup_multi(void **state)
 	return tu_setup(state, "autohold=none");
 }
 
-/* The count of one request type in the root's user.poolfs.ops ("name count ns" lines; a type
- * never seen has no line: 0). */
-static long ops_count(const struct pool_fixture *p, const char *type)
-{
-	char text[4096], name[32];
-	long count = 0, n;
-	ssize_t len = getxattr(p->mnt, POOLFS_XATTR_OPS, text, sizeof(text) - 1);
-	const char *line;
-
-	if (len < 0)
-		fail_msg("getxattr %s: %s", POOLFS_XATTR_OPS, errname(errno));
-	text[len > 0 ? len : 0] = '\0';
-	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
-		if (sscanf(line, "%31s %ld", name, &n) == 2 && strcmp(name, type) == 0)
-			count = n;
-	return count;
-}
-
 static void ops_reset(const struct pool_fixture *p)
 {
 	CHECK(setxattr(p->mnt, POOLFS_XATTR_OPS, "reset", 5, 0));
@@ -65,7 +47,7 @@ static long getattrs_of_create_and_unlink(const struct pool_fixture *p)
 		snprintf(name, sizeof(name), "f%d", i);
 		CHECK(unlinkat(dirfd, name, 0));
 	}
-	n = ops_count(p, "getattr");
+	n = itest_ops_count(p, "getattr");
 	for (int i = 0; i < FILES; i++)
 		CHECK(close(fds[i]));
 	CHECK(close(dirfd));
