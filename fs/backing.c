@@ -305,6 +305,27 @@ int backing_unlink(struct backing *b, uint64_t ino)
 	return unlinkat(b->dir_fd, name, 0) < 0 ? -errno : 0;
 }
 
+int backing_resize(int fd, uint64_t size)
+{
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (size > (uint64_t)st.st_size &&
+	    fallocate(fd, 0, st.st_size, (off_t)(size - (uint64_t)st.st_size)) < 0 &&
+	    errno != EOPNOTSUPP)
+		goto fail;
+	if (ftruncate(fd, (off_t)size) < 0)
+		goto fail;
+	return 0;
+fail:
+	r = -errno;
+	if (ftruncate(fd, st.st_size) < 0)
+		log_warn("backing file: could not undo a failed resize: %m");
+	return r;
+}
+
 int backing_stat(struct backing *b, uint64_t ino, struct stat *st)
 {
 	char name[20];

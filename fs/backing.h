@@ -45,6 +45,10 @@ int backing_sweep(int dir_fd);
 int backing_create(struct backing *b, uint64_t ino);            /* fd, O_RDWR, new file */
 int backing_open_file(struct backing *b, uint64_t ino, int flags); /* fd */
 int backing_unlink(struct backing *b, uint64_t ino);
+/* Set the size of the open backing file `fd` to `size`, allocating growth first (fallocate) so
+ * a full tmpfs fails here with ENOSPC instead of with SIGBUS in a mapper later. On failure the
+ * old size is put back. No lock needed: it touches only the file. 0 or -errno. */
+int backing_resize(int fd, uint64_t size);
 int backing_stat(struct backing *b, uint64_t ino, struct stat *st);
 /* utimensat(2) on the file of `ino` (UTIME_NOW and UTIME_OMIT as there). */
 int backing_utimens(struct backing *b, uint64_t ino, const struct timespec ts[2]);

@@ -3,10 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fault.h"
 
-static const char *const site_names[FAULT_SITES] = {"alloc", "reply", "mark"};
+static const char *const site_names[FAULT_SITES] = {"alloc", "reply", "mark", "stall"};
 
 bool fault_fire(struct fault_state *f, enum fault_site site)
 {
@@ -24,6 +25,16 @@ bool fault_fire(struct fault_state *f, enum fault_site site)
 	return false;
 }
 
+void fault_stall(struct fault_state *f)
+{
+	const struct timespec tick = {.tv_nsec = 1000000};
+
+	if (!fault_fire(f, FAULT_STALL))
+		return;
+	for (int ms = 0; ms < FAULT_STALL_MAX_MS && !atomic_load(&f->stall_released); ms++)
+		nanosleep(&tick, NULL);
+}
+
 int fault_arm(struct fault_state *f, const char *value, size_t len)
 {
 	char text[64], name[16];
@@ -39,6 +50,7 @@ int fault_arm(struct fault_state *f, const char *value, size_t len)
 	if (strcmp(text, "off") == 0) {
 		for (int s = 0; s < FAULT_SITES; s++)
 			atomic_store(&f->countdown[s], 0);
+		atomic_store(&f->stall_released, true);
 		return 0;
 	}
 	if (sscanf(text, "%15s %ld%c", name, &n, &extra) != 2 || n < 1)
@@ -46,6 +58,8 @@ int fault_arm(struct fault_state *f, const char *value, size_t len)
 	for (int s = 0; s < FAULT_SITES; s++) {
 		if (strcmp(name, site_names[s]) == 0) {
 			atomic_store(&f->fired[s], 0);
+			if (s == FAULT_STALL)
+				atomic_store(&f->stall_released, false);
 			atomic_store(&f->countdown[s], n);
 			return 0;
 		}

@@ -17,20 +17,30 @@ enum fault_site {
 	FAULT_REPLY,     /* a reply that carries a new handle or entry is lost, as when the
 			  * caller was killed before it arrived */
 	FAULT_MARK,      /* the kernel refuses a fanotify mark for one backing file (passthrough) */
+	FAULT_STALL,     /* a resize's I/O, which runs outside the pool lock, waits until the
+			  * faults are turned off ("off"; at most FAULT_STALL_MAX_MS) */
 	FAULT_SITES,
 };
 
 struct fault_state {
 	atomic_long countdown[FAULT_SITES]; /* fire when it drops to 0; <= 0: disarmed */
 	atomic_long fired[FAULT_SITES];     /* how many times each site fired since armed */
+	atomic_bool stall_released;         /* "off" came: a stalled resize goes on */
 };
+
+/* A stalled request gives up waiting after this long, so a test that never releases it cannot
+ * leave a daemon that never unmounts. */
+#define FAULT_STALL_MAX_MS 30000
 
 #ifdef POOLFS_FAULT_INJECTION
 bool fault_fire(struct fault_state *f, enum fault_site site);
-/* "alloc N", "reply N", "mark N" (N >= 1: the Nth call from now fails, once) or "off". 0 or
+/* If the stall site fires, wait until "off" (or FAULT_STALL_MAX_MS). Call without the lock. */
+void fault_stall(struct fault_state *f);
+/* "alloc N", "reply N", "mark N", "stall N" (N >= 1: the Nth call from now fails, or stalls,
+ * once) or "off". 0 or
  * -EINVAL. */
 int fault_arm(struct fault_state *f, const char *value, size_t len);
-/* "alloc armed|fired|off\nreply ...\nmark ...\n" into buf: length or -ERANGE. */
+/* "alloc armed|fired|off\nreply ...\nmark ...\nstall ...\n" into buf: length or -ERANGE. */
 int fault_report(struct fault_state *f, char *buf, size_t len);
 #else
 static inline bool fault_fire(struct fault_state *f, enum fault_site site)
@@ -38,6 +48,11 @@ static inline bool fault_fire(struct fault_state *f, enum fault_site site)
 	(void)f;
 	(void)site;
 	return false;
+}
+
+static inline void fault_stall(struct fault_state *f)
+{
+	(void)f;
 }
 #endif
 

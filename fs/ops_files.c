@@ -48,42 +48,6 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	reply_attr(req, p, n, r);
 }
 
-/* Grow or shrink a file to `size`, reserving tmpfs space for growth so a full pool fails here
- * with ENOSPC instead of killing a mapper with SIGBUS later. */
-static int resize_file(struct pool *p, struct node *n, int fd, uint64_t size)
-{
-	struct stat st;
-	uint64_t old_reserved = n->reserved;
-	int r;
-
-	if (size > (uint64_t)INT64_MAX)
-		return -EFBIG;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	r = pool_reserve(p, n, size > (uint64_t)st.st_size ? size : n->reserved);
-	if (r < 0)
-		return r;
-	if (size > (uint64_t)st.st_size) {
-		if (fallocate(fd, 0, st.st_size, (off_t)(size - (uint64_t)st.st_size)) < 0) {
-			r = -errno;
-			if (r != -EOPNOTSUPP)
-				goto fail;
-		}
-	}
-	if (ftruncate(fd, (off_t)size) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (size < (uint64_t)st.st_size || size < n->reserved)
-		pool_reserve(p, n, size);
-	return 0;
-fail:
-	if (ftruncate(fd, st.st_size) < 0)
-		log_warn("inode %" PRIu64 ": could not undo a failed resize", n->ino);
-	pool_reserve(p, n, old_reserved);
-	return r;
-}
-
 /* What a SETATTR asks, in access.h's terms. The kernel marks "now" with both the time bit and
  * its _NOW bit. */
 static unsigned attr_changes(int to_set)
@@ -129,18 +93,26 @@ static int check_setattr(struct pool *p, fuse_req_t req, struct node *n, const s
 	return r;
 }
 
-static int set_size(struct pool *p, struct node *n, off_t size, const struct fuse_file_info *fi)
+/* Truncate or extend to `size`. The lock is dropped for the I/O (pool_resize.c): *np is
+ * looked up again, NULL if the node was freed meanwhile. */
+static int set_size(struct pool *p, struct node **np, uint64_t size,
+		    const struct fuse_file_info *fi)
 {
-	int fd = fi ? (int)fi->fh : backing_open_file(&p->backing, n->ino, O_RDWR);
-	int r;
+	struct pool_resize rz;
+	int fd, r;
 
-	if (fd < 0)
-		return fd == -ENOENT ? -ESTALE : fd;
-	pool_backing_changed(n);
-	r = resize_file(p, n, fd, (uint64_t)size);
-	if (!fi)
+	r = pool_resize_begin(p, *np, size, POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, &rz);
+	if (r < 0)
+		return r;
+	pool_unlock(p);
+	fault_stall(&p->fault);
+	fd = fi ? (int)fi->fh : backing_open_file(&p->backing, rz.ino, O_RDWR);
+	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : backing_resize(fd, size);
+	if (!fi && fd >= 0)
 		close(fd);
-	return r;
+	pool_lock(p);
+	*np = pool_resize_commit(p, &rz, r);
+	return *np || r < 0 ? r : -ESTALE;
 }
 
 static int set_times(struct pool *p, struct node *n, const struct stat *attr, int to_set)
@@ -184,7 +156,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	if (r == 0)
 		r = check_setattr(p, req, n, attr, to_set, fi != NULL);
 	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
-		r = set_size(p, n, attr->st_size, fi);
+		r = set_size(p, &n, (uint64_t)attr->st_size, fi);
 	if (r == 0 && (to_set & times))
 		r = set_times(p, n, attr, to_set);
 	if (r == 0 && (to_set & FUSE_SET_ATTR_MODE))
@@ -241,6 +213,18 @@ static void close_handle(struct pool *p, struct node *n, const struct fuse_file_
 	pool_recheck(p, n);
 }
 
+/* OPEN's checks of `n` against the access mode asked. */
+static int check_open(const struct node *n, int flags)
+{
+	if (n->is_dir)
+		return -EISDIR;
+	if ((flags & O_ACCMODE) != O_RDONLY && !(n->perm & 0200))
+		return -EACCES;
+	if ((flags & O_ACCMODE) != O_WRONLY && !(n->perm & 0400))
+		return -EACCES;
+	return 0;
+}
+
 void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
@@ -251,33 +235,20 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EINVAL); /* as on tmpfs */
 		return;
 	}
+	/* No O_TRUNC here: without FUSE_CAP_ATOMIC_O_TRUNC (op_init) the kernel strips it and
+	 * truncates with a SETATTR after the OPEN, under the inode's lock (set_size). */
 	pool_lock(p);
 	r = get_owned(p, req, ino, "open", &n);
+	if (r == 0)
+		r = check_open(n, fi->flags);
 	if (r < 0)
 		goto fail;
-	if (n->is_dir) {
-		r = -EISDIR;
-		goto fail;
-	}
-	if ((fi->flags & O_ACCMODE) != O_RDONLY && !(n->perm & 0200)) {
-		r = -EACCES;
-		goto fail;
-	}
-	if ((fi->flags & O_ACCMODE) != O_WRONLY && !(n->perm & 0400)) {
-		r = -EACCES;
-		goto fail;
-	}
 	/* The daemon's fd is always read-write: on the page-cache path the kernel writes dirty
 	 * mmap pages back through whichever handle it picks. */
 	fd = backing_open_file(&p->backing, n->ino, O_RDWR);
 	if (fd < 0) {
 		r = fd == -ENOENT ? -ESTALE : fd;
 		goto fail;
-	}
-	if (fi->flags & O_TRUNC) {
-		r = resize_file(p, n, fd, 0);
-		if (r < 0)
-			goto fail;
 	}
 	r = open_handle(p, n, req, fd, fi);
 	if (r < 0)
@@ -440,23 +411,29 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 			 struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
+	unsigned how = (mode & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) ? 0 : POOL_RESIZE_GROWS;
+	struct pool_resize rz;
 	struct node *n;
-	uint64_t end = (uint64_t)off + (uint64_t)len, old;
-	int r = 0;
+	int r;
 
 	if (off < 0 || len <= 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	/* The allocation runs outside the lock, as a resize does (pool_resize.c). */
 	pool_lock(p);
 	r = get_node(p, ino, &n);
-	old = r == 0 ? n->reserved : 0;
-	if (r == 0 && !(mode & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) && end > n->reserved)
-		r = pool_reserve(p, n, end);
-	if (r == 0 && fallocate((int)fi->fh, mode, off, len) < 0) {
-		r = -errno;
-		pool_reserve(p, n, old);
+	if (r == 0)
+		r = pool_resize_begin(p, n, (uint64_t)off + (uint64_t)len, how, &rz);
+	pool_unlock(p);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
 	}
+	if (fallocate((int)fi->fh, mode, off, len) < 0)
+		r = -errno;
+	pool_lock(p);
+	pool_resize_commit(p, &rz, r);
 	pool_unlock(p);
 	fuse_reply_err(req, -r);
 }

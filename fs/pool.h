@@ -253,6 +253,26 @@ int pool_xattr_remove(struct pool *p, struct node *n, const char *name);
 /* Quotas: account for `n` growing (or shrinking) to `new_size` bytes. -ENOSPC / -EDQUOT. */
 int pool_reserve(struct pool *p, struct node *n, uint64_t new_size);
 
+/* A file's resize (SETATTR size, FALLOCATE) in three steps, the I/O outside the lock
+ * (pool_resize.c). */
+struct pool_resize {
+	uint64_t ino;
+	uint64_t end;          /* the size (truncate) or the end of the range (fallocate) asked */
+	uint64_t before;       /* the reservation before begin: given back if the I/O fails */
+	uint64_t reserved;     /* the reservation begin left */
+	bool sets_size;        /* truncate: the file ends at `end` afterwards */
+};
+#define POOL_RESIZE_GROWS 1u      /* reserve up to `end` (not for KEEP_SIZE, PUNCH_HOLE) */
+#define POOL_RESIZE_SETS_SIZE 2u  /* the file's size becomes `end` (truncate) */
+/* Lock held: reserve per `how` for a resize of file `n` to `end`. 0, -EISDIR, -EFBIG, -ENOSPC
+ * or -EDQUOT (then nothing changed). Every 0 must be followed by pool_resize_commit(), with the
+ * lock dropped for the I/O between (node pointers are stale after it). */
+int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how,
+		      struct pool_resize *rz);
+/* Lock held: settle the reservation to the I/O's `result` (0 or negative errno). Returns the
+ * node, NULL if it was freed meanwhile. */
+struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, int result);
+
 /* Re-read every file's size from the backing store into the usage counters. */
 void pool_refresh_usage(struct pool *p);
 

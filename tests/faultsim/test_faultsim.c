@@ -422,6 +422,84 @@ static void test_refused_mark_falls_back_to_the_store(void **state)
 	CHECK_0(pool_wait_daemon_marks(p, 1, GONE_MS)); /* the store's mark stays */
 }
 
+/* ---- a resize outside the lock ---- */
+
+#define MIB (1024 * 1024)
+
+struct resize_job {
+	int fd;
+	off_t size;
+};
+
+static int run_resize(void *arg)
+{
+	const struct resize_job *j = arg;
+
+	return ftruncate(j->fd, j->size) < 0 ? errno : 0;
+}
+
+static void wait_fault_fired(const struct ctx *c, const char *site)
+{
+	char buf[256], want[64];
+
+	snprintf(want, sizeof(want), "%s fired\n", site);
+	for (long long until = pool_now_ms() + GONE_MS;; pool_sleep_ms(2)) {
+		ssize_t n = getxattr(c->mnt, POOLFS_XATTR_DEBUG_FAULT, buf, sizeof(buf) - 1);
+
+		CHECK(n);
+		buf[n] = '\0';
+		if (strstr(buf, want))
+			return;
+		if (pool_now_ms() > until)
+			fail_msg("the %s fault did not fire:\n%s", site, buf);
+	}
+}
+
+/* A resize's fallocate and ftruncate run outside the pool lock (fs/pool_resize.c): while one
+ * is stalled in its I/O, the pool serves everything else, a resize of another file included,
+ * and the stalled resize's reservation already counts against max_size. The pool runs over
+ * /dev/fuse (uring=off): over io_uring each core's queue is served by one thread, so a stalled
+ * request holds up the requests its core sends after it. */
+static void test_resize_runs_outside_the_lock(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	PATH(big, p, "big");
+	PATH(other, p, "other");
+	PATH(fresh, p, "fresh");
+	struct resize_job grow = {.size = 2 * MIB};
+	struct stat st;
+	pid_t first;
+	int ofd, ffd;
+
+	CHECK(grow.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
+	CHECK(ofd = open(other, O_RDWR | O_CREAT | O_EXCL, 0600));
+	arm(&s->c, "stall 1");
+	first = tu_spawn(run_resize, &grow);
+	wait_fault_fired(&s->c, "stall");
+	/* The first resize waits in its I/O, its 2 MiB reserved: 1.5 more do not fit in 3. */
+	CHECK_ERR(ftruncate(ofd, 3 * MIB / 2), ENOSPC);
+	CHECK(ftruncate(ofd, MIB / 2));
+	CHECK(fstat(ofd, &st));
+	assert_int_equal(st.st_size, MIB / 2);
+	CHECK(ffd = open(fresh, O_RDWR | O_CREAT | O_EXCL, 0600));
+	CHECK(close(ffd));
+	CHECK(stat(big, &st));
+	CHECK(fallocate(ofd, 0, 0, MIB / 4));
+	arm(&s->c, "off");
+	REAP_OK(first);
+	CHECK(fstat(grow.fd, &st));
+	assert_int_equal(st.st_size, 2 * MIB);
+	expect_consistent(&s->c, "resize", "stall", 1, "after the resizes");
+	CHECK(close(grow.fd));
+	CHECK(close(ofd));
+}
+
+static int setup_small(void **state)
+{
+	return setup_opts(state, "autohold=none,uring=off,max_size=3145728");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +509,8 @@ int main(void)
 		 teardown, NULL},
 		{"refused_mark_falls_back_to_the_store", test_refused_mark_falls_back_to_the_store,
 		 setup_strict, teardown, NULL},
+		{"resize_runs_outside_the_lock", test_resize_runs_outside_the_lock, setup_small,
+		 teardown, NULL},
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
