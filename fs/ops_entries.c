@@ -96,33 +96,42 @@ void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 	fuse_reply_none(req);
 }
 
+static const enum hold_kind autohold_kinds[] = {
+	[AUTOHOLD_PROCESS] = HOLD_PID,
+	[AUTOHOLD_SESSION] = HOLD_SESSION,
+	[AUTOHOLD_CGROUP] = HOLD_CGROUP,
+};
+
+void autohold_caller(struct pool *p, fuse_req_t req, struct hold_caller *who)
+{
+	enum hold_kind kind = p->opts.autohold == AUTOHOLD_NONE ? HOLD_PIN
+								: autohold_kinds[p->opts.autohold];
+
+	pool_hold_caller(p, kind, fuse_req_ctx(req)->pid, who);
+}
+
 /* The hold every creator gets (mount option autohold). Never fails the create: a hold that
  * cannot be had is logged, and the entry is created with the strict lifetime rule. */
-static void autohold(struct pool *p, struct node *n, fuse_req_t req)
+static void autohold(struct pool *p, struct node *n, fuse_req_t req, const struct hold_caller *who)
 {
-	static const enum hold_kind kinds[] = {
-		[AUTOHOLD_PROCESS] = HOLD_PID,
-		[AUTOHOLD_SESSION] = HOLD_SESSION,
-		[AUTOHOLD_CGROUP] = HOLD_CGROUP,
-	};
 	struct hold_request hr = {.pid = 0};
 	int r;
 
 	if (p->opts.autohold == AUTOHOLD_NONE)
 		return;
-	hr.kind = kinds[p->opts.autohold];
-	r = pool_hold(p, n, caller_uid(req), fuse_req_ctx(req)->pid, &hr);
+	hr.kind = autohold_kinds[p->opts.autohold];
+	r = pool_hold(p, n, caller_uid(req), who, &hr);
 	if (r < 0 && hr.kind != HOLD_PID) {
 		hr.kind = HOLD_PID; /* e.g. a process in the root cgroup: its process is next best */
-		r = pool_hold(p, n, caller_uid(req), fuse_req_ctx(req)->pid, &hr);
+		r = pool_hold(p, n, caller_uid(req), who, &hr);
 	}
 	if (r < 0)
 		log_warn("autohold for inode %" PRIu64 ": %s", n->ino, strerror(-r));
 }
 
 /* Common part of mkdir, mknod and create: checks and the new node. */
-int make_entry(struct pool *p, fuse_req_t req, fuse_ino_t parent, const char *name,
-		      bool is_dir, mode_t mode, struct node **out, int *fd_out)
+int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fuse_ino_t parent,
+	       const char *name, bool is_dir, mode_t mode, struct node **out, int *fd_out)
 {
 	struct node *dir;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -138,7 +147,7 @@ int make_entry(struct pool *p, fuse_req_t req, fuse_ino_t parent, const char *na
 	r = pool_create(p, dir, name, is_dir, ctx->uid, ctx->gid, mode, out, fd_out);
 	if (r < 0)
 		return r;
-	autohold(p, *out, req);
+	autohold(p, *out, req, who);
 	return 0;
 }
 
@@ -166,10 +175,12 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
+	struct hold_caller who;
 	int r;
 
+	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, parent, name, true, mode, &n, NULL);
+	r = make_entry(p, req, &who, parent, name, true, mode, &n, NULL);
 	reply_new_entry(req, p, n, r);
 }
 
@@ -177,6 +188,7 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 {
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
+	struct hold_caller who;
 	int r;
 
 	(void)rdev;
@@ -185,8 +197,9 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 		fuse_reply_err(req, EPERM);
 		return;
 	}
+	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, parent, name, false, mode, &n, NULL);
+	r = make_entry(p, req, &who, parent, name, false, mode, &n, NULL);
 	reply_new_entry(req, p, n, r);
 }
 

@@ -273,6 +273,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
 	struct fuse_entry_param e;
+	struct hold_caller who;
 	struct stat st;
 	int r, fd = -1;
 
@@ -280,8 +281,9 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, parent, name, false, mode, &n, &fd);
+	r = make_entry(p, req, &who, parent, name, false, mode, &n, &fd);
 	if (r < 0)
 		goto fail;
 	r = open_handle(p, n, req, fd, fi);

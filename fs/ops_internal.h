@@ -38,9 +38,11 @@ void forget_new_entry(struct pool *p, uint64_t ino);
 
 /* ---- handlers ---- */
 
-/* ops_entries.c: names. make_entry is also create's (ops_files.c). */
-int make_entry(struct pool *p, fuse_req_t req, fuse_ino_t parent, const char *name,
-	bool is_dir, mode_t mode, struct node **out, int *fd_out);
+/* ops_entries.c: names. make_entry is also create's (ops_files.c); `who` comes from
+ * autohold_caller(), called before the lock is taken. */
+void autohold_caller(struct pool *p, fuse_req_t req, struct hold_caller *who);
+int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fuse_ino_t parent,
+	const char *name, bool is_dir, mode_t mode, struct node **out, int *fd_out);
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
 void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);

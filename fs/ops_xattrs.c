@@ -101,11 +101,19 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *v
 {
 	struct pool *p = pool_of(req);
 	bool hold = strcmp(name, POOLFS_XATTR_HOLD) == 0;
+	struct hold_request hr = {.kind = HOLD_PIN};
+	struct hold_caller who;
 	struct node *n;
-	int r;
+	int r, parsed = 0;
 
 	if (refuse_namespace(req, name))
 		return;
+	if (hold) {
+		/* What /proc says about the caller is read before the lock is taken. */
+		parsed = hold_request_parse(value, size, &hr);
+		pool_hold_caller(p, parsed == 0 && !hr.pid ? hr.kind : HOLD_PIN,
+				 fuse_req_ctx(req)->pid, &who);
+	}
 	pool_lock(p);
 	r = get_changeable(p, req, ino, hold ? "hold" : "set xattr on", &n);
 	if (r < 0)
@@ -117,10 +125,7 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *v
 	if (strcmp(name, POOLFS_XATTR_OPS) == 0) {
 		r = n->ino != POOL_ROOT_INO ? -EINVAL : ops_reset(p, value, size);
 	} else if (hold) {
-		struct hold_request hr;
-		r = hold_request_parse(value, size, &hr);
-		if (r == 0)
-			r = pool_hold(p, n, caller_uid(req), fuse_req_ctx(req)->pid, &hr);
+		r = parsed == 0 ? pool_hold(p, n, caller_uid(req), &who, &hr) : parsed;
 	} else if (strcmp(name, POOLFS_XATTR_REFS) == 0 || strcmp(name, POOLFS_XATTR_STAT) == 0) {
 		r = -EPERM;
 	} else if (is_reserved(name)) {

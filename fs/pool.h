@@ -276,8 +276,25 @@ struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, in
 /* Re-read every file's size from the backing store into the usage counters. */
 void pool_refresh_usage(struct pool *p);
 
-/* Holds. `caller_pid` is the thread id the kernel reported. */
-int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_pid,
+/* The caller a hold is taken for, with what /proc says about it read before the pool lock
+ * (pool_hold_caller): the lock is not held across those reads (docs/design.md "What runs
+ * outside the lock"). */
+struct hold_caller {
+	pid_t tid;             /* the thread the kernel reported */
+	pid_t tgid;            /* its process; 0 if not looked up, -1 if gone */
+	pid_t sid;             /* session holds: its session; 0 if not looked up, -1 if gone */
+	/* Session holds in a session whose leader is gone: the source found by the /proc walk
+	 * (session_anchor), anchor_kind HOLD_PIN if not looked up. */
+	enum hold_kind anchor_kind;
+	pid_t anchor;
+	int cgroup_r;          /* cgroup holds: 0 with `cgroup` found, else a negative errno */
+	char cgroup[4096];
+};
+/* No lock: look up what a hold of `kind` taken by thread `tid` needs from /proc. */
+void pool_hold_caller(const struct pool *p, enum hold_kind kind, pid_t tid, struct hold_caller *c);
+/* Holds: `who` as pool_hold_caller() filled it for req->kind (if it did not, the lookups are
+ * made here, under the lock). */
+int pool_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
 	      const struct hold_request *req);
 int pool_release_holds(struct pool *p, struct node *n, uid_t uid);   /* -ENODATA if none */
 /* Charge one hold record to `uid`'s max_user_meta (-EDQUOT), and the inverse: unlink `h` from

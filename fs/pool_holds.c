@@ -3,6 +3,7 @@
  * texts user.poolfs.refs and user.poolfs.stat. The hold records themselves live in holds.c. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -304,27 +305,75 @@ static void hold_poll_fired(void *ctx, int fd)
 	pool_unlock(p);
 }
 
-static int take_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
+static int take_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
 		     const struct hold_request *req);
 
-/* The source of a session hold taken by process `pid`: the leader, or the caller's topmost
+/* Which source a session hold taken by process `pid` watches: the leader, or the caller's topmost
  * ancestor in a leaderless session (a Slurm step's slurmstepd; docs/cluster.md). If that is the
- * caller itself or it just exited, the caller's own process is the best lifetime left. */
-static int session_source(struct pool *p, pid_t pid, struct hold_source **src)
+ * caller itself, or the caller is gone, the caller's own process is the best lifetime left.
+ * /proc only: no lock needed. */
+static int session_anchor_of(pid_t pid, enum hold_kind *kind, pid_t *anchor)
 {
-	pid_t anchor = 0;
-	int r = session_anchor(pid, &anchor);
+	int r = session_anchor(pid, anchor);
 
-	if (r == 0 && (anchor != pid || getsid(pid) == pid))
-		r = source_get(p, HOLD_SESSION, anchor, NULL, src);
-	else if (r == 0)
-		r = -ESRCH;
-	if (r == -ESRCH)
+	if (r == -ESRCH || (r == 0 && *anchor == pid && getsid(pid) != pid)) {
+		*kind = HOLD_PID;
+		*anchor = pid;
+		return 0;
+	}
+	*kind = HOLD_SESSION;
+	return r;
+}
+
+/* The source for session_anchor_of's answer; if the anchor just exited, the caller's process. */
+static int session_source(struct pool *p, enum hold_kind kind, pid_t anchor, pid_t pid,
+			  struct hold_source **src)
+{
+	int r = source_get(p, kind == HOLD_SESSION ? HOLD_SESSION : HOLD_PID, anchor, NULL, src);
+
+	if (r == -ESRCH && kind == HOLD_SESSION)
 		r = source_get(p, HOLD_PID, pid, NULL, src);
 	return r;
 }
 
-int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
+void pool_hold_caller(const struct pool *p, enum hold_kind kind, pid_t tid, struct hold_caller *c)
+{
+	memset(c, 0, offsetof(struct hold_caller, cgroup));
+	c->tid = tid;
+	c->anchor_kind = HOLD_PIN;
+	c->cgroup_r = -ENOENT;
+	c->cgroup[0] = '\0';
+	switch (kind) {
+	case HOLD_PID:
+		c->tgid = tgid_of(tid);
+		break;
+	case HOLD_SESSION:
+		/* getsid() takes a thread id too. A session whose leader runs needs nothing from
+		 * /proc: the lock finds the leader watched already (source_find_live), except at
+		 * the session's first hold. A leaderless session (every Slurm step's) needs the
+		 * walk up its process tree at every hold: done here, outside the lock. */
+		c->sid = getsid(tid);
+		if (c->sid > 0 && getsid(c->sid) == c->sid)
+			break;
+		c->tgid = tgid_of(tid);
+		if (c->tgid > 0 && session_anchor_of(c->tgid, &c->anchor_kind, &c->anchor) < 0)
+			c->anchor_kind = HOLD_PIN;
+		break;
+	case HOLD_CGROUP:
+		c->tgid = tgid_of(tid);
+		if (!p->cgroup2_root[0])
+			c->cgroup_r = -EOPNOTSUPP;
+		else if (c->tgid <= 0)
+			c->cgroup_r = -ESRCH;
+		else
+			c->cgroup_r = cgroup_of(c->tgid, c->cgroup, sizeof(c->cgroup));
+		break;
+	case HOLD_PIN:
+		break;
+	}
+}
+
+int pool_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
 	      const struct hold_request *req)
 {
 	int r;
@@ -336,69 +385,96 @@ int pool_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
 	r = pool_hold_charge(p, uid);
 	if (r < 0)
 		return r;
-	r = take_hold(p, n, uid, caller_tid, req);
+	r = take_hold(p, n, uid, who, req);
 	if (r < 0)
 		pool_hold_refund(p, uid);
 	return r;
 }
 
+/* The caller's process: as pool_hold_caller() found it, else (not looked up) from /proc now. */
+static pid_t caller_tgid(const struct hold_caller *who)
+{
+	return who->tgid ? who->tgid : tgid_of(who->tid);
+}
+
+/* The source of a session hold (lock held). */
+static int session_hold_source(struct pool *p, const struct hold_caller *who,
+			       struct hold_source **src)
+{
+	enum hold_kind kind = who->anchor_kind;
+	pid_t anchor = who->anchor, pid;
+	int r;
+
+	if (kind == HOLD_PIN) {
+		/* Not walked outside the lock: the leader ran then. The common case (every create
+		 * under the default autohold) finds it watched already and costs one poll(). */
+		pid_t sid = who->sid ? who->sid : getsid(who->tid);
+		*src = sid > 0 ? source_find_live(p, HOLD_SESSION, sid) : NULL;
+		if (*src)
+			return 0;
+		pid = caller_tgid(who);
+		if (pid <= 0)
+			return -ESRCH;
+		r = session_anchor_of(pid, &kind, &anchor);
+		if (r < 0)
+			return r;
+	}
+	pid = caller_tgid(who);
+	return session_source(p, kind, anchor, pid > 0 ? pid : anchor, src);
+}
+
+/* The source of a cgroup hold (lock held). */
+static int cgroup_hold_source(struct pool *p, const struct hold_caller *who,
+			      struct hold_source **src)
+{
+	char cg[sizeof(who->cgroup)];
+	const char *path = who->cgroup;
+	int r = who->cgroup_r;
+
+	if (!p->cgroup2_root[0])
+		return -EOPNOTSUPP;
+	if (!who->tgid) { /* not looked up outside the lock */
+		pid_t pid = tgid_of(who->tid);
+		if (pid <= 0)
+			return -ESRCH;
+		r = cgroup_of(pid, cg, sizeof(cg));
+		path = cg;
+	}
+	if (r < 0)
+		return r;
+	/* The root group never empties and has no cgroup.events. */
+	if (strcmp(path, "/") == 0)
+		return -EOPNOTSUPP;
+	return source_get(p, HOLD_CGROUP, 0, path, src);
+}
+
 /* pool_hold() once the hold is paid for: find and watch its source, link the record. */
-static int take_hold(struct pool *p, struct node *n, uid_t uid, pid_t caller_tid,
+static int take_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
 		     const struct hold_request *req)
 {
 	struct hold_source *src = NULL;
 	struct hold *h;
 	pid_t pid;
-	int r;
+	int r = 0;
 
 	switch (req->kind) {
 	case HOLD_PIN:
 		break;
 	case HOLD_PID:
-		pid = req->pid ? req->pid : tgid_of(caller_tid);
-		if (pid <= 0)
-			return -ESRCH;
-		r = source_get(p, HOLD_PID, pid, NULL, &src);
-		if (r < 0)
-			return r;
+		pid = req->pid ? req->pid : caller_tgid(who);
+		r = pid > 0 ? source_get(p, HOLD_PID, pid, NULL, &src) : -ESRCH;
 		break;
-	case HOLD_SESSION: {
-		/* The common case (every create under the default autohold) costs one getsid() and
-		 * one poll(): the caller's session leader is watched already. getsid() takes a
-		 * thread id too. Anything else (a leaderless session) takes the full walk. */
-		pid_t sid = getsid(caller_tid);
-		src = sid > 0 ? source_find_live(p, HOLD_SESSION, sid) : NULL;
-		if (src)
-			break;
-		pid = tgid_of(caller_tid);
-		if (pid <= 0)
-			return -ESRCH;
-		r = session_source(p, pid, &src);
-		if (r < 0)
-			return r;
+	case HOLD_SESSION:
+		r = session_hold_source(p, who, &src);
 		break;
-	}
-	case HOLD_CGROUP: {
-		char cg[4096];
-		if (!p->cgroup2_root[0])
-			return -EOPNOTSUPP;
-		pid = tgid_of(caller_tid);
-		if (pid <= 0)
-			return -ESRCH;
-		r = cgroup_of(pid, cg, sizeof(cg));
-		if (r < 0)
-			return r;
-		/* The root group never empties and has no cgroup.events. */
-		if (strcmp(cg, "/") == 0)
-			return -EOPNOTSUPP;
-		r = source_get(p, HOLD_CGROUP, 0, cg, &src);
-		if (r < 0)
-			return r;
+	case HOLD_CGROUP:
+		r = cgroup_hold_source(p, who, &src);
 		break;
-	}
 	default:
 		return -EINVAL;
 	}
+	if (r < 0)
+		return r;
 	h = pool_alloc(p, sizeof(*h));
 	if (!h)
 		return -ENOMEM; /* a new source without holds goes when its process or group ends */
