@@ -32,8 +32,18 @@ struct datapath {
 	/* Start/stop watchers (called once the pool exists / at unmount). */
 	int (*start)(struct pool *p);
 	void (*stop)(struct pool *p);
-	/* An open of `n` is about to be answered with backing fd `fd` (lock held). */
-	int (*open)(struct pool *p, struct node *n, fuse_req_t req, int fd, struct fuse_file_info *fi);
+	/* An open of `n` is about to be answered with backing fd `fd` (lock held). *spare_id is a
+	 * registration of `fd` made before the lock (register_early), or 0: the open takes it (and
+	 * sets it to 0) if it needs one and `n` has none; the caller drops what is left after
+	 * unlocking (unregister). */
+	int (*open)(struct pool *p, struct node *n, fuse_req_t req, int fd, int *spare_id,
+		    struct fuse_file_info *fi);
+	/* OPEN and CREATE, without the lock: register `fd` if a handle opened with `flags` may
+	 * need it, so the ioctl does not run under the lock. A backing id > 0, 0 if none is
+	 * needed, or -errno. `unregister` drops one no node took. NULL when the path registers
+	 * nothing. */
+	int (*register_early)(struct pool *p, fuse_req_t req, int fd, int flags);
+	void (*unregister)(struct pool *p, int backing_id);
 	/* The last handle on file `n` was released (lock held); may set life.maybe_mapped. It
 	 * takes no request: it also runs after a reply failed, when the request is gone. NULL
 	 * when the path has nothing to do then (the page cache: RELEASE follows the last mapping). */

@@ -30,12 +30,13 @@ static void pagecache_stop(struct pool *p)
 }
 
 static int pagecache_open(struct pool *p, struct node *n, fuse_req_t req, int fd,
-			  struct fuse_file_info *fi)
+			  int *spare_id, struct fuse_file_info *fi)
 {
 	(void)p;
 	(void)n;
 	(void)req;
 	(void)fd;
+	(void)spare_id;
 	fi->keep_cache = 1;
 	return 0;
 }

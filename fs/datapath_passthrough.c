@@ -1,90 +1,22 @@
 /* datapath_passthrough: the zero-copy data path (docs/design.md "Data paths"), libfuse >= 3.17, Linux >= 6.9.
  *
  * Each file's backing tmpfs file is registered once (one backing_id per inode, shared by its
- * opens) and the kernel sends read/write/mmap straight to it. RELEASE then comes at close() even
- * while mappings live, so after the last release the node is "maybe mapped" until proven free
- * (unless every handle since it was last known unmapped was write-only: mmap needs a readable
- * file, so then there is nothing to prove):
- *   - trigger: a fanotify close event fires when the kernel's internal backing file goes, i.e.
- *     at the last munmap or process death (events from our own pid are ignored: our probes and
- *     fd closes never end a mapping). Only a backing file still in use at its last RELEASE gets
- *     a mark, removed once it is proven free: a file that was never mapped, most of them, costs
- *     no event at all (if marks run out, the whole store is marked instead). The group reports
- *     names (FAN_REPORT_DFID_NAME) instead of opening an fd per event: nothing of ours is open
- *     on the file when we probe;
- *   - proof: a write lease on an O_RDONLY fd is granted only when no other fd or mapping of the
- *     file exists anywhere (the lease is dropped at once; SIGIO is ignored by main.c);
- *   - the race: the kernel queues the close event (and RELEASE) a moment before it drops the
- *     file's open count, so a probe right after either may still fail. Such a node is probed
- *     again within microseconds to a few milliseconds (the "soon" list) instead of waiting for
- *     the backstop timer, which only covers events that never come (backing off to 1 s).
- * On queue overflow every maybe-mapped node is probed again. See docs/design.md "Last-mapping detection". */
+ * opens) and the kernel sends read/write/mmap straight to it; a small file opened read-only goes
+ * through the page cache instead. RELEASE then comes at close() even while mappings live, so
+ * after the last release the node is "maybe mapped" until proven free (mapping_proof.c), unless
+ * every handle since it was last known unmapped was write-only: mmap needs a readable file, so
+ * then there is nothing to prove. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/fanotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "datapath.h"
 #include "log.h"
-#include "watch.h"
-
-#define SOON_MAX 256
-#define SOON_STEPS 5
-/* Close events handled per batch; more in one read count as a queue overflow. */
-#define EVENT_BATCH 256
-
-#define CLOSE_EVENTS (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE)
-
-struct passthrough_state {
-	int fan_fd;
-	atomic_bool store_marked; /* a file could not get a mark: the whole store has one */
-	int backstop_fd;      /* timerfd: re-probes maybe-mapped nodes while any exist */
-	uint64_t backstop_ms; /* the interval it is armed with, 0 if disarmed */
-	bool backstop_noted;  /* logged once that the backstop, not fanotify, found an end */
-	int soon_fd;          /* timerfd: re-probes the nodes of soon[] after a failed probe */
-	size_t nsoon;
-	struct { uint64_t ino; unsigned step; } soon[SOON_MAX];
-	bool soon_overflow;   /* soon[] was full: re-probe every maybe-mapped node instead */
-	uint64_t soon_due_us; /* when soon_fd fires (CLOCK_MONOTONIC), 0 if disarmed */
-};
-
-/* Delays of the re-probes after a probe that failed right after a close event or RELEASE: the
- * open count drops microseconds after the event, so most nodes are free at the first step. */
-static const long soon_us[SOON_STEPS] = {50, 200, 1000, 3000, 8000};
-
-#define BACKSTOP_FIRST_MS 2
-#define BACKSTOP_MAX_MS 1000
-
-static void backstop_set(struct passthrough_state *st, uint64_t ms)
-{
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
-					      .tv_nsec = (long)(ms % 1000) * 1000000L}};
-
-	if (timerfd_settime(st->backstop_fd, 0, &its, NULL) == 0)
-		st->backstop_ms = ms;
-}
-
-/* The backstop: a node still maybe-mapped after its "soon" re-probes (a mapping that lives on)
- * is freed by the close event of its last munmap; this timer only covers an event that never
- * came. Armed at 2 ms, backing off to once a second while any node stays maybe-mapped. Lock held. */
-static void backstop_arm(struct pool *p)
-{
-	struct passthrough_state *st = p->dp_state;
-
-	if (!st)
-		return;
-	if (st->backstop_ms == 0 || st->backstop_ms > BACKSTOP_FIRST_MS)
-		backstop_set(st, BACKSTOP_FIRST_MS);
-}
+#include "mapping_proof.h"
 
 static int passthrough_init(struct pool *p, struct fuse_conn_info *conn)
 {
@@ -98,419 +30,6 @@ static int passthrough_init(struct pool *p, struct fuse_conn_info *conn)
 	 * kernel silently turns passthrough off. */
 	conn->max_backing_stack_depth = 1;
 	return 0;
-}
-
-/* True if a mapping or fd of backing file `ino` may still exist anywhere. Needs no lock: it only
- * reads the backing store, and its answer counts only under the lock (see release_commit). */
-static bool probe_ino_in_use(struct pool *p, uint64_t ino)
-{
-	int fd = backing_open_file(&p->backing, ino, O_RDONLY | O_NOATIME);
-	bool busy;
-
-	if (fd == -EPERM)
-		fd = backing_open_file(&p->backing, ino, O_RDONLY);
-	if (fd < 0)
-		return fd != -ENOENT; /* gone already: certainly unused; other errors: assume used */
-	if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0) {
-		fcntl(fd, F_SETLEASE, F_UNLCK);
-		busy = false;
-	} else {
-		busy = errno == EAGAIN || errno == EBUSY;
-		if (!busy)
-			log_warn("lease probe on inode %" PRIu64 ": %m", ino);
-	}
-	close(fd);
-	return busy;
-}
-
-static bool probe_in_use(struct pool *p, struct node *n)
-{
-	return probe_ino_in_use(p, n->ino);
-}
-
-/* The fallback when a backing file cannot get a mark of its own (marks are a bounded kernel
- * resource where FAN_UNLIMITED_MARKS was refused): close events of the whole store. */
-static void watch_store(struct pool *p)
-{
-	struct passthrough_state *st = p->dp_state;
-
-	if (atomic_exchange(&st->store_marked, true))
-		return;
-	if (fanotify_mark(st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS | FAN_EVENT_ON_CHILD,
-			  p->backing.dir_fd, NULL) < 0)
-		log_error("fanotify_mark on the backing store: %m; a mapping's end is found by the "
-			  "periodic re-check only");
-	else
-		log_info("passthrough: close events of every backing file are watched from now on");
-}
-
-/* Have the last close of the backing file of `ino` reported. True if it got a mark of its own,
- * to be removed once it is proven free (unwatch_file). Needs no lock. */
-static bool watch_file(struct pool *p, uint64_t ino)
-{
-	struct passthrough_state *st = p->dp_state;
-	int r;
-
-	if (!st || atomic_load(&st->store_marked))
-		return false;
-	r = fault_fire(&p->fault, FAULT_MARK)
-		    ? -ENOSPC
-		    : backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS, ino);
-	if (r == 0)
-		return true;
-	if (r != -ENOENT) {
-		log_warn("fanotify_mark on the backing file of inode %" PRIu64 ": %s", ino,
-			 strerror(-r));
-		watch_store(p);
-	}
-	return false;
-}
-
-/* Drop the mark of a backing file proven free: its later closes are nobody's business. Lock
- * held (a system call, but only for files that were still in use at their last RELEASE). */
-static void unwatch_file(struct pool *p, struct node *n)
-{
-	struct passthrough_state *st = p->dp_state;
-	int r;
-
-	if (!n->close_watched || !st)
-		return;
-	n->close_watched = false;
-	r = backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_REMOVE, CLOSE_EVENTS, n->ino);
-	if (r < 0 && r != -ENOENT)
-		log_warn("removing the fanotify mark of inode %" PRIu64 ": %s", n->ino, strerror(-r));
-}
-
-/* `n` was proven free of mappings: hand it back to the pool (which may free it: do not touch
- * `n` after). Lock held. */
-static void set_free(struct pool *p, struct node *n)
-{
-	n->life.maybe_mapped = false;
-	n->may_map = false;
-	unwatch_file(p, n);
-	pool_recheck(p, n);
-}
-
-/* Whether `n` waits for the proof that its last mapping is gone. Lock held. */
-static bool watched(const struct node *n)
-{
-	return n && !n->life.removed && n->life.maybe_mapped && n->life.opens == 0;
-}
-
-/* Probe a watched node; true if it was proven free and handed back to the pool (which may have
- * freed it: do not touch `n` then). Lock held. */
-static bool try_free(struct pool *p, struct node *n)
-{
-	if (!watched(n) || probe_in_use(p, n))
-		return false;
-	set_free(p, n);
-	return true;
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static void soon_set(struct passthrough_state *st, long us)
-{
-	struct itimerspec its = {.it_value = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L}};
-
-	if (timerfd_settime(st->soon_fd, 0, &its, NULL) < 0)
-		log_warn("passthrough: arming the re-probe timer: %m");
-	else
-		st->soon_due_us = now_us() + (uint64_t)us;
-}
-
-/* Arm the re-probe timer `us` from now unless it fires sooner already: one timerfd_settime per
- * burst of releases, not one per file. Lock held. */
-static void soon_arm(struct passthrough_state *st, long us)
-{
-	if (st->soon_due_us && st->soon_due_us <= now_us() + (uint64_t)us)
-		return;
-	soon_set(st, us);
-}
-
-/* A probe of `ino` failed right after its close event or RELEASE: probe it again soon, from
- * the first step (a later event restarts the sequence). Lock held. */
-static void soon_add(struct pool *p, uint64_t ino)
-{
-	struct passthrough_state *st = p->dp_state;
-	size_t i;
-
-	if (!st)
-		return;
-	for (i = 0; i < st->nsoon && st->soon[i].ino != ino; i++)
-		;
-	if (i == st->nsoon) {
-		if (st->nsoon == SOON_MAX)
-			st->soon_overflow = true;
-		else
-			st->soon[st->nsoon++].ino = ino;
-	}
-	if (i < SOON_MAX)
-		st->soon[i].step = 0;
-	soon_arm(st, soon_us[0]);
-}
-
-/* Returns true if the node was maybe-mapped and is now proven free; arms the backstop if not. */
-static bool recheck_mapped(struct pool *p, struct node *n)
-{
-	if (!watched(n))
-		return false;
-	if (try_free(p, n))
-		return true;
-	backstop_arm(p);
-	return false;
-}
-
-/* Probe every maybe-mapped node; returns how many were found free. */
-static size_t recheck_all(struct pool *p)
-{
-	size_t freed = 0;
-
-	for (size_t b = 0; b < p->ino_buckets; b++) {
-		struct node *n = p->ino_table[b], *next;
-		for (; n; n = next) {
-			next = n->ino_next;
-			freed += recheck_mapped(p, n);
-		}
-	}
-	return freed;
-}
-
-static void soon_fired(void *ctx, int fd)
-{
-	struct pool *p = ctx;
-	struct passthrough_state *st;
-	uint64_t ticks;
-	unsigned first = SOON_STEPS;
-	size_t keep = 0;
-
-	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-		log_warn("passthrough re-probe timer: %m");
-	pool_lock(p);
-	st = p->dp_state;
-	st->soon_due_us = 0;
-	if (st->soon_overflow) {
-		st->soon_overflow = false;
-		recheck_all(p);
-	}
-	for (size_t i = 0; i < st->nsoon; i++) {
-		struct node *n = pool_node(p, st->soon[i].ino);
-
-		/* Free, gone, reopened, or busy past the last step: a mapping that lives on. Its
-		 * munmap will send an event; the backstop covers an event that never comes. */
-		if (!watched(n) || try_free(p, n))
-			continue;
-		if (++st->soon[i].step >= SOON_STEPS) {
-			backstop_arm(p);
-			continue;
-		}
-		st->soon[keep++] = st->soon[i];
-		if (st->soon[i].step < first)
-			first = st->soon[i].step;
-	}
-	st->nsoon = keep;
-	if (keep)
-		soon_set(st, soon_us[first]);
-	pool_unlock(p);
-}
-
-static void backstop_fired(void *ctx, int fd)
-{
-	struct pool *p = ctx;
-	struct passthrough_state *st;
-	uint64_t ticks;
-
-	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-		log_warn("passthrough backstop timer: %m");
-	pool_lock(p);
-	st = p->dp_state;
-	{
-		uint64_t interval = st->backstop_ms ? st->backstop_ms : BACKSTOP_FIRST_MS;
-		size_t remaining = 0;
-
-		st->backstop_ms = 0;
-		/* recheck_all() re-arms at the first interval for nodes still busy; take over
-		 * and back off instead, so a long-lived mapping costs one probe a second. */
-		if (recheck_all(p) && interval >= BACKSTOP_MAX_MS && !st->backstop_noted) {
-			st->backstop_noted = true;
-			log_info("passthrough: the periodic re-check found a mapping gone that no "
-				 "close event reported (logged once)");
-		}
-		for (size_t b = 0; b < p->ino_buckets; b++)
-			for (struct node *n = p->ino_table[b]; n; n = n->ino_next)
-				remaining += n->life.maybe_mapped && !n->life.removed;
-		if (remaining)
-			backstop_set(st, interval * 4 > BACKSTOP_MAX_MS ? BACKSTOP_MAX_MS : interval * 4);
-		else if (st->backstop_ms)
-			backstop_set(st, 0);
-	}
-	pool_unlock(p);
-}
-
-/* The backing file an event is about, from its name record (FAN_REPORT_DFID_NAME: the folder's
- * file handle, then the child's name); 0 if it carries none or the name is not one of ours. */
-static uint64_t event_ino(const char *ev, const struct fanotify_event_metadata *m)
-{
-	const char *rec = ev + m->metadata_len, *end = ev + m->event_len;
-
-	while (rec + sizeof(struct fanotify_event_info_header) <= end) {
-		const struct fanotify_event_info_header *h = (const void *)rec;
-		const struct fanotify_event_info_fid *fid = (const void *)rec;
-		const struct file_handle *fh;
-		const char *name;
-
-		if (h->len < sizeof(*h) || rec + h->len > end)
-			break;
-		if (h->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
-		    h->len > sizeof(*fid) + sizeof(*fh)) {
-			fh = (const struct file_handle *)fid->handle;
-			name = (const char *)(fh->f_handle + fh->handle_bytes);
-			if (name < rec + h->len && memchr(name, '\0', (size_t)(rec + h->len - name)))
-				return backing_name_to_ino(name);
-		}
-		rec += h->len;
-	}
-	return 0;
-}
-
-/* Close events named these backing files: probe the watched ones outside the lock (the probe is
- * an open, two fcntl and a close; request threads need not wait for them), then apply each answer
- * under the lock unless the node was opened meanwhile. */
-static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
-{
-	uint32_t gen[EVENT_BATCH];
-	bool want[EVENT_BATCH], busy[EVENT_BATCH];
-
-	pool_lock(p);
-	for (size_t i = 0; i < count; i++) {
-		struct node *n = pool_node(p, inos[i]);
-
-		want[i] = watched(n);
-		gen[i] = want[i] ? n->open_gen : 0;
-	}
-	pool_unlock(p);
-	for (size_t i = 0; i < count; i++)
-		busy[i] = want[i] && probe_ino_in_use(p, inos[i]);
-	pool_lock(p);
-	for (size_t i = 0; i < count; i++) {
-		struct node *n = pool_node(p, inos[i]);
-
-		if (!want[i] || !watched(n) || n->open_gen != gen[i])
-			continue;
-		if (!busy[i]) {
-			set_free(p, n);
-		} else {
-			soon_add(p, inos[i]);
-		}
-	}
-	pool_unlock(p);
-}
-
-static void fanotify_fired(void *ctx, int fan_fd)
-{
-	struct pool *p = ctx;
-	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
-	uint64_t inos[EVENT_BATCH];
-	size_t count = 0;
-	bool overflow = false;
-	ssize_t len;
-
-	while ((len = read(fan_fd, buf, sizeof(buf))) > 0) {
-		struct fanotify_event_metadata md;
-		/* Events with name records are not padded to 8 bytes, so FAN_EVENT_NEXT would
-		 * point at misaligned metadata: copy each header out instead. */
-		for (ssize_t off = 0; off + (ssize_t)sizeof(md) <= len; off += md.event_len) {
-			uint64_t ino;
-
-			memcpy(&md, buf + off, sizeof(md));
-			if (md.event_len < sizeof(md) || off + (ssize_t)md.event_len > len)
-				break;
-			if (md.mask & FAN_Q_OVERFLOW)
-				overflow = true;
-			if (md.fd >= 0)
-				close(md.fd); /* never with FID reporting; closed if a kernel sends one */
-			if (md.pid == p->daemon_pid || overflow)
-				continue;
-			ino = event_ino(buf + off, &md);
-			if (ino && count < sizeof(inos) / sizeof(inos[0]))
-				inos[count++] = ino;
-			else if (ino)
-				overflow = true;
-		}
-	}
-	if (overflow) {
-		pool_lock(p);
-		recheck_all(p);
-		pool_unlock(p);
-	} else if (count) {
-		probe_events(p, inos, count);
-	}
-}
-
-static int passthrough_start(struct pool *p)
-{
-	const unsigned fan_flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME;
-	struct passthrough_state *st = calloc(1, sizeof(*st));
-	int r;
-
-	if (!st)
-		return -ENOMEM;
-	st->fan_fd = -1;
-	st->soon_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	st->backstop_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (st->backstop_fd < 0 || st->soon_fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	/* One mark per backing file in use at its last RELEASE (watch_file): as many as live
-	 * mappings, which the default per-user mark limit could cap (then watch_store). Files are
-	 * marked relative to the store's descriptor: a private tmpfs instance has no path. */
-	st->fan_fd = fanotify_init(fan_flags | FAN_UNLIMITED_MARKS, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
-	if (st->fan_fd < 0 && errno == EPERM)
-		st->fan_fd = fanotify_init(fan_flags, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
-	if (st->fan_fd < 0) {
-		r = -errno;
-		log_error("fanotify_init: %s", strerror(-r));
-		goto fail;
-	}
-	r = watch_add(p->watch, st->fan_fd, fanotify_fired, p);
-	if (r == 0)
-		r = watch_add(p->watch, st->backstop_fd, backstop_fired, p);
-	if (r == 0)
-		r = watch_add(p->watch, st->soon_fd, soon_fired, p);
-	if (r < 0)
-		goto fail; /* watch_stop() at unmount drops the registrations made */
-	p->dp_state = st;
-	return 0;
-fail:
-	if (st->fan_fd >= 0)
-		close(st->fan_fd);
-	if (st->backstop_fd >= 0)
-		close(st->backstop_fd);
-	if (st->soon_fd >= 0)
-		close(st->soon_fd);
-	free(st);
-	return r;
-}
-
-static void passthrough_stop(struct pool *p)
-{
-	struct passthrough_state *st = p->dp_state;
-
-	/* Called after watch_stop(): no callback can run any more. */
-	if (!st)
-		return;
-	close(st->fan_fd);
-	close(st->backstop_fd);
-	close(st->soon_fd);
-	free(st);
-	p->dp_state = NULL;
 }
 
 /* Below this size a read-only first open takes the page cache instead of passthrough. */
@@ -528,12 +47,16 @@ static bool open_cached(struct node *n, int fd, const struct fuse_file_info *fi)
 
 	if (n->life.opens > 1)
 		return n->io_cached;
-	return (fi->flags & O_ACCMODE) == O_RDONLY && !n->life.maybe_mapped &&
-	       fstat(fd, &st) == 0 && st.st_size < CACHED_OPEN_MAX;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || n->life.maybe_mapped)
+		return false;
+	/* An idle file's size is in its node (pool_stat filled it at the LOOKUP): no fstat. */
+	if (n->battr_valid)
+		return n->battr.st_size < CACHED_OPEN_MAX;
+	return fstat(fd, &st) == 0 && st.st_size < CACHED_OPEN_MAX;
 }
 
 static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int fd,
-			    struct fuse_file_info *fi)
+			    int *spare_id, struct fuse_file_info *fi)
 {
 	(void)p;
 	n->io_cached = open_cached(n, fd, fi);
@@ -544,7 +67,10 @@ static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int 
 	}
 	if ((fi->flags & O_ACCMODE) != O_WRONLY)
 		n->may_map = true;
-	if (!n->backing_id) {
+	if (!n->backing_id && *spare_id > 0) {
+		n->backing_id = *spare_id;
+		*spare_id = 0;
+	} else if (!n->backing_id) {
 		int id = fuse_passthrough_open(req, fd);
 		if (id <= 0) {
 			log_error("registering the backing file of inode %" PRIu64 " failed (%d)", n->ino, id);
@@ -612,12 +138,12 @@ static void passthrough_release_io(struct pool *p, struct dp_release *rel)
 	}
 	if (!rel->probe)
 		return;
-	rel->busy = probe_ino_in_use(p, rel->ino);
+	rel->busy = proof_probe(p, rel->ino);
 	/* Still in use: have its last close reported, then look again, since that close may have
 	 * come between the probe and the mark. */
 	if (rel->busy) {
-		rel->watch_added = watch_file(p, rel->ino);
-		rel->busy = probe_ino_in_use(p, rel->ino);
+		rel->watch_added = proof_watch_file(p, rel->ino);
+		rel->busy = proof_probe(p, rel->ino);
 	}
 }
 
@@ -626,19 +152,46 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 	if (n && rel->watch_added) {
 		n->close_watched = true;
 		if (!n->life.maybe_mapped)
-			unwatch_file(p, n); /* proven free meanwhile, before the mark was noted */
+			proof_unwatch_file(p, n); /* proven free meanwhile, before the mark was noted */
 	}
 	/* Nothing was proven (write-only handles); or opened again since (its own release
 	 * probes), freed, or proven free by a close event. */
-	if (!rel->probe || !watched(n) || n->open_gen != rel->open_gen)
+	if (!rel->probe || !proof_waiting(n) || n->open_gen != rel->open_gen)
 		return;
 	if (!rel->busy) {
-		set_free(p, n);
+		proof_set_free(p, n);
 	} else {
 		/* Usually the closing process's backing file is still going: its close event,
 		 * which follows, or the first re-probe proves the node free. */
-		soon_add(p, n->ino);
+		proof_soon_add(p, n->ino);
 	}
+}
+
+/* OPEN and CREATE, before the lock: a read-only handle may go through the page cache
+ * (open_cached decides under the lock, and registers there if it must); any other needs a
+ * registration unless the file has one already, which only the lock can tell: made here, and
+ * dropped after the lock if it was not needed. */
+static int passthrough_register_early(struct pool *p, fuse_req_t req, int fd, int flags)
+{
+	int id;
+
+	(void)p;
+	if ((flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	id = fuse_passthrough_open(req, fd);
+	if (id <= 0) {
+		log_error("registering a new backing file failed (%d)", id);
+		return id < 0 ? id : -EIO;
+	}
+	return id;
+}
+
+static void passthrough_unregister(struct pool *p, int backing_id)
+{
+	int r = backing_unregister(p, backing_id);
+
+	if (r < 0)
+		log_warn("closing an unused backing registration: %s", strerror(-r));
 }
 
 /* The same three steps under the lock: the paths that undo a handle whose reply failed. */
@@ -656,9 +209,11 @@ static void passthrough_last_release(struct pool *p, struct node *n)
 const struct datapath datapath_passthrough = {
 	.name = "passthrough",
 	.init = passthrough_init,
-	.start = passthrough_start,
-	.stop = passthrough_stop,
+	.start = proof_start,
+	.stop = proof_stop,
 	.open = passthrough_open,
+	.register_early = passthrough_register_early,
+	.unregister = passthrough_unregister,
 	.last_release = passthrough_last_release,
 	.release_begin = passthrough_release_begin,
 	.release_io = passthrough_release_io,

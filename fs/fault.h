@@ -37,8 +37,7 @@ bool fault_fire(struct fault_state *f, enum fault_site site);
 /* If the stall site fires, wait until "off" (or FAULT_STALL_MAX_MS). Call without the lock. */
 void fault_stall(struct fault_state *f);
 /* "alloc N", "reply N", "mark N", "stall N" (N >= 1: the Nth call from now fails, or stalls,
- * once) or "off". 0 or
- * -EINVAL. */
+ * once) or "off". 0 or -EINVAL. */
 int fault_arm(struct fault_state *f, const char *value, size_t len);
 /* "alloc armed|fired|off\nreply ...\nmark ...\nstall ...\n" into buf: length or -ERANGE. */
 int fault_report(struct fault_state *f, char *buf, size_t len);

@@ -129,9 +129,54 @@ static void autohold(struct pool *p, struct node *n, fuse_req_t req, const struc
 		log_warn("autohold for inode %" PRIu64 ": %s", n->ino, strerror(-r));
 }
 
-/* Common part of mkdir, mknod and create: checks and the new node. */
+int new_file_make(struct pool *p, fuse_req_t req, int flags, struct new_file *nf)
+{
+	int r;
+
+	nf->ino = pool_new_ino(p);
+	nf->backing_id = 0;
+	nf->fd = backing_create(&p->backing, nf->ino);
+	if (nf->fd < 0)
+		return nf->fd;
+	if (fstat(nf->fd, &nf->st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (!req) { /* mknod: no handle */
+		close(nf->fd);
+		nf->fd = -1;
+	} else if (p->dp->register_early) {
+		r = p->dp->register_early(p, req, nf->fd, flags);
+		if (r < 0)
+			goto fail;
+		nf->backing_id = r;
+	}
+	return 0;
+fail:
+	new_file_drop(p, nf, true);
+	return r;
+}
+
+void new_file_drop(struct pool *p, struct new_file *nf, bool unlink_it)
+{
+	int r;
+
+	if (nf->backing_id > 0 && p->dp->unregister)
+		p->dp->unregister(p, nf->backing_id);
+	nf->backing_id = 0;
+	if (nf->fd >= 0)
+		close(nf->fd);
+	nf->fd = -1;
+	r = unlink_it ? backing_unlink(&p->backing, nf->ino) : 0;
+	if (r < 0)
+		log_warn("removing the backing file of a refused create: %s", strerror(-r));
+}
+
+/* Common part of mkdir, mknod and create: checks and the new node, a folder if `nf` is NULL,
+ * else a file with the backing file `nf` (which the node then owns; the fd and the
+ * registration stay the caller's, for open_handle). */
 int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fuse_ino_t parent,
-	       const char *name, bool is_dir, mode_t mode, struct node **out, int *fd_out)
+	       const char *name, const struct new_file *nf, mode_t mode, struct node **out)
 {
 	struct node *dir;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -144,9 +189,15 @@ int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fu
 		return r;
 	if (pool_child(p, dir, name))
 		return -EEXIST;
-	r = pool_create(p, dir, name, is_dir, ctx->uid, ctx->gid, mode, out, fd_out);
+	r = pool_create(p, dir, name, !nf, ctx->uid, ctx->gid, mode, nf ? nf->ino : pool_new_ino(p),
+			out);
 	if (r < 0)
 		return r;
+	if (nf) {
+		/* Nothing but the daemon has touched the new file: its attributes hold while idle. */
+		(*out)->battr = nf->st;
+		(*out)->battr_valid = true;
+	}
 	autohold(p, *out, req, who);
 	return 0;
 }
@@ -180,7 +231,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 
 	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, &who, parent, name, true, mode, &n, NULL);
+	r = make_entry(p, req, &who, parent, name, NULL, mode, &n);
 	reply_new_entry(req, p, n, r);
 }
 
@@ -189,6 +240,7 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
 	struct hold_caller who;
+	struct new_file nf;
 	int r;
 
 	(void)rdev;
@@ -197,9 +249,20 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 		fuse_reply_err(req, EPERM);
 		return;
 	}
+	r = new_file_make(p, NULL, 0, &nf);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
 	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, &who, parent, name, false, mode, &n, NULL);
+	r = make_entry(p, req, &who, parent, name, &nf, mode, &n);
+	if (r < 0) {
+		pool_unlock(p);
+		new_file_drop(p, &nf, true);
+		fuse_reply_err(req, -r);
+		return;
+	}
 	reply_new_entry(req, p, n, r);
 }
 

@@ -184,8 +184,9 @@ void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 
 /* ---- files --------------------------------------------------------------------------------- */
 
-/* Count a new handle on `n` and prepare `fi`; lock held. On success the handle owns `fd`. */
-static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd,
+/* Count a new handle on `n` and prepare `fi`; lock held. On success the handle owns `fd`;
+ * *spare_id as for datapath.h's open. */
+static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd, int *spare_id,
 		       struct fuse_file_info *fi)
 {
 	int r;
@@ -193,14 +194,23 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd,
 	fi->fh = (uint64_t)fd;
 	n->life.opens++;
 	n->open_gen++;
-	pool_backing_changed(n);
 	pool_note_open(p, n, fuse_req_ctx(req)->pid);
-	r = p->dp->open(p, n, req, fd, fi);
+	r = p->dp->open(p, n, req, fd, spare_id, fi);
 	if (r < 0) {
 		n->life.opens--;
 		return r;
 	}
+	/* After the data path's choice, which may read the idle file's size from the node. */
+	pool_backing_changed(n);
 	return 0;
+}
+
+/* Drop a registration made before the lock that no open took (no lock held). */
+static void drop_spare(struct pool *p, int *spare_id)
+{
+	if (*spare_id > 0 && p->dp->unregister)
+		p->dp->unregister(p, *spare_id);
+	*spare_id = 0;
 }
 
 /* Undo a handle: the reply could not be delivered, or RELEASE. Lock held. Takes no request:
@@ -229,42 +239,50 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
 	struct node *n;
-	int r, fd = -1;
+	int r, fd, spare_id = 0;
 
 	if (fi->flags & O_DIRECT) {
 		fuse_reply_err(req, EINVAL); /* as on tmpfs */
 		return;
 	}
 	/* No O_TRUNC here: without FUSE_CAP_ATOMIC_O_TRUNC (op_init) the kernel strips it and
-	 * truncates with a SETATTR after the OPEN, under the inode's lock (set_size). */
+	 * truncates with a SETATTR after the OPEN, under the inode's lock (set_size).
+	 * The backing file is opened, and registered where the handle may need it, before the lock
+	 * (docs/design.md "What runs outside the lock"): inode numbers are never reused, so the
+	 * file is this inode's or none. The daemon's fd is always read-write: on the page-cache
+	 * path the kernel writes dirty mmap pages back through whichever handle it picks. */
+	fd = backing_open_file(&p->backing, ino, O_RDWR);
+	if (fd >= 0 && p->dp->register_early) {
+		spare_id = p->dp->register_early(p, req, fd, fi->flags);
+		if (spare_id < 0) {
+			r = spare_id;
+			spare_id = 0;
+			close(fd);
+			fuse_reply_err(req, -r);
+			return;
+		}
+	}
 	pool_lock(p);
 	r = get_owned(p, req, ino, "open", &n);
 	if (r == 0)
 		r = check_open(n, fi->flags);
-	if (r < 0)
-		goto fail;
-	/* The daemon's fd is always read-write: on the page-cache path the kernel writes dirty
-	 * mmap pages back through whichever handle it picks. */
-	fd = backing_open_file(&p->backing, n->ino, O_RDWR);
-	if (fd < 0) {
+	if (r == 0 && fd < 0)
 		r = fd == -ENOENT ? -ESTALE : fd;
-		goto fail;
-	}
-	r = open_handle(p, n, req, fd, fi);
-	if (r < 0)
-		goto fail;
+	if (r == 0)
+		r = open_handle(p, n, req, fd, &spare_id, fi);
 	pool_unlock(p);
+	drop_spare(p, &spare_id);
+	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
+		fuse_reply_err(req, -r);
+		return;
+	}
 	if (reply_open(p, req, fi) < 0) {
 		pool_lock(p);
 		close_handle(p, n, fi);
 		pool_unlock(p);
 	}
-	return;
-fail:
-	if (fd >= 0)
-		close(fd);
-	pool_unlock(p);
-	fuse_reply_err(req, -r);
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -274,30 +292,37 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	struct node *n = NULL;
 	struct fuse_entry_param e;
 	struct hold_caller who;
+	struct new_file nf;
 	struct stat st;
-	int r, fd = -1;
+	int r;
 
 	if (fi->flags & O_DIRECT) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	/* The system calls come first, without the lock: the backing file is made, statted and
+	 * registered, and what /proc says about the creator is read; the lock covers the checks
+	 * and the bookkeeping (docs/design.md "What runs outside the lock"). */
+	r = new_file_make(p, req, fi->flags, &nf);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
 	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, &who, parent, name, false, mode, &n, &fd);
+	r = make_entry(p, req, &who, parent, name, &nf, mode, &n);
 	if (r < 0)
 		goto fail;
-	r = open_handle(p, n, req, fd, fi);
-	if (r < 0)
-		goto fail_node;
-	r = pool_stat(p, n, &st);
+	r = open_handle(p, n, req, nf.fd, &nf.backing_id, fi);
 	if (r < 0) {
-		close_handle(p, n, fi);
-		fd = -1;
+		pool_recheck(p, n); /* the node goes at once unless a hold keeps it */
 		goto fail;
 	}
+	pool_stat_with(p, n, &nf.st, &st);
 	fill_entry(p, n, &st, &e);
 	pool_lookup_add(n, e.entry_timeout > 0);
 	pool_unlock(p);
+	drop_spare(p, &nf.backing_id);
 	if (reply_create(p, req, &e, fi) < 0) {
 		/* Nodes are freed only in pool_unlock(): n is valid until the forget below. The
 		 * kernel still holds the negative entry it looked up: if the file stays (a held
@@ -309,14 +334,9 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		pool_unlock(p);
 	}
 	return;
-fail_node:
-	close(fd);
-	fd = -1;
-	pool_recheck(p, n);
 fail:
-	if (fd >= 0)
-		close(fd);
 	pool_unlock(p);
+	new_file_drop(p, &nf, n == NULL);
 	fuse_reply_err(req, -r);
 }
 

@@ -38,11 +38,22 @@ void forget_new_entry(struct pool *p, uint64_t ino);
 
 /* ---- handlers ---- */
 
-/* ops_entries.c: names. make_entry is also create's (ops_files.c); `who` comes from
- * autohold_caller(), called before the lock is taken. */
+/* ops_entries.c: names. A new file's backing file is made before the lock is taken
+ * (new_file_make: created, statted and, for a handle of open `flags`, registered for
+ * passthrough; with `req` NULL no handle follows, as for mknod); new_file_drop undoes it when no
+ * node took it (`unlink_it`) or closes what the node does not own. make_entry is also create's
+ * (ops_files.c); `who` comes from autohold_caller(), also called before the lock. */
+struct new_file {
+	uint64_t ino;
+	int fd;               /* -1 without a handle */
+	int backing_id;       /* passthrough registration (register_early), 0 if none */
+	struct stat st;
+};
+int new_file_make(struct pool *p, fuse_req_t req, int flags, struct new_file *nf);
+void new_file_drop(struct pool *p, struct new_file *nf, bool unlink_it);
 void autohold_caller(struct pool *p, fuse_req_t req, struct hold_caller *who);
 int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fuse_ino_t parent,
-	const char *name, bool is_dir, mode_t mode, struct node **out, int *fd_out);
+	const char *name, const struct new_file *nf, mode_t mode, struct node **out);
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
 void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);

@@ -8,17 +8,18 @@
  *
  * Threads: the request threads (one per core over io_uring, libfuse's pool over /dev/fuse), the
  * watch thread (pidfds, cgroup events, timers, fanotify) and the notify thread. The lock is held
- * only for bookkeeping; the slow system calls of the hot paths run outside it: RELEASE closes,
- * unregisters and probes after unlocking (datapath.h release_begin/io/commit), close events are
- * probed in batches between two short lock sections, and an idle file's attributes come from its
- * node. A result computed outside the lock is applied only if the node did not change meanwhile
+ * only for bookkeeping; the slow system calls of the hot paths run outside it: CREATE and OPEN
+ * make, open and register the backing file before locking (register_early), resizes allocate
+ * between two lock sections (pool_resize.c), RELEASE closes, unregisters and probes after
+ * unlocking (datapath.h release_begin/io/commit), close events are probed in batches between
+ * two short lock sections, and an idle file's attributes come from its node. A result computed outside the lock is applied only if the node did not change meanwhile
  * (open_gen). So two requests run at once on two cores, meeting only in short sections.
  *
  * Lock order (a thread holding one may take those after it, never before):
  *   1. pool.lock
  *   2. watch.c regs_lock, notify.c queue lock, log.c sink lock (leaves: nothing is taken under
  *      them, and no kernel notification is sent while pool.lock is held)
- * opstats counters and uring_seen are atomics and need no lock. */
+ * next_ino, the opstats counters and uring_seen are atomics and need no lock. */
 #ifndef POOLFS_POOL_H
 #define POOLFS_POOL_H
 
@@ -133,7 +134,9 @@ struct pool {
 	gid_t owner_gid;
 	pid_t daemon_pid;             /* to ignore our own fanotify events */
 	struct node *root;
-	uint64_t next_ino;
+	/* The next inode number: taken without the lock (pool_new_ino), since CREATE makes the
+	 * backing file, named by it, before taking the lock. Never reused. */
+	_Atomic uint64_t next_ino;
 	struct node **ino_table;
 	size_t ino_buckets, ino_count;
 	struct node **name_table;
@@ -187,11 +190,14 @@ char *pool_strdup(struct pool *p, const char *s);
 struct node *pool_node(struct pool *p, uint64_t ino);      /* NULL if unknown */
 struct node *pool_child(struct pool *p, struct node *dir, const char *name);
 
-/* Create a file or folder under `dir` (checks done by the caller). For files, *fd_out (if not
- * NULL) gets an O_RDWR fd of the new backing file, else it is closed. -EDQUOT past the
- * creator's max_user_entries. */
+/* A fresh inode number, never used before and never reused. No lock needed. */
+uint64_t pool_new_ino(struct pool *p);
+/* Create a file or folder named `name` under `dir`, with inode number `ino` (pool_new_ino); for
+ * a file its backing file exists already (the caller made it before taking the lock, and
+ * removes it if this fails). Checks are done by the caller. -EDQUOT past the creator's
+ * max_user_entries, -ENOMEM. */
 int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir, uid_t uid,
-		gid_t gid, mode_t mode, struct node **out, int *fd_out);
+		gid_t gid, mode_t mode, uint64_t ino, struct node **out);
 
 /* Remove `n`'s name from the tree (unlink/rmdir/rename-over); drops its holds. */
 void pool_unlink(struct pool *p, struct node *n);
@@ -240,6 +246,9 @@ bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid);
 bool pool_held_above(const struct pool *p, const struct node *n);
 /* Fill a stat for `n` (files: from the backing file). */
 int pool_stat(struct pool *p, struct node *n, struct stat *st);
+/* The same for a file whose backing file's attributes the caller read itself (`backing`, with
+ * fstat outside the lock: a new file in CREATE). */
+void pool_stat_with(struct pool *p, struct node *n, const struct stat *backing, struct stat *st);
 /* The daemon changed `n`'s backing file (size, times): its cached attributes are stale. */
 void pool_backing_changed(struct node *n);
 /* An attribute of `n` changed (chmod, chown, times, size, xattrs): its ctime is now. */

@@ -31,41 +31,53 @@ static int file_backing_attrs(struct pool *p, struct node *n, struct stat *st)
 	return 0;
 }
 
+/* A file's attributes: the backing file's `st` with what only the node knows. */
+static void file_attrs(struct pool *p, struct node *n, struct stat *st)
+{
+	/* On passthrough, writes past the end bypass us: catch up the accounting here. */
+	if ((uint64_t)st->st_size > n->reserved)
+		pool_account(p, n, (uint64_t)st->st_size);
+	st->st_mode = S_IFREG | n->perm;
+	st->st_nlink = n->life.linked ? 1 : 0;
+	/* chmod, chown and xattrs change only the node: the later of the two ctimes. */
+	if (n->ctime.tv_sec > st->st_ctim.tv_sec ||
+	    (n->ctime.tv_sec == st->st_ctim.tv_sec && n->ctime.tv_nsec > st->st_ctim.tv_nsec))
+		st->st_ctim = n->ctime;
+	st->st_ino = n->ino;
+	st->st_uid = n->uid;
+	st->st_gid = n->gid;
+}
+
+void pool_stat_with(struct pool *p, struct node *n, const struct stat *backing, struct stat *st)
+{
+	*st = *backing;
+	file_attrs(p, n, st);
+}
+
 int pool_stat(struct pool *p, struct node *n, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
+	if (!n->is_dir && !n->life.removed) {
+		int r = file_backing_attrs(p, n, st);
+		if (r < 0)
+			return r;
+		file_attrs(p, n, st);
+		return 0;
+	}
 	if (n->life.removed) {
 		/* Reached only through the kernel's caches (a path walk racing the removal, an fd's
 		 * fstat): answer like an unlinked inode, with what the node still knows, so the walk
 		 * goes on to a clean ENOENT instead of failing with ESTALE. */
 		st->st_mode = (n->is_dir ? S_IFDIR : S_IFREG) | n->perm;
 		st->st_nlink = 0;
-		st->st_blksize = 4096;
-		st->st_atim = n->atime;
-		st->st_mtim = n->mtime;
-		st->st_ctim = n->ctime;
-	} else if (!n->is_dir) {
-		int r = file_backing_attrs(p, n, st);
-		if (r < 0)
-			return r;
-		/* On passthrough, writes past the end bypass us: catch up the accounting here. */
-		if ((uint64_t)st->st_size > n->reserved)
-			pool_account(p, n, (uint64_t)st->st_size);
-		st->st_mode = S_IFREG | n->perm;
-		st->st_nlink = n->life.linked ? 1 : 0;
-		/* chmod, chown and xattrs change only the node: the later of the two ctimes. */
-		if (n->ctime.tv_sec > st->st_ctim.tv_sec ||
-		    (n->ctime.tv_sec == st->st_ctim.tv_sec && n->ctime.tv_nsec > st->st_ctim.tv_nsec))
-			st->st_ctim = n->ctime;
 	} else {
 		st->st_mode = S_IFDIR | n->perm;
 		st->st_nlink = 2 + n->subdirs;
-		st->st_size = 0;
-		st->st_blksize = 4096;
-		st->st_atim = n->atime;
-		st->st_mtim = n->mtime;
-		st->st_ctim = n->ctime;
 	}
+	st->st_blksize = 4096;
+	st->st_atim = n->atime;
+	st->st_mtim = n->mtime;
+	st->st_ctim = n->ctime;
 	st->st_ino = n->ino;
 	st->st_uid = n->uid;
 	st->st_gid = n->gid;

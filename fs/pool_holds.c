@@ -1,8 +1,7 @@
 /* pool_holds: the pool's side of holds — finding the process, session leader or cgroup a scope
- * names, watching it (pidfd, cgroup.events), ending holds when it goes — and the two read-only
- * texts user.poolfs.refs and user.poolfs.stat. The hold records themselves live in holds.c. */
+ * names, watching it (pidfd, cgroup.events), ending holds when it goes. The hold records
+ * themselves live in holds.c; the texts that show them, in pool_texts.c. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -507,85 +506,6 @@ int pool_release_holds(struct pool *p, struct node *n, uid_t uid)
 		return -ENODATA;
 	pool_recheck_subtree(p, n);
 	return 0;
-}
-
-/* Appends to a growing text; -ERANGE once it would pass `cap`. */
-struct text {
-	char *buf;
-	size_t used, cap;
-};
-
-static int text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int text_add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	va_start(ap, fmt);
-	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
-	va_end(ap);
-	if (w < 0 || (size_t)w >= t->cap - t->used)
-		return -ERANGE;
-	t->used += (size_t)w;
-	return 0;
-}
-
-int pool_refs_text(struct pool *p, struct node *n, char **out)
-{
-	/* Room kept for the closing "more N" line when the holds do not all fit. */
-	const size_t reserve = 32;
-	struct text t = {.buf = pool_alloc(p, ((size_t)POOLFS_XATTR_VALUE_MAX)), .cap = ((size_t)POOLFS_XATTR_VALUE_MAX) - reserve};
-	uint32_t shown = 0;
-	int r;
-
-	if (!t.buf)
-		return -ENOMEM;
-	r = text_add(&t, "opens %u\nmapped %s\n", n->life.opens, n->life.maybe_mapped ? "yes" : "no");
-	if (r == 0 && n->is_dir)
-		r = text_add(&t, "children %u\n", n->life.children);
-	if (r == 0)
-		r = text_add(&t, "holds %u\n", n->life.holds);
-	for (struct hold *h = n->holds; h && r == 0; h = h->node_next) {
-		char scope[4200];
-		if (hold_format_scope(h, scope, sizeof(scope)) < 0)
-			snprintf(scope, sizeof(scope), "?");
-		if (text_add(&t, "hold %s uid=%u\n", scope, (unsigned)h->uid) < 0)
-			break;
-		shown++;
-	}
-	if (r == 0 && shown < n->life.holds) {
-		t.cap += reserve;
-		r = text_add(&t, POOLFS_REFS_MORE " %u\n", n->life.holds - shown);
-	}
-	if (r < 0) {
-		free(t.buf);
-		return r;
-	}
-	*out = t.buf;
-	return (int)t.used;
-}
-
-int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len)
-{
-	struct text t = {.buf = buf, .cap = len};
-	int r;
-
-	pool_refresh_usage(p);
-	r = text_add(&t, "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64 "\n"
-		     "max_size %" PRIu64 "\nmax_user_size %" PRIu64 "\nmax_user_entries %" PRIu64 "\n"
-		     "max_user_meta %" PRIu64 "\ndatapath %s\n",
-		     p->entries, p->bytes, p->meta, p->opts.max_size, p->opts.max_user_size,
-		     p->opts.max_user_entries, p->opts.max_user_meta, p->dp ? p->dp->name : "none");
-	for (struct user_usage *u = p->users; u && r == 0; u = u->next) {
-		if (caller != 0 && u->uid != caller)
-			continue;
-		if (!u->entries && !u->bytes && !u->meta)
-			continue;
-		r = text_add(&t, "user %u entries %" PRIu64 " bytes %" PRIu64 " meta %" PRIu64 "\n",
-			     (unsigned)u->uid, u->entries, u->bytes, u->meta);
-	}
-	return r < 0 ? r : (int)t.used;
 }
 
 int pool_find_cgroup2_root(char *buf, size_t len)

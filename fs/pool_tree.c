@@ -210,13 +210,19 @@ int pool_exchange(struct pool *p, struct node *a, struct node *b)
 	return 0;
 }
 
-static struct node *node_new(struct pool *p, bool is_dir, uid_t uid, gid_t gid, mode_t perm)
+uint64_t pool_new_ino(struct pool *p)
+{
+	return atomic_fetch_add(&p->next_ino, 1);
+}
+
+static struct node *node_new(struct pool *p, uint64_t ino, bool is_dir, uid_t uid, gid_t gid,
+			     mode_t perm)
 {
 	struct node *n = pool_alloc(p, sizeof(*n));
 
 	if (!n)
 		return NULL;
-	n->ino = p->next_ino++;
+	n->ino = ino;
 	n->is_dir = is_dir;
 	n->uid = uid;
 	n->gid = gid;
@@ -228,41 +234,28 @@ static struct node *node_new(struct pool *p, bool is_dir, uid_t uid, gid_t gid, 
 }
 
 int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir, uid_t uid,
-		gid_t gid, mode_t mode, struct node **out, int *fd_out)
+		gid_t gid, mode_t mode, uint64_t ino, struct node **out)
 {
 	struct node *n;
 	struct user_usage *u;
 	char *copy;
-	int fd = -1;
 
 	u = pool_usage_of(p, uid, true);
 	if (!u)
 		return -ENOMEM;
 	if (p->opts.max_user_entries && u->entries >= p->opts.max_user_entries)
 		return -EDQUOT;
-	n = node_new(p, is_dir, uid, gid, access_effective_mode(mode));
+	n = node_new(p, ino, is_dir, uid, gid, access_effective_mode(mode));
 	copy = pool_strdup(p, name);
 	if (!n || !copy) {
 		free(n);
 		free(copy);
 		return -ENOMEM;
 	}
-	if (!is_dir) {
-		fd = backing_create(&p->backing, n->ino);
-		if (fd < 0) {
-			free(copy);
-			free(n);
-			return fd;
-		}
-	}
 	attach_name(p, n, dir, copy);
 	pool_ino_insert(p, n);
 	p->entries++;
 	u->entries++;
-	if (fd_out)
-		*fd_out = fd;
-	else if (fd >= 0)
-		close(fd);
 	*out = n;
 	return 0;
 }

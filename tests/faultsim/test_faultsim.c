@@ -389,7 +389,7 @@ static void test_every_fault_point(void **state)
 }
 
 /* Passthrough: when the kernel refuses a backing file its own fanotify mark, the daemon marks
- * the whole store instead (datapath_passthrough.c watch_store), and a mapping's end still
+ * the whole store instead (mapping_proof.c watch_store), and a mapping's end still
  * removes the file. */
 static void test_refused_mark_falls_back_to_the_store(void **state)
 {

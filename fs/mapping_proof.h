@@ -1,0 +1,30 @@
+/* mapping_proof: proving a passthrough file's last mapping gone (see mapping_proof.c); used by
+ * datapath_passthrough.c only. "Lock held" or "no lock" as each function says. */
+#ifndef POOLFS_MAPPING_PROOF_H
+#define POOLFS_MAPPING_PROOF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pool.h"
+
+/* Open the fanotify group and the timers (p->dp_state), and stop and free them (after
+ * watch_stop(): no callback runs any more). */
+int proof_start(struct pool *p);
+void proof_stop(struct pool *p);
+/* No lock: true if a mapping or fd of the backing file of `ino` may still exist anywhere. */
+bool proof_probe(struct pool *p, uint64_t ino);
+/* No lock: have the last close of the backing file of `ino` reported. True if it got a mark of
+ * its own, to be removed with proof_unwatch_file once the file is proven free. */
+bool proof_watch_file(struct pool *p, uint64_t ino);
+/* Lock held: drop the mark of a file proven free (if it has one). */
+void proof_unwatch_file(struct pool *p, struct node *n);
+/* Lock held: `n` waits for the proof that its last mapping is gone. */
+bool proof_waiting(const struct node *n);
+/* Lock held: `n` was proven free: hand it back to the pool, which may free it. */
+void proof_set_free(struct pool *p, struct node *n);
+/* Lock held: a probe of `ino` failed right after its close event or RELEASE: probe it again
+ * soon. */
+void proof_soon_add(struct pool *p, uint64_t ino);
+
+#endif
