@@ -43,6 +43,7 @@ static const struct row rows[] = {
 	{ M_PWRITE, "pwrite 1 MiB blocks", "GB/s", "%.2f" },
 	{ M_PREAD, "pread 1 MiB blocks, warm", "GB/s", "%.2f" },
 	{ M_CREATE, "create+4KiB+close+removal", "ops/s", "%.0f" },
+	{ M_CREATE2, "create+4KiB+close+unlink (2 procs)", "ops/s", "%.0f" },
 	{ M_MAP8, "N procs map+read one file", "GB/s", "%.2f" },
 	{ M_MEM_CACHED, "memory/byte held: Cached", "B/B", "%.3f" },
 	{ M_MEM_SHMEM, "memory/byte held: Shmem", "B/B", "%.3f" },
@@ -131,7 +132,7 @@ static void usage(FILE *out)
 		"  -n, --creates N    creates per repetition (default 2000)\n"
 		"  -l, --latency N    removal-latency samples in all (default 1000)\n"
 		"  -p, --procs N      processes mapping one file (default 8)\n"
-		"      --only LIST    run only these tests: mmap,rw,create,map8,mem,rmlat\n"
+		"      --only LIST    run only these tests: mmap,rw,create,map8,mem,rmlat,create2\n"
 		"      --csv FILE     also write the results as CSV\n"
 		"exit: 0 ok, 1 a measurement failed (the table shows what ran), 2 usage\n");
 }
@@ -274,7 +275,7 @@ static double ratio(const struct bench *b, unsigned k, enum metric m)
 
 static int row_selected(const struct bench *b, enum metric m)
 {
-	static const int test_of[M_COUNT] = { 0, 0, 0, 1, 1, 2, 3, 4, 4, 4, 5, 5 };
+	static const int test_of[M_COUNT] = { 0, 0, 0, 1, 1, 2, 3, 4, 4, 4, 5, 5, 6 };
 
 	return b->only[test_of[m]];
 }
@@ -320,6 +321,8 @@ static void print_notes(const struct bench *b)
 		"  (MemAvailable counts the per-CPU free lists of /proc/zoneinfo back in; it is an\n"
 		"  estimate, and noisy on a busy machine)",
 		"rmlat: munmap to the name vanishing, polled",
+		"create2: two processes at once, each creating in a folder of its own (pinned on a\n"
+		"  pool), each file unlinked after its close; ops/s of both together",
 	};
 	const size_t rmlat = 5;
 

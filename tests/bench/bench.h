@@ -31,6 +31,7 @@ enum metric {
 	M_MEM_AVAIL,
 	M_RMLAT_MED,
 	M_RMLAT_MAX,
+	M_CREATE2,
 	M_COUNT
 };
 

@@ -79,6 +79,8 @@ full)
     grep -Eq '^test +unit +raw +(pagecache-uring-on +ratio +)?pagecache-uring-off ' "$tmp/out" ||
         fail "no create table with pagecache-uring-off"
     grep -Eq "^create\+4KiB\+close\+removal +ops/s +[0-9]+ +[0-9]+ +$num" "$tmp/out" || fail "no complete create row"
+    grep -Eq "^create\+4KiB\+close\+unlink \(2 procs\) +ops/s +[0-9]+ +[0-9]+ +$num" "$tmp/out" ||
+        fail "no complete create row for two processes"
     for pool in private multi; do
         grep -Eq "^scratch, worst step +$pool +$num \((tar|ls|grep|rm)\)\$" "$tmp/out" ||
             fail "no summary of the scratch steps on $pool"
@@ -86,6 +88,8 @@ full)
     done
     grep -Eq "^create\+4KiB\+close\+removal +pagecache-uring-off +$num\$" "$tmp/out" ||
         fail "no summary of the create row"
+    grep -Eq "^create\+4KiB\+close\+unlink \(2 procs\) +pagecache-uring-off +$num\$" "$tmp/out" ||
+        fail "no summary of the create row for two processes"
     ! grep -q 'FAILED' "$tmp/out" "$tmp/err" || fail "a section failed"
     check_left_nothing "$tmp/err"
     ;;

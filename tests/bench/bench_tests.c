@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static int failed(const struct bench_target *t, const char *test, const char *what, int err)
@@ -216,6 +217,84 @@ out:
 	return ret;
 }
 
+#define CREATE_PROCS 2
+
+/* One process of t_create2: once `go` reads EOF, the create loop in `dir`, each file unlinked
+ * after its close. 0 or an errno (the exit code). */
+static int create_loop(const struct bench_cfg *c, const char *dir, int go)
+{
+	char path[PATH_MAX], byte;
+	unsigned char *buf = malloc(c->small);
+
+	if (!buf || read(go, &byte, 1) != 0)
+		return buf ? EIO : ENOMEM;
+	memset(buf, 0x5a, c->small);
+	for (unsigned i = 0; i < c->ncreate; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/f%u", dir, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0)
+			return errno;
+		if (write(fd, buf, c->small) != (ssize_t)c->small || close(fd) < 0 || unlink(path) < 0)
+			return errno ? errno : EIO;
+	}
+	free(buf);
+	return 0;
+}
+
+/* The create loop in CREATE_PROCS processes at once, each in a folder of its own (the kernel
+ * serializes the creates of one folder): what the pool lets two cores do together. On a pool
+ * the folders are pinned, so a file stays until its unlink, as on raw tmpfs. Timed from the
+ * processes' release to the last exit. */
+static int t_create2(const struct bench_cfg *c, struct bench_target *t, unsigned rep)
+{
+	char dirs[CREATE_PROCS][PATH_MAX];
+	pid_t pids[CREATE_PROCS];
+	int go[2], ret = 0, status;
+	unsigned started = 0;
+	double t0;
+
+	for (unsigned k = 0; k < CREATE_PROCS; k++) {
+		bench_path(dirs[k], t, "p", rep, k);
+		if (mkdir(dirs[k], 0700) < 0 ||
+		    (t->is_pool && setxattr(dirs[k], "user.poolfs.hold", "pin", 3, 0) < 0))
+			return failed(t, "create2", dirs[k], -errno);
+	}
+	if (pipe(go) < 0)
+		return failed(t, "create2", "pipe", -errno);
+	for (; started < CREATE_PROCS; started++) {
+		pids[started] = fork();
+		if (pids[started] < 0) {
+			ret = failed(t, "create2", "fork", -errno);
+			break;
+		}
+		if (pids[started] == 0) {
+			close(go[1]);
+			_exit(create_loop(c, dirs[started], go[0]));
+		}
+	}
+	close(go[0]);
+	t0 = now_s();
+	close(go[1]); /* EOF: every process starts */
+	for (unsigned k = 0; k < started; k++) {
+		if (waitpid(pids[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			ret = failed(t, "create2", "a creating process",
+				     WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR);
+	}
+	if (ret == 0)
+		t->res.v[M_CREATE2][rep] = CREATE_PROCS * c->ncreate / (now_s() - t0);
+	for (unsigned k = 0; k < CREATE_PROCS; k++) {
+		/* On a pool the empty folder goes once its pin does. */
+		int r = t->is_pool ? (removexattr(dirs[k], "user.poolfs.hold") < 0 ? -errno
+										     : wait_gone(dirs[k], 10.0))
+				   : (rmdir(dirs[k]) < 0 ? -errno : 0);
+		if (r < 0 && ret == 0)
+			ret = failed(t, "create2", dirs[k], r);
+	}
+	return ret;
+}
+
 /* nprocs processes map the same file and sum it at once, released together through a pipe;
  * timed from the release to the last exit. The file is written beforehand (untimed). */
 static int t_map8(const struct bench_cfg *c, struct bench_target *t, unsigned rep)
@@ -391,5 +470,6 @@ const struct bench_test bench_tests[] = {
 	{ "map8", 0, t_map8 },
 	{ "mem", 0, t_mem },
 	{ "rmlat", 1, t_rmlat },
+	{ "create2", 0, t_create2 },
 };
 const size_t bench_ntests = sizeof(bench_tests) / sizeof(bench_tests[0]);
