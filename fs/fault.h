@@ -17,8 +17,9 @@ enum fault_site {
 	FAULT_REPLY,     /* a reply that carries a new handle or entry is lost, as when the
 			  * caller was killed before it arrived */
 	FAULT_MARK,      /* the kernel refuses a fanotify mark for one backing file (passthrough) */
-	FAULT_STALL,     /* a resize's I/O, which runs outside the pool lock, waits until the
-			  * faults are turned off ("off"; at most FAULT_STALL_MAX_MS) */
+	FAULT_STALL,     /* a resize's I/O or a new file's backing file, made outside the pool
+			  * lock, waits until the faults are turned off ("off"; at most
+			  * FAULT_STALL_MAX_MS) */
 	FAULT_SITES,
 };
 

@@ -135,6 +135,7 @@ int new_file_make(struct pool *p, fuse_req_t req, int flags, struct new_file *nf
 
 	nf->ino = pool_new_ino(p);
 	nf->backing_id = 0;
+	fault_stall(&p->fault);
 	nf->fd = backing_create(&p->backing, nf->ino);
 	if (nf->fd < 0)
 		return nf->fd;

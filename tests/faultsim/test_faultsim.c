@@ -495,6 +495,51 @@ static void test_resize_runs_outside_the_lock(void **state)
 	CHECK(close(ofd));
 }
 
+static int run_create_in(void *arg)
+{
+	int fd = open(arg, O_RDWR | O_CREAT | O_EXCL, 0600);
+
+	return fd < 0 || close(fd) < 0 ? errno : 0;
+}
+
+/* CREATE makes, stats and registers the new backing file before it takes the pool lock
+ * (fs/ops_entries.c new_file_make): while one is stalled there, the pool serves everything else,
+ * creates in other folders included (the kernel serializes the creates of one folder). */
+static void test_create_runs_outside_the_lock(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	PATH(a, p, "a");
+	PATH(b, p, "b");
+	PATH(stalled, p, "a/stalled");
+	PATH(other, p, "b/other");
+	struct stat st;
+	pid_t first;
+	int fd;
+
+	CHECK(mkdir(a, 0700));
+	CHECK(setxattr(a, POOLFS_XATTR_HOLD, "pin", 3, 0));
+	CHECK(mkdir(b, 0700));
+	CHECK(setxattr(b, POOLFS_XATTR_HOLD, "pin", 3, 0));
+	arm(&s->c, "stall 1");
+	first = tu_spawn(run_create_in, stalled);
+	wait_fault_fired(&s->c, "stall");
+	CHECK(fd = open(other, O_RDWR | O_CREAT | O_EXCL, 0600));
+	CHECK(ftruncate(fd, 4096));
+	CHECK(close(fd));
+	CHECK(stat(other, &st));
+	assert_int_equal(st.st_size, 4096);
+	CHECK(unlink(other));
+	CHECK_ERR(stat(stalled, &st), ENOENT); /* not there until its CREATE is done */
+	arm(&s->c, "off");
+	REAP_OK(first);
+	CHECK(stat(stalled, &st));
+	expect_consistent(&s->c, "create", "stall", 1, "after the creates");
+	CHECK(unlink(stalled));
+	CHECK(removexattr(a, POOLFS_XATTR_HOLD));
+	CHECK(removexattr(b, POOLFS_XATTR_HOLD));
+}
+
 static int setup_small(void **state)
 {
 	return setup_opts(state, "autohold=none,uring=off,max_size=3145728");
@@ -510,6 +555,8 @@ int main(void)
 		{"refused_mark_falls_back_to_the_store", test_refused_mark_falls_back_to_the_store,
 		 setup_strict, teardown, NULL},
 		{"resize_runs_outside_the_lock", test_resize_runs_outside_the_lock, setup_small,
+		 teardown, NULL},
+		{"create_runs_outside_the_lock", test_create_runs_outside_the_lock, setup_small,
 		 teardown, NULL},
 	};
 
