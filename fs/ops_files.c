@@ -19,12 +19,30 @@
 
 /* ---- attributes ---------------------------------------------------------------------------- */
 
+/* Reply to GETATTR or SETATTR with `n`'s attributes, or `r` if it is an error; lock held, and
+ * released. A file in use is statted outside the lock (docs/design.md "What runs outside the
+ * lock"); if it went meanwhile, the answer is what the node still knows, as for any removed
+ * entry. */
 static void reply_attr(fuse_req_t req, struct pool *p, struct node *n, int r)
 {
-	struct stat st;
+	struct stat st, backing;
 
-	if (r == 0)
+	if (r == 0 && pool_stat_needs_backing(n)) {
+		uint64_t ino = n->ino;
+
+		pool_unlock(p);
+		r = backing_stat(&p->backing, ino, &backing);
+		pool_lock(p);
+		n = pool_node(p, ino);
+		if (!n)
+			r = -ESTALE;
+		else if (r == 0 && !n->life.removed)
+			pool_stat_with(p, n, &backing, &st);
+		else if (r == 0 || r == -ENOENT)
+			r = pool_stat(p, n, &st); /* removed meanwhile */
+	} else if (r == 0) {
 		r = pool_stat(p, n, &st);
+	}
 	pool_unlock(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);

@@ -247,8 +247,10 @@ bool pool_held_above(const struct pool *p, const struct node *n);
 /* Fill a stat for `n` (files: from the backing file). */
 int pool_stat(struct pool *p, struct node *n, struct stat *st);
 /* The same for a file whose backing file's attributes the caller read itself (`backing`, with
- * fstat outside the lock: a new file in CREATE). */
+ * fstat outside the lock: a new file in CREATE, GETATTR of a file in use). */
 void pool_stat_with(struct pool *p, struct node *n, const struct stat *backing, struct stat *st);
+/* Whether pool_stat(n) would ask the backing file (a file in use, or whose copy is stale). */
+bool pool_stat_needs_backing(const struct node *n);
 /* The daemon changed `n`'s backing file (size, times): its cached attributes are stale. */
 void pool_backing_changed(struct node *n);
 /* An attribute of `n` changed (chmod, chown, times, size, xattrs): its ctime is now. */

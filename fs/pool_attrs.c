@@ -13,6 +13,12 @@ void pool_backing_changed(struct node *n)
 	n->battr_valid = false;
 }
 
+bool pool_stat_needs_backing(const struct node *n)
+{
+	return !n->is_dir && !n->life.removed &&
+	       !(n->battr_valid && n->life.opens == 0 && !n->life.maybe_mapped);
+}
+
 /* The backing file's attributes: from the node while it is idle, else (and to refill) fstatat. */
 static int file_backing_attrs(struct pool *p, struct node *n, struct stat *st)
 {
