@@ -38,6 +38,7 @@ struct hold_source {
 	int fd;                     /* pidfd, or inotify fd watching cgroup.events; -1 if polled */
 	unsigned long long start_time; /* polled processes: /proc/PID/stat start time, against reuse */
 	bool ended;                 /* the process exited / the cgroup emptied */
+	bool unchecked;             /* cgroup: new, its first hold must check it is populated */
 	struct hold *holds;         /* holds this source ends */
 	struct hold_source *next;   /* in the pool's source list */
 	void *pool;                 /* the pool, for the watch callback */

@@ -202,6 +202,7 @@ static int source_get(struct pool *p, enum hold_kind kind, pid_t pid, const char
 	s->fd = -1;
 	if (kind == HOLD_CGROUP) {
 		char path[8192];
+		s->unchecked = true;
 		s->cgroup = pool_strdup(p, cg);
 		s->fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 		if (!s->cgroup || s->fd < 0) {
@@ -484,9 +485,13 @@ static int take_hold(struct pool *p, struct node *n, uid_t uid, const struct hol
 	n->life.holds++;
 	if (n->is_dir)
 		n->life.armed = true;
-	/* A cgroup may have emptied between reading /proc and arming inotify. */
-	if (src && src->kind == HOLD_CGROUP && cgroup_populated(p, src->cgroup) == 0)
-		pool_source_ended(p, src);
+	/* A cgroup may have emptied between reading /proc and arming inotify: a new source's
+	 * first hold looks once (a source watched before reports its end by itself). */
+	if (src && src->kind == HOLD_CGROUP && src->unchecked) {
+		src->unchecked = false;
+		if (cgroup_populated(p, src->cgroup) == 0)
+			pool_source_ended(p, src);
+	}
 	return 0;
 }
 
