@@ -147,10 +147,9 @@ int new_file_make(struct pool *p, fuse_req_t req, int flags, struct new_file *nf
 		close(nf->fd);
 		nf->fd = -1;
 	} else if (p->dp->register_early) {
+		/* If this fails, the open under the lock tries again, after the checks. */
 		r = p->dp->register_early(p, req, nf->fd, flags);
-		if (r < 0)
-			goto fail;
-		nf->backing_id = r;
+		nf->backing_id = r > 0 ? r : 0;
 	}
 	return 0;
 fail:

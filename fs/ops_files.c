@@ -272,13 +272,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fd = backing_open_file(&p->backing, ino, O_RDWR);
 	if (fd >= 0 && p->dp->register_early) {
 		spare_id = p->dp->register_early(p, req, fd, fi->flags);
-		if (spare_id < 0) {
-			r = spare_id;
-			spare_id = 0;
-			close(fd);
-			fuse_reply_err(req, -r);
-			return;
-		}
+		if (spare_id < 0)
+			spare_id = 0; /* tried again under the lock, after the checks, which answer first */
 	}
 	pool_lock(p);
 	r = get_owned(p, req, ino, "open", &n);
