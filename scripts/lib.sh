@@ -11,7 +11,7 @@ FUSE_MIN=3.18                                   # first libfuse with FUSE over i
 FUSE_SUITE=${POOLFS_FUSE_SUITE:-forky}          # Debian suite whose fuse3 source package we build
 DEPS_DIR=$POOLFS_ROOT/.deps                     # gitignored
 FUSE_PREFIX=$DEPS_DIR/fuse3                     # libfuse >= FUSE_MIN is installed here
-FUSE_RECIPE=3                                   # bump when build_libfuse changes: prefixes rebuild
+FUSE_RECIPE=5                                   # bump when build_libfuse changes: prefixes rebuild
 LOG_DIR=$DEPS_DIR/logs
 
 # Debian packages needed to build, run and test poolfs (and to build libfuse from source).
@@ -202,7 +202,7 @@ build_libfuse() {
     STEP="configuring libfuse (meson setup)"
     say "building libfuse (meson + ninja, $n Debian patches applied)"
     run_logged fuse3-meson meson setup "$work/build" "$work/src" --prefix="$FUSE_PREFIX" --libdir=lib \
-        -Dexamples=false -Dutils=true -Dtests=false -Dudevrulesdir="$FUSE_PREFIX/udev" \
+        -Dexamples=true -Dutils=true -Dtests=false -Dudevrulesdir="$FUSE_PREFIX/udev" \
         -Dinitscriptdir= -Duseroot=false --sysconfdir=/etc -Denable-io-uring=true
     # libfuse quietly leaves io_uring out when liburing or libnuma is missing or too old; poolfs's
     # uring= option promises it, so a build without it is a failure here (docs/interface.md).
@@ -214,6 +214,13 @@ build_libfuse() {
     STEP="installing libfuse into ${FUSE_PREFIX}"
     run_logged fuse3-install env DESTDIR="$work/stage" ninja -C "$work/build" install
     local stage=$work/stage$FUSE_PREFIX
+    # libfuse's own example file system, the reference scripts/bench measures FUSE's floor with
+    # (README, "Small files and metadata"); examples are not installed by libfuse itself.
+    mkdir -p "$stage/libexec"
+    install -m 0755 "$work/build/example/passthrough_ll" "$stage/libexec/"
+    if [[ -x $work/build/example/passthrough_hp ]]; then
+        install -m 0755 "$work/build/example/passthrough_hp" "$stage/libexec/"
+    fi
     # libfuse 3.17 runs the fusermount3 of its own prefix for auto_unmount, and bookworm's 3.14
     # fusermount3 does not know 3.17's --auto-unmount flag: so we build the matching one. Like
     # Debian's fuse3 package we make it setuid root, so users other than root can mount too, and

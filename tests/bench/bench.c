@@ -1,7 +1,7 @@
 /* poolfs-bench: raw tmpfs against poolfs pools, side by side in one run.
  *
  *   poolfs-bench [-s SIZE] [-r REPS] [-n CREATES] [-l LATENCY_SAMPLES] [-p PROCS] [--only LIST]
- *                [--csv FILE] --raw DIR [--pool NAME=DIR]...
+ *                [--csv FILE] --raw DIR [--pool NAME=DIR]... [--ref NAME=DIR]...
  *
  * Every repetition runs every test on every target in turn (raw, pool 1, pool 2, raw, ...), so slow
  * drifts of the machine (other jobs, memory pressure) hit all targets alike; the report gives the
@@ -100,8 +100,14 @@ static int select_tests(struct bench *b, const char *list)
 	return 0;
 }
 
-static int add_target(struct bench *b, const char *name, const char *dir, int is_pool)
+/* Target kinds: raw tmpfs, a pool, or a reference FUSE file system (not a pool: it removes
+ * nothing by itself, so it is used like raw tmpfs; README "Small files and metadata"). */
+enum { TARGET_RAW, TARGET_POOL, TARGET_REF };
+
+static int add_target(struct bench *b, const char *name, const char *dir, int kind)
 {
+	int is_pool = kind == TARGET_POOL;
+
 	struct statfs sfs;
 
 	if (b->ntargets == MAX_TARGETS)
@@ -111,11 +117,11 @@ static int add_target(struct bench *b, const char *name, const char *dir, int is
 		return -errno;
 	}
 	/* a "pool" that is not a mount would never remove anything: every wait would time out */
-	if (is_pool && sfs.f_type != FUSE_SUPER_MAGIC) {
+	if (kind != TARGET_RAW && sfs.f_type != FUSE_SUPER_MAGIC) {
 		fprintf(stderr, "poolfs-bench: %s (%s) is not a FUSE mount\n", dir, name);
 		return -EINVAL;
 	}
-	if (!is_pool && sfs.f_type != TMPFS_MAGIC)
+	if (kind == TARGET_RAW && sfs.f_type != TMPFS_MAGIC)
 		fprintf(stderr, "poolfs-bench: warning: %s is not tmpfs: the raw numbers are not raw tmpfs\n", dir);
 	b->targets[b->ntargets++] = (struct bench_target){ .name = name, .dir = dir, .is_pool = is_pool };
 	return 0;
@@ -127,6 +133,8 @@ static void usage(FILE *out)
 		"usage: poolfs-bench [options] --raw DIR [--pool NAME=DIR]...\n"
 		"  --raw DIR          a plain tmpfs directory (e.g. a temp dir in /dev/shm)\n"
 		"  --pool NAME=DIR    a mounted pool (autohold=none), e.g. pagecache=/tmp/m1; repeatable\n"
+		"  --ref NAME=DIR     another FUSE file system to compare with (not a pool: files are\n"
+		"                     unlinked as on raw, pool-only tests skip it); repeatable\n"
 		"  -s, --size SIZE    size of the big files (default 1G; k/M/G suffixes)\n"
 		"  -r, --reps N       repetitions, interleaved over the targets (default 5)\n"
 		"  -n, --creates N    creates per repetition (default 2000)\n"
@@ -164,7 +172,8 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		{ "creates", required_argument, NULL, 'n' }, { "latency", required_argument, NULL, 'l' },
 		{ "procs", required_argument, NULL, 'p' }, { "only", required_argument, NULL, 'O' },
 		{ "csv", required_argument, NULL, 'C' }, { "raw", required_argument, NULL, 'R' },
-		{ "pool", required_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
+		{ "pool", required_argument, NULL, 'P' }, { "ref", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -192,16 +201,17 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			b->csv = optarg;
 			break;
 		case 'R':
-			if (b->raw >= 0 || add_target(b, "raw", optarg, 0))
+			if (b->raw >= 0 || add_target(b, "raw", optarg, TARGET_RAW))
 				return -EINVAL;
 			b->raw = (int)b->ntargets - 1;
 			break;
 		case 'P':
+		case 'F':
 			eq = strchr(optarg, '=');
 			if (!eq || eq == optarg || !eq[1])
 				return -EINVAL;
 			*eq = '\0';
-			if (add_target(b, optarg, eq + 1, 1))
+			if (add_target(b, optarg, eq + 1, c == 'P' ? TARGET_POOL : TARGET_REF))
 				return -EINVAL;
 			break;
 		case 'h':

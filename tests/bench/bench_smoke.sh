@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Smoke test of scripts/bench (the bench suite): a tiny run of the create, scratch and ls sections
-# must print every row with a number in every cell and the summary, and leave nothing behind: no mount, no daemon,
+# must print every row with a number in every cell (the fuse-ref column included, where built) and the summary, and leave nothing behind: no mount, no daemon,
 # no temp dir; so must a run stopped by SIGTERM while its pools are mounted. Times are never
 # judged (the machine is shared). Never touches the kernel's io_uring switch (--uring-switch never).
 #   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted
@@ -69,9 +69,19 @@ full)
     grep -q 'enable_uring: .* (as found); --uring-switch never' "$tmp/err" ||
         fail "the run did not say what it found in enable_uring"
     ! grep -q 'set to Y' "$tmp/err" || fail "--uring-switch never changed the kernel's switch"
-    # raw, then private and multi, each time with its ratio
+    # raw, then private and multi, each time with its ratio; then libfuse's reference file
+    # system with its ratio where scripts/build built it, else a message that it is left out
+    ref_cols=""
+    if [[ -x $src/.deps/fuse3/libexec/passthrough_hp ]]; then
+        ref_cols=" +$num +$num"
+        grep -Eq "^ls -l of 50 entries +fuse-ref +$num\$" "$tmp/out" || fail "no summary of ls -l on fuse-ref"
+        grep -Eq "^create\+4KiB\+close\+removal +fuse-ref-uring-off +$num\$" "$tmp/out" ||
+            fail "no summary of the create row on fuse-ref-uring-off"
+    else
+        grep -q 'fuse-ref left out: ' "$tmp/err" || fail "no fuse-ref column and no message why"
+    fi
     for step in tar ls grep rm ls-l; do
-        grep -Eq "^$step +$num +$num +$num +$num +$num\$" "$tmp/out" ||
+        grep -Eq "^$step +$num +$num +$num +$num +$num$ref_cols\$" "$tmp/out" ||
             fail "no complete '$step' row: $(grep -E "^$step " "$tmp/out" || echo none)"
     done
     # raw, then the page-cache pool over io_uring when the kernel's switch is on (scripts/test
