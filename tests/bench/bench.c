@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_TARGETS 8
+#define MAX_TARGETS 16
 #define FUSE_SUPER_MAGIC 0x65735546
 #define TMPFS_MAGIC 0x01021994
 
