@@ -100,8 +100,9 @@ static int select_tests(struct bench *b, const char *list)
 	return 0;
 }
 
-/* Target kinds: raw tmpfs, a pool, or a reference FUSE file system (not a pool: it removes
- * nothing by itself, so it is used like raw tmpfs; README "Small files and metadata"). */
+/* Target kinds: raw tmpfs, a pool, or a reference to compare with (another FUSE file system, or
+ * a tmpfs mounted otherwise than raw): not a pool, it removes nothing by itself, so it is used
+ * like raw tmpfs (README, "Data paths" and "Small files and metadata"). */
 enum { TARGET_RAW, TARGET_POOL, TARGET_REF };
 
 static int add_target(struct bench *b, const char *name, const char *dir, int kind)
@@ -117,7 +118,7 @@ static int add_target(struct bench *b, const char *name, const char *dir, int ki
 		return -errno;
 	}
 	/* a "pool" that is not a mount would never remove anything: every wait would time out */
-	if (kind != TARGET_RAW && sfs.f_type != FUSE_SUPER_MAGIC) {
+	if (kind == TARGET_POOL && sfs.f_type != FUSE_SUPER_MAGIC) {
 		fprintf(stderr, "poolfs-bench: %s (%s) is not a FUSE mount\n", dir, name);
 		return -EINVAL;
 	}
@@ -133,8 +134,9 @@ static void usage(FILE *out)
 		"usage: poolfs-bench [options] --raw DIR [--pool NAME=DIR]...\n"
 		"  --raw DIR          a plain tmpfs directory (e.g. a temp dir in /dev/shm)\n"
 		"  --pool NAME=DIR    a mounted pool (autohold=none), e.g. pagecache=/tmp/m1; repeatable\n"
-		"  --ref NAME=DIR     another FUSE file system to compare with (not a pool: files are\n"
-		"                     unlinked as on raw, pool-only tests skip it); repeatable\n"
+		"  --ref NAME=DIR     another file system to compare with (another FUSE file system, a\n"
+		"                     huge-page tmpfs): not a pool, so files are unlinked as on raw and\n"
+		"                     pool-only tests skip it; repeatable\n"
 		"  -s, --size SIZE    size of the big files (default 1G; k/M/G suffixes)\n"
 		"  -r, --reps N       repetitions, interleaved over the targets (default 5)\n"
 		"  -n, --creates N    creates per repetition (default 2000)\n"
