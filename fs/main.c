@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cgroup2.h"
 #include "datapath.h"
 #include "log.h"
 #include "mountopts.h"
@@ -240,7 +241,7 @@ static int make_pool(struct daemon *d)
 	 * (ops_request.c entry_timeout()). */
 	pool->entry_timeout = POOL_CACHE_SECONDS;
 	pool->attr_timeout = POOL_CACHE_SECONDS;
-	if (pool_find_cgroup2_root(pool->cgroup2_root, sizeof(pool->cgroup2_root)) < 0)
+	if (cgroup2_find_mount("/proc/self/mountinfo", pool->cgroup2_root, sizeof(pool->cgroup2_root)) < 0)
 		pool->cgroup2_root[0] = '\0';
 	return 0;
 }

@@ -340,7 +340,5 @@ bool pool_may_change(struct pool *p, uid_t caller, const struct node *n);
 void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n);
 
 uint64_t pool_now_ms(void);
-/* Where cgroup v2 is mounted (from mountinfo). 0 or -ENOENT. */
-int pool_find_cgroup2_root(char *buf, size_t len);
 
 #endif

@@ -512,28 +512,3 @@ int pool_release_holds(struct pool *p, struct node *n, uid_t uid)
 	pool_recheck_subtree(p, n);
 	return 0;
 }
-
-int pool_find_cgroup2_root(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	int r = -ENOENT;
-
-	if (!f)
-		return -errno;
-	/* Fields: id parent major:minor root mountpoint options ... - fstype source superoptions.
-	 * On hybrid hosts cgroup2 sits at /sys/fs/cgroup/unified; on unified ones at /sys/fs/cgroup. */
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[4096], fstype[64];
-		const char *dash = strstr(line, " - ");
-		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		if (snprintf(buf, len, "%s", mnt) < (int)len)
-			r = 0;
-		break;
-	}
-	fclose(f);
-	return r;
-}

@@ -109,7 +109,8 @@ int make_closed_file(const char *path);
 
 /* ---- cgroup v2 (ht_cgroup.c) ---- */
 
-/* The cgroup2 mount point from /proc/self/mountinfo: 0, or -ENOENT. */
+/* The cgroup2 mount point from /proc/self/mountinfo, found as the daemon finds it (fs/cgroup2.c):
+ * 0, or a negative errno (-ENOENT: none). */
 int cg2_mount(char *buf, size_t len);
 /* pid's cgroup v2 path (the "0::" line of /proc/PID/cgroup): 0 or -errno. */
 int cg2_of(pid_t pid, char *buf, size_t len);

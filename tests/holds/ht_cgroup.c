@@ -11,30 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup2.h"
 #include "holdtest.h"
 
 int cg2_mount(char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	int r = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[PATH_MAX], fstype[64];
-		const char *dash = strstr(line, " - ");
-
-		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		if ((size_t)snprintf(buf, len, "%s", mnt) < len)
-			r = 0;
-		break;
-	}
-	fclose(f);
-	return r;
+	return cgroup2_find_mount("/proc/self/mountinfo", buf, len);
 }
 
 int cg2_of(pid_t pid, char *buf, size_t len)

@@ -1,0 +1,53 @@
+/* cgroup2: the cgroup v2 mount point (see cgroup2.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup2.h"
+
+/* mountinfo writes a space, tab, newline and backslash in a path as \040, \011, \012 and \134:
+ * undo that in place. */
+static void unescape_octal(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+int cgroup2_find_mount(const char *mountinfo, char *buf, size_t len)
+{
+	FILE *f = fopen(mountinfo, "re");
+	char line[4096];
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/* Fields: id parent major:minor root mountpoint options ... - fstype source superoptions.
+	 * On hybrid hosts cgroup2 sits at /sys/fs/cgroup/unified; on unified ones at /sys/fs/cgroup.
+	 * A mount point has its blanks escaped, so %s reads one whole. */
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[4096], fstype[64];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		unescape_octal(mnt);
+		r = (size_t)snprintf(buf, len, "%s", mnt) < len ? 0 : -ENAMETOOLONG;
+		break;
+	}
+	if (ferror(f) && r == -ENOENT)
+		r = -EIO;
+	fclose(f);
+	return r;
+}
