@@ -3,10 +3,12 @@
 # must print every row with a number in every cell (the fuse-ref column included, where built) and the summary, and leave nothing behind: no mount, no daemon,
 # no temp dir; so must a run stopped by SIGTERM while its pools are mounted. Times are never
 # judged (the machine is shared). Never touches the kernel's io_uring switch (--uring-switch never).
-#   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted
+# The arrays section gets a small run of its own (mode arrays): the default pool and, beside it,
+# the bench's own huge-page tmpfs (column tmpfs-huge), which must be unmounted afterwards too.
+#   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted|arrays
 set -euo pipefail
 
-[[ $# -eq 3 ]] || { echo "usage: $0 BUILDDIR SOURCEDIR full|interrupted" >&2; exit 2; }
+[[ $# -eq 3 ]] || { echo "usage: $0 BUILDDIR SOURCEDIR full|interrupted|arrays" >&2; exit 2; }
 build=$1 src=$2 mode=$3
 # shellcheck source=tests/shell/testlib.sh
 . "$src/tests/shell/testlib.sh"
@@ -101,6 +103,22 @@ full)
     grep -Eq "^create\+4KiB\+close\+unlink \(2 procs\) +pagecache-uring-off +$num\$" "$tmp/out" ||
         fail "no summary of the create row for two processes"
     ! grep -q 'FAILED' "$tmp/out" "$tmp/err" || fail "a section failed"
+    check_left_nothing "$tmp/err"
+    ;;
+arrays)
+    rc=0
+    "$src/scripts/bench" --no-build --builddir "$build" --quick -s 8M --only arrays \
+        --datapath default -- --only mmap,mem >"$tmp/out" 2>"$tmp/err" || rc=$?
+    cat "$tmp/out"
+    [[ $rc -eq 0 ]] || { cat "$tmp/err" >&2; fail "scripts/bench exited $rc"; }
+    # raw, then tmpfs-huge and the default pool, each with its ratio
+    grep -Eq '^test +unit +raw +tmpfs-huge +ratio +default +ratio *$' "$tmp/out" ||
+        fail "no arrays table with raw, tmpfs-huge and default"
+    for row in "mmap write, fresh file" "mmap read, other process" "memory/byte held: Shmem"; do
+        grep -Eq "^$row +[A-Za-z/]+ +$num.* +$num.* +$num +$num.* +$num *\$" "$tmp/out" ||
+            fail "no complete '$row' row: $(grep -F "$row" "$tmp/out" || echo none)"
+    done
+    ! grep -q 'FAILED' "$tmp/out" "$tmp/err" || fail "the section failed"
     check_left_nothing "$tmp/err"
     ;;
 interrupted)
