@@ -11,13 +11,13 @@ FUSE_MIN=3.18                                   # first libfuse with FUSE over i
 FUSE_SUITE=${POOLFS_FUSE_SUITE:-forky}          # Debian suite whose fuse3 source package we build
 DEPS_DIR=$POOLFS_ROOT/.deps                     # gitignored
 FUSE_PREFIX=$DEPS_DIR/fuse3                     # libfuse >= FUSE_MIN is installed here
-FUSE_RECIPE=5                                   # bump when build_libfuse changes: prefixes rebuild
+FUSE_RECIPE=6                                   # bump when build_libfuse changes: prefixes rebuild
 LOG_DIR=$DEPS_DIR/logs
 
 # Debian packages needed to build, run and test poolfs (and to build libfuse from source).
 # libc6-dev is only a Recommends of gcc, and we install without recommends.
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
-              dpkg-dev gcc libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy
+              dpkg-dev gcc g++ libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy
               shellcheck pyflakes3          # scripts/lint checks the bash and Python with these
               systemd man-db groff-base
               liburing-dev libnuma-dev)    # libfuse >= 3.18 builds its io_uring transport with these
@@ -214,13 +214,13 @@ build_libfuse() {
     STEP="installing libfuse into ${FUSE_PREFIX}"
     run_logged fuse3-install env DESTDIR="$work/stage" ninja -C "$work/build" install
     local stage=$work/stage$FUSE_PREFIX
-    # libfuse's own example file system, the reference scripts/bench measures FUSE's floor with
-    # (README, "Small files and metadata"); examples are not installed by libfuse itself.
+    # libfuse's own example file system passthrough_hp (C++, hence g++), the reference
+    # scripts/bench measures FUSE's floor with (README, "Small files and metadata"); libfuse
+    # does not install its examples itself.
+    [[ -x $work/build/example/passthrough_hp ]] ||
+        die "libfuse's example passthrough_hp was not built (is g++ installed? see $LOG_DIR/fuse3-meson.log)"
     mkdir -p "$stage/libexec"
-    install -m 0755 "$work/build/example/passthrough_ll" "$stage/libexec/"
-    if [[ -x $work/build/example/passthrough_hp ]]; then
-        install -m 0755 "$work/build/example/passthrough_hp" "$stage/libexec/"
-    fi
+    install -m 0755 "$work/build/example/passthrough_hp" "$stage/libexec/"
     # libfuse 3.17 runs the fusermount3 of its own prefix for auto_unmount, and bookworm's 3.14
     # fusermount3 does not know 3.17's --auto-unmount flag: so we build the matching one. Like
     # Debian's fuse3 package we make it setuid root, so users other than root can mount too, and
