@@ -107,8 +107,6 @@ enum { TARGET_RAW, TARGET_POOL, TARGET_REF };
 
 static int add_target(struct bench *b, const char *name, const char *dir, int kind)
 {
-	int is_pool = kind == TARGET_POOL;
-
 	struct statfs sfs;
 
 	if (b->ntargets == MAX_TARGETS)
@@ -124,7 +122,7 @@ static int add_target(struct bench *b, const char *name, const char *dir, int ki
 	}
 	if (kind == TARGET_RAW && sfs.f_type != TMPFS_MAGIC)
 		fprintf(stderr, "poolfs-bench: warning: %s is not tmpfs: the raw numbers are not raw tmpfs\n", dir);
-	b->targets[b->ntargets++] = (struct bench_target){ .name = name, .dir = dir, .is_pool = is_pool };
+	b->targets[b->ntargets++] = (struct bench_target){ .name = name, .dir = dir, .is_pool = kind == TARGET_POOL };
 	return 0;
 }
 
