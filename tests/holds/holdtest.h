@@ -16,6 +16,7 @@
 /* Bounds, never timings: hold ends take the daemon more steps (and valgrind is slow). */
 #define GONE_MS 10000
 
+#include "cgroup2.h"
 #include "poolfs_names.h"
 #include "rows.h"
 #include "testutil.h"
@@ -109,9 +110,8 @@ int make_closed_file(const char *path);
 
 /* ---- cgroup v2 (ht_cgroup.c) ---- */
 
-/* The cgroup2 mount point from /proc/self/mountinfo, found as the daemon finds it (fs/cgroup2.c):
- * 0, or a negative errno (-ENOENT: none). */
-int cg2_mount(char *buf, size_t len);
+/* The cgroup2 mount point: cgroup2_find_mount() of fs/cgroup2.h (included above), as the daemon
+ * finds it. */
 /* pid's cgroup v2 path (the "0::" line of /proc/PID/cgroup): 0 or -errno. */
 int cg2_of(pid_t pid, char *buf, size_t len);
 /* Move pid (0: the caller) into the cgroup directory dir: 0 or -errno. */

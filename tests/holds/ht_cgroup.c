@@ -11,13 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup2.h"
 #include "holdtest.h"
-
-int cg2_mount(char *buf, size_t len)
-{
-	return cgroup2_find_mount("/proc/self/mountinfo", buf, len);
-}
 
 int cg2_of(pid_t pid, char *buf, size_t len)
 {
@@ -122,7 +116,7 @@ int cg2_create(struct htest *t, char *dir, size_t dlen, char *msg, size_t mlen)
 		snprintf(msg, mlen, "too many test cgroups");
 		return -ENOSPC;
 	}
-	r = cg2_mount(root, sizeof(root));
+	r = cgroup2_find_mount("/proc/self/mountinfo", root, sizeof(root));
 	if (r < 0) {
 		snprintf(msg, mlen, "no cgroup2 mount in /proc/self/mountinfo");
 		return r;
