@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test of scripts/bench (the bench suite): a tiny run of the create, scratch and ls sections
-# must print every row with a number in every cell (the fuse-ref column included, where built) and the summary, and leave nothing behind: no mount, no daemon,
-# no temp dir; so must a run stopped by SIGTERM while its pools are mounted. Times are never
+# must print every row with a number in every cell (the fuse-ref column included, where built)
+# and the summary, and leave nothing behind: no mount, no daemon, no temp dir; so must a run
+# stopped by SIGTERM while its pools are mounted. Times are never
 # judged (the machine is shared). Never touches the kernel's io_uring switch (--uring-switch never).
 # The arrays section gets a small run of its own (mode arrays): the default pool and, beside it,
 # the bench's own huge-page tmpfs (column tmpfs-huge), which must be unmounted afterwards too.
