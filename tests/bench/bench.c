@@ -1,14 +1,16 @@
 /* poolfs-bench: raw tmpfs against poolfs pools, side by side in one run.
  *
- *   poolfs-bench [-s SIZE] [-r REPS] [-n CREATES] [-l LATENCY_SAMPLES] [-p PROCS] [--only LIST]
- *                [--csv FILE] --raw DIR [--pool NAME=DIR]... [--ref NAME=DIR]...
+ *   poolfs-bench [-s SIZE] [-r REPS] [-n CREATES] [-l LATENCY_SAMPLES] [-p PROCS] [--cycles N]
+ *                [--only LIST] [--csv FILE] --raw DIR [--pool NAME=DIR]... [--ref NAME=DIR]...
  *
  * Every repetition runs every test on every target in turn (raw, pool 1, pool 2, raw, ...), so slow
  * drifts of the machine (other jobs, memory pressure) hit all targets alike; the report gives the
  * median and the spread (min-max) of the repetitions and the ratio pool / raw of the medians.
- * The pools must be mounted with autohold=none (removal on last close is part of what is measured);
- * scripts/bench mounts them. This file owns the command line, the interleaving and the report; the
- * measurements are in bench_tests.c. No thresholds: numbers are reported, never judged.
+ * The pools must be mounted with autohold=none (removal on last close is part of what is
+ * measured), except for the shm and sem tests, which unlink what they make (a pool mounted as
+ * /dev/shm would be, autohold=session); scripts/bench mounts them. This file owns the command
+ * line, the interleaving and the report; the measurements are in bench_tests.c and bench_shm.c.
+ * No thresholds: numbers are reported, never judged.
  */
 #include "bench.h"
 #include "size_arg.h"
@@ -44,6 +46,8 @@ static const struct row rows[] = {
 	{ M_PREAD, "pread 1 MiB blocks, warm", "GB/s", "%.2f" },
 	{ M_CREATE, "create+4KiB+close+removal", "ops/s", "%.0f" },
 	{ M_CREATE2, "create+4KiB+close+unlink (2 procs)", "ops/s", "%.0f" },
+	{ M_SHM, "shm_open+1MiB+touch+shm_unlink", "ops/s", "%.0f" },
+	{ M_SEM, "sem_open+sem_close+sem_unlink", "ops/s", "%.0f" },
 	{ M_MAP8, "N procs map+read one file", "GB/s", "%.2f" },
 	{ M_MEM_CACHED, "memory/byte held: Cached", "B/B", "%.3f" },
 	{ M_MEM_SHMEM, "memory/byte held: Shmem", "B/B", "%.3f" },
@@ -102,7 +106,7 @@ static int select_tests(struct bench *b, const char *list)
 
 /* Target kinds: raw tmpfs, a pool, or a reference to compare with (another FUSE file system, or
  * a tmpfs mounted otherwise than raw): not a pool, it removes nothing by itself, so it is used
- * like raw tmpfs (README, "Data paths" and "Small files and metadata"). */
+ * like raw tmpfs (docs/performance.md, "Data paths" and "Small files and metadata"). */
 enum { TARGET_RAW, TARGET_POOL, TARGET_REF };
 
 static int add_target(struct bench *b, const char *name, const char *dir, int kind)
@@ -140,7 +144,10 @@ static void usage(FILE *out)
 		"  -n, --creates N    creates per repetition (default 2000)\n"
 		"  -l, --latency N    removal-latency samples in all (default 1000)\n"
 		"  -p, --procs N      processes mapping one file (default 8)\n"
-		"      --only LIST    run only these tests: mmap,rw,create,map8,mem,rmlat,create2\n"
+		"      --cycles N     shm and sem cycles per repetition (default 1000)\n"
+		"      --only LIST    run only these tests: mmap,rw,create,map8,mem,rmlat,create2,\n"
+		"                     shm,sem (shm and sem: glibc's shm_open and sem_open on the target\n"
+		"                     bound on /dev/shm in a private mount namespace; not in the default)\n"
 		"      --csv FILE     also write the results as CSV\n"
 		"exit: 0 ok, 1 a measurement failed (the table shows what ran), 2 usage\n");
 }
@@ -157,6 +164,7 @@ static int parse_count(struct bench *b, int opt, const char *arg)
 		{&b->cfg.ncreate, 'n', 10000000},
 		{&b->cfg.nlat, 'l', 10000000},
 		{&b->cfg.nprocs, 'p', 64},
+		{&b->cfg.ncycles, 'Y', 10000000},
 	};
 
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
@@ -173,7 +181,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		{ "procs", required_argument, NULL, 'p' }, { "only", required_argument, NULL, 'O' },
 		{ "csv", required_argument, NULL, 'C' }, { "raw", required_argument, NULL, 'R' },
 		{ "pool", required_argument, NULL, 'P' }, { "ref", required_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "cycles", required_argument, NULL, 'Y' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -190,6 +198,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		case 'n':
 		case 'l':
 		case 'p':
+		case 'Y':
 			if (parse_count(b, c, optarg))
 				return -EINVAL;
 			break;
@@ -285,7 +294,7 @@ static double ratio(const struct bench *b, unsigned k, enum metric m)
 
 static int row_selected(const struct bench *b, enum metric m)
 {
-	static const int test_of[M_COUNT] = { 0, 0, 0, 1, 1, 2, 3, 4, 4, 4, 5, 5, 6 };
+	static const int test_of[M_COUNT] = { 0, 0, 0, 1, 1, 2, 3, 4, 4, 4, 5, 5, 6, 7, 8 };
 
 	return b->only[test_of[m]];
 }
@@ -333,6 +342,11 @@ static void print_notes(const struct bench *b)
 		"rmlat: munmap to the name vanishing, polled",
 		"create2: two processes at once, each creating in a folder of its own (pinned on a\n"
 		"  pool), each file unlinked after its close; ops/s of both together",
+		"shm: glibc's shm_open (O_CREAT|O_EXCL), ftruncate to 1 MiB, mmap, a write to every\n"
+		"  page, munmap, close, shm_unlink; cycles/s, the target bound on /dev/shm in a\n"
+		"  private mount namespace (the machine's /dev/shm untouched)",
+		"sem: glibc's sem_open (O_CREAT|O_EXCL: a file sem.XXXXXX written, mapped and\n"
+		"  link()ed to sem.NAME), sem_close, sem_unlink; cycles/s, as for shm",
 	};
 	const size_t rmlat = 5;
 
@@ -442,9 +456,11 @@ int main(int argc, char **argv)
 	unsigned failures = 0;
 
 	b->cfg = (struct bench_cfg){ .size = 1UL << 30, .block = 1UL << 20, .small = 4096, .reps = 5,
-				     .ncreate = 2000, .nlat = 1000, .nprocs = 8 };
+				     .ncreate = 2000, .nlat = 1000, .nprocs = 8,
+				     .ncycles = 1000 };
 	b->raw = -1;
-	memset(b->only, 1, sizeof(b->only));
+	for (size_t i = 0; i < bench_ntests; i++)
+		b->only[i] = !bench_tests[i].asked_only;
 	if (parse_args(b, argc, argv)) {
 		usage(stderr);
 		return 2;

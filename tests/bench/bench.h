@@ -1,7 +1,8 @@
 /* bench.h: what the parts of poolfs-bench share: the configuration, the targets (a raw tmpfs dir
  * or a mounted pool), the metrics and where their samples go, and the helpers of bench_util.c.
  * bench.c owns the command line, the interleaved run and the report; bench_tests.c the
- * measurements; bench_util.c clocks, /proc/meminfo, data patterns, child processes and removal. */
+ * measurements, bench_shm.c those of POSIX shared memory; bench_util.c clocks, /proc/meminfo,
+ * data patterns, child processes and removal. */
 #ifndef POOLFS_BENCH_H
 #define POOLFS_BENCH_H
 
@@ -16,6 +17,7 @@ struct bench_cfg {
 	unsigned ncreate;	/* creates per repetition (-n) */
 	unsigned nlat;		/* removal-latency samples in all (-l) */
 	unsigned nprocs;	/* processes mapping one file (-p) */
+	unsigned ncycles;	/* shm and sem cycles per repetition (--cycles) */
 };
 
 enum metric {
@@ -32,6 +34,8 @@ enum metric {
 	M_RMLAT_MED,
 	M_RMLAT_MAX,
 	M_CREATE2,
+	M_SHM,
+	M_SEM,
 	M_COUNT
 };
 
@@ -59,9 +63,15 @@ struct bench_test {
 	const char *name;
 	int pool_only;
 	int (*run)(const struct bench_cfg *c, struct bench_target *t, unsigned rep);
+	int asked_only;	/* run only when --only names it (not on autohold=none pools) */
 };
 extern const struct bench_test bench_tests[];
 extern const size_t bench_ntests;
+
+/* ---- bench_shm.c: the shm and sem cycles, glibc's calls on the target bound on /dev/shm in a
+ * private mount namespace ---- */
+int t_shm(const struct bench_cfg *c, struct bench_target *t, unsigned rep);
+int t_sem(const struct bench_cfg *c, struct bench_target *t, unsigned rep);
 
 /* ---- bench_util.c ---- */
 

@@ -464,12 +464,14 @@ static int t_rmlat(const struct bench_cfg *c, struct bench_target *t, unsigned r
 }
 
 const struct bench_test bench_tests[] = {
-	{ "mmap", 0, t_mmap },
-	{ "rw", 0, t_rw },
-	{ "create", 0, t_create },
-	{ "map8", 0, t_map8 },
-	{ "mem", 0, t_mem },
-	{ "rmlat", 1, t_rmlat },
-	{ "create2", 0, t_create2 },
+	{ "mmap", 0, t_mmap, 0 },
+	{ "rw", 0, t_rw, 0 },
+	{ "create", 0, t_create, 0 },
+	{ "map8", 0, t_map8, 0 },
+	{ "mem", 0, t_mem, 0 },
+	{ "rmlat", 1, t_rmlat, 0 },
+	{ "create2", 0, t_create2, 0 },
+	{ "shm", 0, t_shm, 1 },
+	{ "sem", 0, t_sem, 1 },
 };
 const size_t bench_ntests = sizeof(bench_tests) / sizeof(bench_tests[0]);
