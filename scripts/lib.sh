@@ -20,7 +20,10 @@ APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-co
               dpkg-dev gcc g++ libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy
               shellcheck pyflakes3          # scripts/lint checks the bash and Python with these
               systemd man-db groff-base
-              liburing-dev libnuma-dev)    # libfuse >= 3.18 builds its io_uring transport with these
+              liburing-dev libnuma-dev     # libfuse >= 3.18 builds its io_uring transport with these
+              # tests/programs runs these unmodified programs in pools (Open MPI as the cluster
+              # suite uses it: mpirun and mpicc)
+              python3-venv make git tmux openmpi-bin libopenmpi-dev)
 
 STEP=""        # what we are doing, for the failure message
 REPORTED=0     # set once a failure was explained, so the exit trap stays quiet
