@@ -41,6 +41,17 @@ int access_check_mask(mode_t effective_mode, int mask)
 	return 0;
 }
 
+int access_check_mask_as(mode_t effective_mode, bool is_dir, uid_t caller, int mask)
+{
+	if (caller != 0)
+		return access_check_mask(effective_mode, mask);
+	/* The kernel's capable_wrt_inode_uidgid(CAP_DAC_OVERRIDE) rule: only execution needs a
+	 * bit, so that root does not run what nobody marked runnable. */
+	if ((mask & X_OK) && !is_dir && !(effective_mode & 0100))
+		return -EACCES;
+	return 0;
+}
+
 int access_check_setattr(const struct access_policy *p, uid_t caller, uid_t owner, unsigned what,
 			 bool via_handle)
 {

@@ -48,4 +48,10 @@ bool access_hold_keeps(const struct access_policy *p, uid_t holder, uid_t owner)
 /* access(2) for the owner: R/W/X_OK (as an int mask) against the effective bits. 0 or -EACCES. */
 int access_check_mask(mode_t effective_mode, int mask);
 
+/* access(2) and open(2) by `caller` on an entry it may touch at all (access_is_owner). Root
+ * (uid 0) gets what CAP_DAC_OVERRIDE gives it on tmpfs: reading and writing whatever the bits
+ * say, executing a file only if some x bit is set, searching any folder. Anyone else:
+ * access_check_mask. 0 or -EACCES. */
+int access_check_mask_as(mode_t effective_mode, bool is_dir, uid_t caller, int mask);
+
 #endif

@@ -109,6 +109,7 @@ TIMED(setattr, SETATTR, P(fuse_ino_t ino, struct stat *attr, int to_set, struct 
 TIMED(access, ACCESS, P(fuse_ino_t ino, int mask), P(ino, mask))
 TIMED(mknod, MKNOD, P(fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev), P(parent, name, mode, rdev))
 TIMED(mkdir, MKDIR, P(fuse_ino_t parent, const char *name, mode_t mode), P(parent, name, mode))
+TIMED(readlink, OTHER, P(fuse_ino_t ino), P(ino))
 TIMED(symlink, OTHER, P(const char *link, fuse_ino_t parent, const char *name), P(link, parent, name))
 TIMED(link, OTHER, P(fuse_ino_t ino, fuse_ino_t newparent, const char *newname), P(ino, newparent, newname))
 TIMED(unlink, UNLINK, P(fuse_ino_t parent, const char *name), P(parent, name))
@@ -145,6 +146,7 @@ const struct fuse_lowlevel_ops poolfs_ops = {
 	.access = timed_access,
 	.mknod = timed_mknod,
 	.mkdir = timed_mkdir,
+	.readlink = timed_readlink,
 	.symlink = timed_symlink,
 	.link = timed_link,
 	.unlink = timed_unlink,

@@ -21,7 +21,7 @@
 
 struct dir_entry {
 	uint64_t ino;
-	bool is_dir;
+	mode_t type;               /* S_IFMT bits, for d_type */
 	char *name;
 };
 
@@ -57,7 +57,7 @@ static void dir_handle_free(struct dir_handle *d)
 }
 
 static int dir_entry_add(struct pool *p, struct dir_handle *d, size_t cap, uint64_t ino,
-			 bool is_dir, const char *name)
+			 mode_t type, const char *name)
 {
 	if (d->count >= cap)
 		return -EOVERFLOW;
@@ -65,7 +65,7 @@ static int dir_entry_add(struct pool *p, struct dir_handle *d, size_t cap, uint6
 	if (!d->entries[d->count].name)
 		return -ENOMEM;
 	d->entries[d->count].ino = ino;
-	d->entries[d->count].is_dir = is_dir;
+	d->entries[d->count].type = type;
 	d->count++;
 	return 0;
 }
@@ -93,12 +93,16 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = dir_entry_add(p, d, cap, n->ino, true, ".");
+	r = dir_entry_add(p, d, cap, n->ino, S_IFDIR, ".");
 	if (r == 0)
-		r = dir_entry_add(p, d, cap, n->parent ? n->parent->ino : n->ino, true, "..");
-	for (struct node *c = n->child_first; c && r == 0; c = c->sib_next)
-		if (access_may_list(&p->policy, caller_uid(req), c->uid))
-			r = dir_entry_add(p, d, cap, c->ino, c->is_dir, c->name);
+		r = dir_entry_add(p, d, cap, pool_parent(n) ? pool_parent(n)->ino : n->ino, S_IFDIR,
+				  "..");
+	for (struct name *c = n->ends.children; c && r == 0; c = c->sib_next) {
+		const struct node *e = pool_name_entry(c);
+
+		if (access_may_list(&p->policy, caller_uid(req), e->uid))
+			r = dir_entry_add(p, d, cap, e->ino, e->type, c->text);
+	}
 	if (r < 0)
 		goto fail;
 	fi->fh = (uint64_t)(uintptr_t)d;
@@ -123,8 +127,9 @@ fail:
 /* One READDIRPLUS entry into buf: its length (> room if it does not fit), or 0 to skip a name
  * gone since opendir. *given gets the inode whose lookup count the entry carries, 0 if none.
  * Lock held. */
-static size_t plus_entry(struct pool *p, fuse_req_t req, const struct dir_entry *de, char *buf,
-			 size_t room, off_t next, uint64_t *given)
+static size_t plus_entry(struct pool *p, fuse_req_t req, const struct node *dir,
+			 const struct dir_entry *de, char *buf, size_t room, off_t next,
+			 uint64_t *given)
 {
 	struct fuse_entry_param e = {0};
 	struct node *n = pool_node(p, de->ino);
@@ -137,9 +142,10 @@ static size_t plus_entry(struct pool *p, fuse_req_t req, const struct dir_entry 
 		e.attr.st_mode = S_IFDIR;
 	} else {
 		struct stat st;
-		if (!n || n->life.removed || pool_stat(p, n, &st) < 0)
+		/* A name gone since opendir (its folder too) is skipped. */
+		if (!n || n->life.removed || !dir || pool_stat(p, n, &st) < 0)
 			return 0;
-		fill_entry(p, n, &st, &e);
+		fill_entry(p, dir, n, &st, &e);
 	}
 	len = fuse_add_direntry_plus(req, buf, room, de->name, &e, next);
 	if (len <= room && !dot) {
@@ -159,8 +165,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = calloc(1, size);
 	uint64_t *given = plus ? calloc(left ? left : 1, sizeof(*given)) : NULL;
 	size_t used = 0, ngiven = 0;
+	const struct node *dir;
 
-	(void)ino;
 	if (!buf || (plus && !given)) {
 		free(buf);
 		free(given);
@@ -168,13 +174,14 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	pool_lock(p);
+	dir = pool_node(p, ino);
 	for (size_t i = (size_t)off; i < d->count; i++) {
 		const struct dir_entry *de = &d->entries[i];
-		struct stat st = {.st_ino = de->ino, .st_mode = de->is_dir ? S_IFDIR : S_IFREG};
+		struct stat st = {.st_ino = de->ino, .st_mode = de->type};
 		size_t len;
 
 		if (plus)
-			len = plus_entry(p, req, de, buf + used, size - used, (off_t)i + 1,
+			len = plus_entry(p, req, dir, de, buf + used, size - used, (off_t)i + 1,
 					 &given[ngiven]);
 		else
 			len = fuse_add_direntry(req, buf + used, size - used, de->name, &st,

@@ -1,5 +1,5 @@
-/* ops_entries: names: lookup, forget, mkdir, mknod, unlink, rmdir, rename; links and symlinks
- * refused (see ops_internal.h). */
+/* ops_entries: names and the entries they name: lookup, forget, mkdir, mknod (files, FIFOs,
+ * sockets), symlink, readlink, link, unlink, rmdir, rename (see ops_internal.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -52,7 +52,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	r = pool_stat(p, n, &st);
 	if (r < 0)
 		goto out;
-	fill_entry(p, n, &st, &e);
+	fill_entry(p, dir, n, &st, &e);
 	pool_lookup_add(n, e.entry_timeout > 0);
 	pool_note_lookup(p, n, fuse_req_ctx(req)->pid, !again);
 out:
@@ -172,11 +172,11 @@ void new_file_drop(struct pool *p, struct new_file *nf, bool unlink_it)
 		log_warn("removing the backing file of a refused create: %s", strerror(-r));
 }
 
-/* Common part of mkdir, mknod and create: checks and the new node, a folder if `nf` is NULL,
- * else a file with the backing file `nf` (which the node then owns; the fd and the
- * registration stay the caller's, for open_handle). */
+/* Common part of mkdir, mknod, symlink and create: checks and the new node. A file's backing
+ * file `what->nf` then belongs to the node (the fd and the registration stay the caller's, for
+ * open_handle). */
 int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fuse_ino_t parent,
-	       const char *name, const struct new_file *nf, mode_t mode, struct node **out)
+	       const char *name, const struct new_entry *what, struct node **out)
 {
 	struct node *dir;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -189,40 +189,48 @@ int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fu
 		return r;
 	if (pool_child(p, dir, name))
 		return -EEXIST;
-	r = pool_create(p, dir, name, !nf, ctx->uid, ctx->gid, mode, nf ? nf->ino : pool_new_ino(p),
-			out);
+	r = pool_create(p, dir, name, what->type, ctx->uid, ctx->gid, what->mode, what->target,
+			what->nf ? what->nf->ino : pool_new_ino(p), out);
 	if (r < 0)
 		return r;
-	if (nf) {
+	if (what->nf) {
 		/* Nothing but the daemon has touched the new file: its attributes hold while idle. */
-		(*out)->battr = nf->st;
+		(*out)->battr = what->nf->st;
 		(*out)->battr_valid = true;
 	}
 	autohold(p, *out, req, who);
 	return 0;
 }
 
-static void reply_new_entry(fuse_req_t req, struct pool *p, struct node *n, int r)
+/* Reply to MKDIR, MKNOD, SYMLINK or LINK with `n` under its name `name` in `dir`, or `r` if it
+ * is an error; lock held, and released. */
+static void reply_new_name(fuse_req_t req, struct pool *p, struct node *dir, const char *name,
+			   struct node *n, int r)
 {
 	struct fuse_entry_param e = {0};
 	struct stat st;
+	uint64_t dir_ino = dir ? dir->ino : 0;
 
 	if (r == 0)
 		r = pool_stat(p, n, &st);
 	if (r == 0) {
-		fill_entry(p, n, &st, &e);
+		fill_entry(p, dir, n, &st, &e);
 		pool_lookup_add(n, e.entry_timeout > 0);
 	}
+	/* Nothing keeps a file nobody opened, nor a symlink, FIFO or socket, but a hold: without
+	 * one it goes at once (docs/interface.md "Kinds of entry"). */
 	if (r == 0 && !n->is_dir)
-		pool_recheck(p, n); /* mknod: a file nobody opened or holds goes at once */
+		pool_recheck(p, n);
 	pool_unlock(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else if (reply_entry(p, req, &e) < 0)
-		forget_new_entry(p, e.ino);
+		forget_new_entry(p, e.ino, dir_ino, name);
 }
 
-void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+/* MKDIR, MKNOD and SYMLINK of an entry without a backing file made before the lock. */
+static void make_and_reply(fuse_req_t req, fuse_ino_t parent, const char *name,
+			   const struct new_entry *what)
 {
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
@@ -231,11 +239,17 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 
 	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, &who, parent, name, NULL, mode, &n);
-	reply_new_entry(req, p, n, r);
+	r = make_entry(p, req, &who, parent, name, what, &n);
+	reply_new_name(req, p, n ? pool_parent(n) : NULL, name, n, r);
 }
 
-void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	make_and_reply(req, parent, name, &(struct new_entry){.type = S_IFDIR, .mode = mode});
+}
+
+/* MKNOD of a regular file: its backing file is made before the lock, as for CREATE. */
+static void mknod_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
@@ -243,12 +257,6 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 	struct new_file nf;
 	int r;
 
-	(void)rdev;
-	if (!S_ISREG(mode)) {
-		/* FIFOs, sockets and devices have no data to share and no place in a pool. */
-		fuse_reply_err(req, EPERM);
-		return;
-	}
 	r = new_file_make(p, NULL, 0, &nf);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
@@ -256,33 +264,115 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 	}
 	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, &who, parent, name, &nf, mode, &n);
+	r = make_entry(p, req, &who, parent, name,
+		       &(struct new_entry){.type = S_IFREG, .mode = mode, .nf = &nf}, &n);
 	if (r < 0) {
 		pool_unlock(p);
 		new_file_drop(p, &nf, true);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	reply_new_entry(req, p, n, r);
+	reply_new_name(req, p, pool_parent(n), name, n, r);
+}
+
+void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	(void)rdev;
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		mknod_file(req, parent, name, mode);
+		return;
+	case S_IFIFO:
+	case S_IFSOCK:
+		/* Their data stays in the kernel: the daemon keeps only the entry. */
+		make_and_reply(req, parent, name,
+			       &(struct new_entry){.type = mode & S_IFMT, .mode = mode});
+		return;
+	default:
+		/* Device nodes would open whatever device their number names: never in a pool
+		 * (which is nodev anyway). */
+		fuse_reply_err(req, EPERM);
+	}
 }
 
 void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
-	(void)link;
-	(void)parent;
-	(void)name;
-	/* A symlink is never opened, so it would be unused from birth; and it could point one user
-	 * at another's paths. Refused. */
-	fuse_reply_err(req, EPERM);
+	size_t len = strlen(link);
+
+	if (len == 0 || len > POOL_TARGET_MAX) {
+		fuse_reply_err(req, len ? ENAMETOOLONG : ENOENT);
+		return;
+	}
+	/* Its mode is lrwxrwxrwx cut to the owner's bits, as every entry's (access.h). */
+	make_and_reply(req, parent, name,
+		       &(struct new_entry){.type = S_IFLNK, .mode = 0777, .target = link});
+}
+
+void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct pool *p = pool_of(req);
+	struct node *n;
+	char *target = NULL;
+	int r;
+
+	pool_lock(p);
+	r = get_owned(p, req, ino, "read link", &n);
+	if (r == 0 && !S_ISLNK(n->type))
+		r = -EINVAL;
+	if (r == 0 && !(target = strdup(n->target)))
+		r = -ENOMEM;
+	pool_unlock(p);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_readlink(req, target);
+	free(target);
+}
+
+/* May the caller give `ino` the name `name` in `newparent`? The entry must be the caller's, not
+ * a folder, still named; the name free and in a folder of the entry's owner (or the shared
+ * root), as a name made any other way would be. Lock held. */
+static int check_link(struct pool *p, fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		      const char *name, struct node **np, struct node **dirp)
+{
+	int r = get_node(p, ino, np);
+
+	if (r < 0)
+		return r == -ESTALE ? -ENOENT : r;
+	if (!access_is_owner(&p->policy, caller_uid(req), (*np)->uid)) {
+		/* POSIX (and protected_hardlinks): linking what is not yours is EPERM. */
+		pool_log_denied(p, caller_uid(req), "link", *np);
+		return -EPERM;
+	}
+	if ((*np)->is_dir)
+		return -EPERM;
+	if (!(*np)->life.linked)
+		return -ENOENT; /* an open, unlinked file cannot be named again */
+	r = get_dir(p, req, newparent, dirp);
+	if (r < 0)
+		return r;
+	if (pool_child(p, *dirp, name))
+		return -EEXIST;
+	if (*dirp != p->root && (*dirp)->uid != (*np)->uid)
+		return -EPERM;
+	return 0;
 }
 
 void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
-	(void)ino;
-	(void)newparent;
-	(void)newname;
-	/* One name per entry keeps "unlinked" and folder holds well defined. */
-	fuse_reply_err(req, EPERM);
+	struct pool *p = pool_of(req);
+	struct node *n = NULL, *dir = NULL;
+	int r = check_name(newname);
+
+	if (r < 0) {
+		fuse_reply_err(req, r == -EINVAL ? EEXIST : -r);
+		return;
+	}
+	pool_lock(p);
+	r = check_link(p, req, ino, newparent, newname, &n, &dir);
+	if (r == 0)
+		r = pool_link(p, n, dir, newname);
+	reply_new_name(req, p, dir, newname, n, r);
 }
 
 /* May `n` be removed by an operation that expects a folder (rmdir) or not (unlink)? */
@@ -301,19 +391,21 @@ static int remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool
 {
 	struct pool *p = pool_of(req);
 	struct node *dir, *n;
+	struct name *nm;
 	int r;
 
 	pool_lock(p);
 	r = get_dir(p, req, parent, &dir);
 	if (r < 0)
 		goto out;
-	r = get_child(p, req, dir, name, want_dir ? "rmdir" : "unlink", &n);
+	r = get_name(p, req, dir, name, want_dir ? "rmdir" : "unlink", &nm);
 	if (r < 0)
 		goto out;
+	n = pool_name_entry(nm);
 	r = check_removable(n, want_dir);
 	if (r < 0)
 		goto out;
-	pool_unlink(p, n);
+	pool_unlink(p, nm);
 	pool_recheck(p, n);
 	pool_recheck(p, dir);
 out:
@@ -333,17 +425,19 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static bool is_ancestor(const struct node *a, const struct node *n)
 {
-	for (; n; n = n->parent)
+	for (; n; n = pool_parent(n))
 		if (n == a)
 			return true;
 	return false;
 }
 
-/* Move `src` to `name` in `dir`, replacing `dst` if not NULL; all or nothing (pool_move). */
-static int rename_over(struct pool *p, struct node *src, struct node *dst, struct node *dir,
+/* Move name `src_nm` to `name` in `dir`, replacing name `dst_nm` if not NULL; all or nothing
+ * (pool_move). */
+static int rename_over(struct pool *p, struct name *src_nm, struct name *dst_nm, struct node *dir,
 		       const char *name)
 {
-	int r = pool_move(p, src, dir, name, dst);
+	struct node *src = pool_name_entry(src_nm), *dst = dst_nm ? pool_name_entry(dst_nm) : NULL;
+	int r = pool_move(p, src_nm, dir, name, dst_nm);
 
 	if (r < 0)
 		return r;
@@ -359,6 +453,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 {
 	struct pool *p = pool_of(req);
 	struct node *src_dir = NULL, *dst_dir = NULL, *src = NULL, *dst = NULL;
+	struct name *src_nm = NULL, *dst_nm = NULL;
 	int r;
 
 	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
@@ -376,17 +471,19 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		r = get_dir(p, req, newparent, &dst_dir);
 	if (r < 0)
 		goto out;
-	r = get_child(p, req, src_dir, name, "rename", &src);
+	r = get_name(p, req, src_dir, name, "rename", &src_nm);
 	if (r < 0)
 		goto out;
-	r = get_child(p, req, dst_dir, newname, "rename over", &dst);
+	src = pool_name_entry(src_nm);
+	r = get_name(p, req, dst_dir, newname, "rename over", &dst_nm);
 	if (r == -ENOENT)
-		dst = NULL;
+		dst_nm = NULL;
 	else if (r < 0)
 		goto out;
+	dst = dst_nm ? pool_name_entry(dst_nm) : NULL;
 	r = 0;
 	if (dst == src)
-		goto out; /* same entry: POSIX says do nothing */
+		goto out; /* the same name, or two names of one entry: POSIX says do nothing */
 	if (src->is_dir && is_ancestor(src, dst_dir)) {
 		r = -EINVAL;
 		goto out;
@@ -401,7 +498,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 			goto out;
 		}
 		/* Swap the two names. Neither loses a name, so no holds are dropped. */
-		r = pool_exchange(p, src, dst);
+		r = pool_exchange(p, src_nm, dst_nm);
 		if (r == 0) {
 			pool_recheck_subtree(p, src);
 			pool_recheck_subtree(p, dst);
@@ -418,7 +515,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		if (r < 0)
 			goto out;
 	}
-	r = rename_over(p, src, dst, dst_dir, newname);
+	r = rename_over(p, src_nm, dst_nm, dst_dir, newname);
 	if (r == 0)
 		pool_recheck(p, src_dir);
 out:

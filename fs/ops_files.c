@@ -102,6 +102,8 @@ static int check_setattr(struct pool *p, fuse_req_t req, struct node *n, const s
 	}
 	if ((what & ACCESS_ATTR_SIZE) && n->is_dir)
 		return -EISDIR;
+	if ((what & ACCESS_ATTR_SIZE) && !pool_has_backing(n))
+		return -EINVAL; /* a symlink, FIFO or socket has no size to set, as anywhere */
 	if ((what & ACCESS_ATTR_SIZE) && attr->st_size < 0)
 		return -EINVAL;
 	r = access_check_chown(n->uid, n->gid, to_set & FUSE_SET_ATTR_UID, attr->st_uid,
@@ -145,7 +147,7 @@ static int set_times(struct pool *p, struct node *n, const struct stat *attr, in
 		ts[1].tv_nsec = UTIME_NOW;
 	else if (to_set & FUSE_SET_ATTR_MTIME)
 		ts[1] = attr->st_mtim;
-	if (!n->is_dir) {
+	if (pool_has_backing(n)) {
 		int r;
 
 		pool_backing_changed(n);
@@ -195,7 +197,7 @@ void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	pool_lock(p);
 	r = get_owned(p, req, ino, "access", &n);
 	if (r == 0 && mask != F_OK && n->ino != POOL_ROOT_INO)
-		r = access_check_mask(n->perm, mask);
+		r = access_check_mask_as(n->perm, n->is_dir, caller_uid(req), mask);
 	pool_unlock(p);
 	fuse_reply_err(req, -r);
 }
@@ -241,16 +243,20 @@ static void close_handle(struct pool *p, struct node *n, const struct fuse_file_
 	pool_recheck(p, n);
 }
 
-/* OPEN's checks of `n` against the access mode asked. */
-static int check_open(const struct node *n, int flags)
+/* OPEN's checks of `n` against the access mode asked, for `caller` (who may touch it). */
+static int check_open(const struct node *n, int flags, uid_t caller)
 {
+	int want = 0;
+
 	if (n->is_dir)
 		return -EISDIR;
-	if ((flags & O_ACCMODE) != O_RDONLY && !(n->perm & 0200))
-		return -EACCES;
-	if ((flags & O_ACCMODE) != O_WRONLY && !(n->perm & 0400))
-		return -EACCES;
-	return 0;
+	if (!pool_has_backing(n))
+		return -ENXIO; /* the kernel opens FIFOs itself and never sockets or symlinks */
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		want |= W_OK;
+	if ((flags & O_ACCMODE) != O_WRONLY)
+		want |= R_OK;
+	return access_check_mask_as(n->perm, false, caller, want);
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -278,7 +284,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pool_lock(p);
 	r = get_owned(p, req, ino, "open", &n);
 	if (r == 0)
-		r = check_open(n, fi->flags);
+		r = check_open(n, fi->flags, caller_uid(req));
 	if (r == 0 && fd < 0)
 		r = fd == -ENOENT ? -ESTALE : fd;
 	if (r == 0)
@@ -323,7 +329,8 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	}
 	autohold_caller(p, req, &who);
 	pool_lock(p);
-	r = make_entry(p, req, &who, parent, name, &nf, mode, &n);
+	r = make_entry(p, req, &who, parent, name,
+		       &(struct new_entry){.type = S_IFREG, .mode = mode, .nf = &nf}, &n);
 	if (r < 0)
 		goto fail;
 	r = open_handle(p, n, req, nf.fd, &nf.backing_id, fi);
@@ -332,7 +339,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		goto fail;
 	}
 	pool_stat_with(p, n, &nf.st, &st);
-	fill_entry(p, n, &st, &e);
+	fill_entry(p, pool_parent(n), n, &st, &e);
 	pool_lookup_add(n, e.entry_timeout > 0);
 	pool_unlock(p);
 	drop_spare(p, &nf.backing_id);
@@ -341,7 +348,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		 * kernel still holds the negative entry it looked up: if the file stays (a held
 		 * folder keeps it), that entry must go. */
 		pool_lock(p);
-		pool_forget_name(p, n);
+		pool_forget_name(p, parent, name);
 		close_handle(p, n, fi);
 		pool_forget(p, n, 1);
 		pool_unlock(p);

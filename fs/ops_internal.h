@@ -23,9 +23,11 @@ int get_node(struct pool *p, fuse_ino_t ino, struct node **out);
 int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what,
 	struct node **out);
 int check_name(const char *name);
-void fill_entry(struct pool *p, struct node *n, const struct stat *st,
+void fill_entry(struct pool *p, const struct node *dir, struct node *n, const struct stat *st,
 	struct fuse_entry_param *e);
 int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out);
+int get_name(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
+	const char *what, struct name **out);
 int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
 	const char *what, struct node **out);
 bool reply_lost(struct pool *p, fuse_req_t req);
@@ -34,7 +36,7 @@ int reply_open(struct pool *p, fuse_req_t req, const struct fuse_file_info *fi);
 int reply_create(struct pool *p, fuse_req_t req, const struct fuse_entry_param *e,
 	const struct fuse_file_info *fi);
 void forget_one(struct pool *p, uint64_t ino);
-void forget_new_entry(struct pool *p, uint64_t ino);
+void forget_new_entry(struct pool *p, uint64_t ino, uint64_t dir_ino, const char *name);
 
 /* ---- handlers ---- */
 
@@ -52,14 +54,23 @@ struct new_file {
 int new_file_make(struct pool *p, fuse_req_t req, int flags, struct new_file *nf);
 void new_file_drop(struct pool *p, struct new_file *nf, bool unlink_it);
 void autohold_caller(struct pool *p, fuse_req_t req, struct hold_caller *who);
+/* What make_entry makes: a folder (S_IFDIR), a file (S_IFREG, with `nf`), a symlink (S_IFLNK,
+ * with `target`), a FIFO or a socket. */
+struct new_entry {
+	mode_t type;
+	mode_t mode;
+	const struct new_file *nf;
+	const char *target;
+};
 int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fuse_ino_t parent,
-	const char *name, const struct new_file *nf, mode_t mode, struct node **out);
+	const char *name, const struct new_entry *what, struct node **out);
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
 void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
 void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
 void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+void op_readlink(fuse_req_t req, fuse_ino_t ino);
 void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
 void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);

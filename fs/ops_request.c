@@ -73,13 +73,13 @@ int check_name(const char *name)
  * File names are cached like folder names: before an unused file goes, the pool has the kernel
  * drop its name (pool.c unname_first), so no OPEN arrives through a cached name of a removed
  * file; and a file that is unused, on its way out, is not cached at all (pool_name_cached_now). */
-static double entry_timeout(const struct pool *p, const struct node *n)
+static double entry_timeout(const struct pool *p, const struct node *dir, const struct node *n)
 {
-	return pool_name_cached_now(p, n) ? p->entry_timeout : 0.0;
+	return pool_name_cached_now(p, dir, n) ? p->entry_timeout : 0.0;
 }
 
-void fill_entry(struct pool *p, struct node *n, const struct stat *st,
-		       struct fuse_entry_param *e)
+void fill_entry(struct pool *p, const struct node *dir, struct node *n, const struct stat *st,
+		struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = n->ino;
@@ -88,7 +88,7 @@ void fill_entry(struct pool *p, struct node *n, const struct stat *st,
 	/* Attributes may be cached everywhere: a revalidating LOOKUP refreshes them, and only the
 	 * daemon changes them (passthrough writes invalidate them in the kernel themselves). */
 	e->attr_timeout = p->attr_timeout;
-	e->entry_timeout = entry_timeout(p, n);
+	e->entry_timeout = entry_timeout(p, dir, n);
 }
 
 /* A folder where `req`'s caller may look up or create entries. */
@@ -103,20 +103,34 @@ int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out)
 	return 0;
 }
 
-/* The entry `name` in `dir`, if the caller may touch it: 0, -ENOENT or -EACCES. */
-int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
-		     const char *what, struct node **out)
+/* The name `name` in `dir`, if the caller may touch its entry: 0, -ENOENT or -EACCES. */
+int get_name(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
+	     const char *what, struct name **out)
 {
-	struct node *n = pool_child(p, dir, name);
+	struct name *nm = pool_name_in(p, dir, name);
+	struct node *n;
 
-	if (!n)
+	if (!nm)
 		return -ENOENT;
+	n = pool_name_entry(nm);
 	if (!pool_may(p, caller_uid(req), n)) {
 		pool_log_denied(p, caller_uid(req), what, n);
 		return -EACCES;
 	}
-	*out = n;
+	*out = nm;
 	return 0;
+}
+
+/* The entry `name` in `dir`, if the caller may touch it: 0, -ENOENT or -EACCES. */
+int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
+	      const char *what, struct node **out)
+{
+	struct name *nm;
+	int r = get_name(p, req, dir, name, what, &nm);
+
+	if (r == 0)
+		*out = pool_name_entry(nm);
+	return r;
 }
 
 /* Replies that hand the kernel a new entry or handle. A real one fails when the caller was
@@ -159,16 +173,16 @@ void forget_one(struct pool *p, uint64_t ino)
 	pool_unlock(p);
 }
 
-/* A reply creating an entry (mkdir, mknod) was lost: the kernel keeps its negative entry for
- * the name, so invalidate it, and take back the lookup count. */
-void forget_new_entry(struct pool *p, uint64_t ino)
+/* A reply creating a name (mkdir, mknod, symlink, link) was lost: the kernel keeps its negative
+ * entry for `name` in `dir_ino`, so invalidate it, and take back the lookup count. */
+void forget_new_entry(struct pool *p, uint64_t ino, uint64_t dir_ino, const char *name)
 {
 	struct node *n;
 
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n) {
-		pool_forget_name(p, n);
+		pool_forget_name(p, dir_ino, name);
 		pool_forget(p, n, 1);
 	}
 	pool_unlock(p);

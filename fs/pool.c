@@ -35,6 +35,11 @@ void *pool_alloc(struct pool *p, size_t size)
 	return calloc(1, size);
 }
 
+void *pool_alloc_cb(void *pool, size_t size)
+{
+	return pool_alloc(pool, size);
+}
+
 char *pool_strdup(struct pool *p, const char *s)
 {
 	size_t len = strlen(s) + 1;
@@ -47,10 +52,9 @@ char *pool_strdup(struct pool *p, const char *s)
 
 /* ---- tree ----------------------------------------------------------------------------------- */
 
-void pool_forget_name(struct pool *p, const struct node *n)
+void pool_forget_name(struct pool *p, uint64_t dir_ino, const char *name)
 {
-	if (n->life.linked)
-		queue_inval(p, n->parent->ino, n->name, 0);
+	queue_inval(p, dir_ino, name, 0);
 }
 
 /* Queue a name for the invalidation thread (sent after unlock); with `ino`, report back. */
@@ -75,15 +79,15 @@ static int queue_inval(struct pool *p, uint64_t parent, const char *name, uint64
 	return 0;
 }
 
-bool pool_name_cacheable(const struct pool *p, const struct node *n)
+bool pool_name_cacheable(const struct pool *p, const struct node *dir)
 {
-	return !(options_multi_user(&p->opts) && n->parent == p->root);
+	return !(options_multi_user(&p->opts) && dir == p->root);
 }
 
-bool pool_name_cached_now(const struct pool *p, const struct node *n)
+bool pool_name_cached_now(const struct pool *p, const struct node *dir, const struct node *n)
 {
-	/* The walk up for a folder hold only when nothing closer keeps the file. */
-	return pool_name_cacheable(p, n) &&
+	/* The walk up for a folder hold only when nothing closer keeps the entry. */
+	return pool_name_cacheable(p, dir) &&
 	       (n->is_dir || lifetime_in_use(&n->life, false) || pool_held_above(p, n));
 }
 
@@ -94,19 +98,28 @@ void pool_lookup_add(struct node *n, bool name_cached)
 		n->unnamed = false; /* the kernel may cache the name again */
 }
 
-/* Before an unused file's name goes, the kernel must drop its cached copy: an open(O_CREAT)
+/* Before an unused entry's names go, the kernel must drop its cached copies: an open(O_CREAT)
  * through a cached name that reached a removed entry would fail with ESTALE, and the kernel's
  * one retry can lose the same race again under churn. So the removal waits one round trip of
- * the invalidation thread; an OPEN meanwhile finds the entry and keeps it. True while waiting.
- * Lock held. */
+ * the invalidation thread for every name the kernel may cache; an OPEN meanwhile finds the
+ * entry and keeps it. True while waiting. Lock held. */
 static bool unname_first(struct pool *p, struct node *n)
 {
-	if (n->is_dir || n->unnamed || n->nlookup == 0 || !pool_name_cacheable(p, n))
+	uint32_t asked = 0;
+
+	if (n->is_dir || n->unnamed || n->nlookup == 0)
 		return false;
-	if (!n->unnaming && (!p->inval || queue_inval(p, n->parent->ino, n->name, n->ino) < 0))
-		return false; /* cannot ask: remove now (the ESTALE race, not a leak) */
-	n->unnaming = true;
-	return true;
+	if (n->unnaming)
+		return true;
+	for (struct name *nm = n->ends.names; nm && p->inval; nm = nm->alias_next) {
+		/* A name that cannot be asked about is removed at once (the ESTALE race, not a
+		 * leak). */
+		if (pool_name_cacheable(p, pool_name_dir(nm)) &&
+		    queue_inval(p, pool_name_dir(nm)->ino, nm->text, n->ino) == 0)
+			asked++;
+	}
+	n->unnaming = asked;
+	return asked > 0;
 }
 
 void pool_name_invalidated(struct pool *p, uint64_t ino)
@@ -115,8 +128,7 @@ void pool_name_invalidated(struct pool *p, uint64_t ino)
 
 	pool_lock(p);
 	n = pool_node(p, ino);
-	if (n && n->unnaming && !n->life.removed) {
-		n->unnaming = false;
+	if (n && n->unnaming && !n->life.removed && --n->unnaming == 0) {
 		n->unnamed = true;
 		pool_recheck(p, n);
 	}
@@ -155,16 +167,18 @@ static void destroy(struct pool *p, struct node *n)
 {
 	struct user_usage *u;
 
-	if (!n->is_dir) {
+	if (pool_has_backing(n)) {
 		unlink_backing_later(p, n->ino);
 		pool_reserve(p, n, 0);
 	}
+	if (n->target)
+		pool_meta_charge(p, n->uid, -(int64_t)(strlen(n->target) + 1));
 	u = pool_usage_of(p, n->uid, false);
 	if (u && u->entries)
 		u->entries--;
 	if (p->entries)
 		p->entries--;
-	n->unnaming = false;
+	n->unnaming = 0;
 	if (n->linger_due_ms) {
 		n->linger_due_ms = 0;
 		p->lingering--;
@@ -183,12 +197,15 @@ static void destroy(struct pool *p, struct node *n)
 
 bool pool_held_above(const struct pool *p, const struct node *n)
 {
-	for (const struct node *a = n->parent; a; a = a->parent) {
-		if (a->life.holds == 0)
-			continue;
-		for (const struct hold *h = a->holds; h; h = h->node_next)
-			if (access_hold_keeps(&p->policy, h->uid, n->uid))
-				return true;
+	/* Every name's folders: a hard link in a held folder keeps the entry under all names. */
+	for (const struct name *nm = n->ends.names; nm; nm = nm->alias_next) {
+		for (const struct node *a = pool_name_dir(nm); a; a = pool_parent(a)) {
+			if (a->life.holds == 0)
+				continue;
+			for (const struct hold *h = a->holds; h; h = h->node_next)
+				if (access_hold_keeps(&p->policy, h->uid, n->uid))
+					return true;
+		}
 	}
 	return false;
 }
@@ -222,7 +239,25 @@ static int linger_arm(struct pool *p, uint64_t due)
 	return 0;
 }
 
-/* Apply the verdict to one node. Returns the parent that lost a child, if any. */
+/* An unused entry goes under every name at once (docs/interface.md "Lifetime"). Each folder
+ * that lost a name but the last is rechecked here; the last is returned, for pool_recheck's
+ * walk up. Folders have one name, so past the first level the walk is a single chain. */
+static struct node *remove_names(struct pool *p, struct node *n)
+{
+	struct name *nm;
+	struct node *dir = NULL;
+
+	while ((nm = n->ends.names)) {
+		if (dir)
+			pool_recheck(p, dir);
+		dir = pool_name_dir(nm);
+		queue_inval(p, dir->ino, nm->text, 0);
+		pool_unlink(p, nm);
+	}
+	return dir;
+}
+
+/* Apply the verdict to one node. Returns the folder above that lost a child, if any. */
 static struct node *apply(struct pool *p, struct node *n)
 {
 	enum lifetime_verdict v = lifetime_decide(&n->life, pool_held_above(p, n));
@@ -269,13 +304,9 @@ static struct node *apply(struct pool *p, struct node *n)
 			p->lingering--;
 		}
 	}
-	parent = n->parent;
-	if (v == LIFETIME_REMOVE) {
-		if (unname_first(p, n))
-			return NULL;
-		queue_inval(p, parent->ino, n->name, 0);
-		pool_detach_name(p, n);
-	}
+	if (v == LIFETIME_REMOVE && unname_first(p, n))
+		return NULL;
+	parent = v == LIFETIME_REMOVE ? remove_names(p, n) : NULL;
 	destroy(p, n);
 	return parent;
 }
@@ -288,13 +319,18 @@ void pool_recheck(struct pool *p, struct node *n)
 
 void pool_recheck_subtree(struct pool *p, struct node *n)
 {
-	/* Children first, so that a folder sees its final child count. Removing a child only
-	 * detaches it from this list, so fetch the next sibling before applying. */
+	/* Children first, so that a folder sees its final child count. A removal detaches names
+	 * (freed only after the lock is released), so the next sibling is fetched before applying;
+	 * if that one was detached meanwhile (another name of an entry removed below), the walk
+	 * starts over: only a removal can cause that, so it ends. */
 	if (n->is_dir) {
-		struct node *c = n->child_first, *next;
-		for (; c; c = next) {
+		struct name *c, *next;
+restart:
+		for (c = n->ends.children; c; c = next) {
 			next = c->sib_next;
-			pool_recheck_subtree(p, c);
+			pool_recheck_subtree(p, pool_name_entry(c));
+			if (next && !next->dir)
+				goto restart;
 		}
 	}
 	pool_recheck(p, n);
@@ -340,7 +376,7 @@ void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look
 	 * otherwise overtake this thread's OPEN. A thread looking the same entry up again is
 	 * polling (pool_drop_stale_lookup): not noted, and apply() caps every grace at
 	 * POOL_OPEN_GRACE_MS after the entry fell unused, so no poller keeps it. */
-	if (n->is_dir || (!first_look && !lifetime_in_use(&n->life, pool_held_above(p, n))))
+	if (!pool_has_backing(n) || (!first_look && !lifetime_in_use(&n->life, pool_held_above(p, n))))
 		return;
 	for (size_t i = 0; i < slots; i++) {
 		if (n->pending_open[i].tid == tid) {
@@ -432,14 +468,14 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	if (r)
 		return -r;
 	p->ino_buckets = 1024;
-	p->name_buckets = 1024;
 	p->ino_table = calloc(p->ino_buckets, sizeof(struct node *));
-	p->name_table = calloc(p->name_buckets, sizeof(struct node *));
 	p->root = calloc(1, sizeof(*p->root));
-	if (!p->ino_table || !p->name_table || !p->root)
+	if (!p->ino_table || !p->root || names_init(&p->names) < 0)
 		return -ENOMEM;
 	p->root->ino = POOL_ROOT_INO;
+	p->root->type = S_IFDIR;
 	p->root->is_dir = true;
+	p->root->ends.is_dir = true;
 	p->root->uid = p->owner_uid;
 	p->root->gid = p->owner_gid;
 	p->root->perm = 01777;
@@ -471,7 +507,7 @@ static void free_node(struct node *n)
 		hold_unlink(&n->holds, h);
 		free(h);
 	}
-	free(n->name);
+	free(n->target);
 	free(n);
 }
 
@@ -506,9 +542,8 @@ void pool_destroy(struct pool *p)
 	}
 	pool_sources_free(p);
 	free(p->ino_table);
-	free(p->name_table);
 	p->ino_table = NULL;
-	p->name_table = NULL;
+	names_destroy(&p->names);
 	backing_close(&p->backing);
 	if (p->linger_timer_fd >= 0)
 		close(p->linger_timer_fd);
@@ -529,6 +564,7 @@ void pool_unlock(struct pool *p)
 {
 	struct pending_inval *inval = p->inval_head;
 	struct node *zombies = p->zombies;
+	struct name *dead_names = names_take_dead(&p->names);
 	uint64_t *unlinks = p->unlink_inos;
 	size_t nunlinks = p->unlink_count;
 
@@ -551,6 +587,7 @@ void pool_unlock(struct pool *p)
 		zombies = n->zombie_next;
 		free_node(n);
 	}
+	names_free_list(dead_names);
 	while (inval) {
 		struct pending_inval *next = inval->next;
 		bool sent = p->inval && p->inval(p->inval_ctx, inval->parent, inval->name,

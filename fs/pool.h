@@ -24,6 +24,7 @@
 #define POOLFS_POOL_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +36,7 @@
 #include "fault.h"
 #include "holds.h"
 #include "lifetime.h"
+#include "name_table.h"
 #include "opstats.h"
 #include "options.h"
 #include "xattrs.h"
@@ -45,24 +47,30 @@
 #define POOL_OPEN_GRACE_MS 500
 /* How long the kernel may cache names and attributes (docs/design.md, "Caching"). */
 #define POOL_CACHE_SECONDS 3600.0
+/* A symlink's target, at most (PATH_MAX - 1, as the kernel's own limit). */
+#define POOL_TARGET_MAX 4095
+/* What each name beyond an entry's first costs its owner's max_user_meta: a name record and the
+ * longest text, a flat price so that any name may go first (docs/interface.md "Limits"). */
+#define POOL_NAME_COST 320u
+/* For container_of: a node from its embedded name ends. */
+#define POOL_NODE_OF_ENDS(e) ((struct node *)(void *)((char *)(e) - offsetof(struct node, ends)))
 
 struct node {
 	uint64_t ino;
-	bool is_dir;
+	mode_t type;                  /* S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO or S_IFSOCK */
+	bool is_dir;                  /* type == S_IFDIR */
 	uid_t uid;
 	gid_t gid;
 	mode_t perm;                  /* effective permission bits */
-	struct node *parent;          /* NULL when unlinked, and for the root */
-	char *name;                   /* NULL when unlinked */
-	struct node *name_next;       /* name hash chain */
+	/* Its names, and for a folder the names in it (name_table.h). A folder has at most one name;
+	 * a file, symlink, FIFO or socket one per hard link. */
+	struct name_ends ends;
 	struct node *ino_next;        /* inode hash chain */
-	struct node *child_first;     /* folders: children, for listings */
-	uint32_t subdirs;             /* folders: how many children are folders (st_nlink) */
-	struct node *sib_next, *sib_prev;
+	char *target;                 /* symlinks: what it points to */
 	struct lifetime life;
 	uint64_t nlookup;             /* the kernel's references (LOOKUP replies minus FORGETs) */
-	struct timespec atime, mtime;  /* folders only; files use the backing file's */
-	struct timespec ctime;        /* folders; files: the last change the backing file did not see */
+	struct timespec atime, mtime;  /* all but files, which use the backing file's */
+	struct timespec ctime;        /* files: the last change the backing file did not see */
 	struct xattr_list xattrs;
 	struct hold *holds;
 	uint64_t reserved;            /* bytes counted against the quotas (files) */
@@ -77,9 +85,11 @@ struct node {
 	} pending_open[4];
 	int backing_id;               /* passthrough registration, 0 if none */
 	uint32_t open_gen;            /* counts opens: a probe made outside the lock is stale once it moved */
-	/* Removal of a file whose name the kernel may cache waits until the kernel has dropped the
-	 * name (docs/design.md "Caching"): asked (unnaming), done (unnamed). */
-	bool unnaming, unnamed;
+	/* Removal of an entry whose names the kernel may cache waits until the kernel has dropped
+	 * them (docs/design.md "Caching"): asked, with so many invalidations outstanding
+	 * (unnaming), done (unnamed). */
+	uint32_t unnaming;
+	bool unnamed;
 	/* RELEASE of the last handle is probing outside the lock; LOOKUPs of the node wait for it
 	 * (release_done), as they waited for the lock when it probed under it. */
 	bool releasing;
@@ -139,8 +149,7 @@ struct pool {
 	_Atomic uint64_t next_ino;
 	struct node **ino_table;
 	size_t ino_buckets, ino_count;
-	struct node **name_table;
-	size_t name_buckets, name_count;
+	struct name_table names;      /* every name, apart from the entries (name_table.h) */
 	struct node *zombies;
 	struct pending_inval *inval_head, **inval_tail;
 	/* Backing files of removed nodes, unlinked by pool_unlock() after the lock is released:
@@ -188,26 +197,43 @@ void *pool_alloc(struct pool *p, size_t size);
 char *pool_strdup(struct pool *p, const char *s);
 
 struct node *pool_node(struct pool *p, uint64_t ino);      /* NULL if unknown */
+/* The entry named `name` in `dir`, NULL if none. */
 struct node *pool_child(struct pool *p, struct node *dir, const char *name);
 
 /* A fresh inode number, never used before and never reused. No lock needed. */
 uint64_t pool_new_ino(struct pool *p);
-/* Create a file or folder named `name` under `dir`, with inode number `ino` (pool_new_ino); for
- * a file its backing file exists already (the caller made it before taking the lock, and
- * removes it if this fails). Checks are done by the caller. -EDQUOT past the creator's
- * max_user_entries, -ENOMEM. */
-int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir, uid_t uid,
-		gid_t gid, mode_t mode, uint64_t ino, struct node **out);
+/* The entry a name names, the folder it is in (NULL once detached). */
+struct node *pool_name_entry(const struct name *nm);
+struct node *pool_name_dir(const struct name *nm);
+/* The folder of `n`'s newest name: a folder's folder (it has one name), a new entry's; NULL for
+ * the root and for an entry without a name. */
+struct node *pool_parent(const struct node *n);
+/* The name `text` in `dir`, NULL if none. */
+struct name *pool_name_in(struct pool *p, struct node *dir, const char *text);
+/* Does `n` have a backing file (a regular file)? Folders, symlinks, FIFOs and sockets do not. */
+bool pool_has_backing(const struct node *n);
 
-/* Remove `n`'s name from the tree (unlink/rmdir/rename-over); drops its holds. */
-void pool_unlink(struct pool *p, struct node *n);
-/* rename: give linked `n` the name `name` in `dir`, keeping its holds; `replaced` (if not
- * NULL) is the entry there now, which is unlinked (pool_unlink) in the same step. All or
- * nothing: 0, or -ENOMEM with nothing changed. The caller rechecks `replaced`. */
-int pool_move(struct pool *p, struct node *n, struct node *dir, const char *name,
-	      struct node *replaced);
-/* RENAME_EXCHANGE: swap the names of two linked entries. 0 or -ENOMEM with nothing changed. */
-int pool_exchange(struct pool *p, struct node *a, struct node *b);
+/* Create an entry of `type` (S_IFREG, S_IFDIR, S_IFLNK with `target`, S_IFIFO, S_IFSOCK) named
+ * `name` under `dir`, with inode number `ino` (pool_new_ino); for a file its backing file exists
+ * already (the caller made it before taking the lock, and removes it if this fails). Checks are
+ * done by the caller. -EDQUOT past the creator's max_user_entries or (a symlink's target)
+ * max_user_meta, -ENOSPC, -ENOMEM. */
+int pool_create(struct pool *p, struct node *dir, const char *name, mode_t type, uid_t uid,
+		gid_t gid, mode_t mode, const char *target, uint64_t ino, struct node **out);
+/* Give linked, non-folder `n` one more name, `name` in `dir` (free: the caller checked). Every
+ * name beyond an entry's first is charged to its owner's max_user_meta (POOL_NAME_COST).
+ * -EMLINK, -EDQUOT, -ENOSPC, -ENOMEM. */
+int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name);
+
+/* Remove one name (unlink/rmdir/rename-over); an entry's last name takes its holds with it. */
+void pool_unlink(struct pool *p, struct name *nm);
+/* rename: move name `nm` to `name` in `dir`, keeping its entry's holds; `replaced` (if not
+ * NULL) is the name there now, which is removed (pool_unlink) in the same step. All or
+ * nothing: 0, or -ENOMEM with nothing changed. The caller rechecks the entries. */
+int pool_move(struct pool *p, struct name *nm, struct node *dir, const char *name,
+	      struct name *replaced);
+/* RENAME_EXCHANGE: swap two names. 0 or -ENOMEM with nothing changed. */
+int pool_exchange(struct pool *p, struct name *a, struct name *b);
 
 /* Apply the lifetime verdict to `n`, then to each folder above it that lost a child. */
 void pool_recheck(struct pool *p, struct node *n);
@@ -220,18 +246,19 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count);
 /* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply);
  * `name_cached`: the reply lets it cache the name (fill_entry gave an entry timeout). */
 void pool_lookup_add(struct node *n, bool name_cached);
-/* May the kernel cache `n`'s name? Not directly in the shared root of a multi-user pool: that
- * LOOKUP is where other users are refused (docs/design.md "Caching"). */
-bool pool_name_cacheable(const struct pool *p, const struct node *n);
-/* May a reply naming `n` now let the kernel cache the name? Not if it may not be cached at all,
- * nor while the file is unused, on its way out: a poller waiting for the name to vanish must
- * keep looking it up, or the open it never makes would hold the removal (pool_note_lookup). */
-bool pool_name_cached_now(const struct pool *p, const struct node *n);
-/* The invalidation thread has made the kernel drop the name of node `ino` (takes the lock). */
+/* May the kernel cache a name in `dir`? Not directly in the shared root of a multi-user pool:
+ * that LOOKUP is where other users are refused (docs/design.md "Caching"). */
+bool pool_name_cacheable(const struct pool *p, const struct node *dir);
+/* May a reply naming `n` in `dir` now let the kernel cache the name? Not if it may not be cached
+ * at all, nor while the entry is unused, on its way out: a poller waiting for the name to vanish
+ * must keep looking it up, or the open it never makes would hold the removal
+ * (pool_note_lookup). */
+bool pool_name_cached_now(const struct pool *p, const struct node *dir, const struct node *n);
+/* The invalidation thread has made the kernel drop a name of node `ino` (takes the lock). */
 void pool_name_invalidated(struct pool *p, uint64_t ino);
-/* The kernel may hold a stale (negative) entry for `n`'s name: a reply that created it was
- * lost. Queue its invalidation (sent after unlock). */
-void pool_forget_name(struct pool *p, const struct node *n);
+/* The kernel may hold a stale (negative) entry for `name` in folder `dir_ino`: a reply that
+ * created it was lost. Queue its invalidation (sent after unlock). */
+void pool_forget_name(struct pool *p, uint64_t dir_ino, const char *name);
 
 /* A LOOKUP by thread `tid` is answered with `n`; an OPEN (or CREATE) of `n` by `tid` arrived. */
 void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look);
@@ -242,7 +269,8 @@ void pool_note_open(struct pool *p, struct node *n, pid_t tid);
  * unlinked now). This is what lets `while (stat(name) == 0) sleep` see a removal at once. */
 bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid);
 
-/* Is `n` kept by a hold on a folder above it? Only holds whose owner may access `n` count. */
+/* Is `n` kept by a hold on a folder above one of its names? Only holds whose owner may access
+ * `n` count. */
 bool pool_held_above(const struct pool *p, const struct node *n);
 /* Fill a stat for `n` (files: from the backing file). */
 int pool_stat(struct pool *p, struct node *n, struct stat *st);

@@ -1,5 +1,5 @@
 /* pool_attrs: the attributes the kernel is told about a node (pool_stat), and where a file's
- * come from: the node's copy while nothing but the daemon can change the backing file, else the
+ * come from (folders, symlinks, FIFOs and sockets keep theirs in the node): the node's copy while nothing but the daemon can change the backing file, else the
  * backing file itself (docs/design.md "Caching"). */
 #include <errno.h>
 #include <string.h>
@@ -15,7 +15,7 @@ void pool_backing_changed(struct node *n)
 
 bool pool_stat_needs_backing(const struct node *n)
 {
-	return !n->is_dir && !n->life.removed &&
+	return pool_has_backing(n) && !n->life.removed &&
 	       !(n->battr_valid && n->life.opens == 0 && !n->life.maybe_mapped);
 }
 
@@ -44,7 +44,7 @@ static void file_attrs(struct pool *p, struct node *n, struct stat *st)
 	if ((uint64_t)st->st_size > n->reserved)
 		pool_account(p, n, (uint64_t)st->st_size);
 	st->st_mode = S_IFREG | n->perm;
-	st->st_nlink = n->life.linked ? 1 : 0;
+	st->st_nlink = n->ends.nnames;
 	/* chmod, chown and xattrs change only the node: the later of the two ctimes. */
 	if (n->ctime.tv_sec > st->st_ctim.tv_sec ||
 	    (n->ctime.tv_sec == st->st_ctim.tv_sec && n->ctime.tv_nsec > st->st_ctim.tv_nsec))
@@ -63,7 +63,7 @@ void pool_stat_with(struct pool *p, struct node *n, const struct stat *backing, 
 int pool_stat(struct pool *p, struct node *n, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	if (!n->is_dir && !n->life.removed) {
+	if (pool_has_backing(n) && !n->life.removed) {
 		int r = file_backing_attrs(p, n, st);
 		if (r < 0)
 			return r;
@@ -74,11 +74,16 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st)
 		/* Reached only through the kernel's caches (a path walk racing the removal, an fd's
 		 * fstat): answer like an unlinked inode, with what the node still knows, so the walk
 		 * goes on to a clean ENOENT instead of failing with ESTALE. */
-		st->st_mode = (n->is_dir ? S_IFDIR : S_IFREG) | n->perm;
+		st->st_mode = n->type | n->perm;
 		st->st_nlink = 0;
-	} else {
+	} else if (n->is_dir) {
 		st->st_mode = S_IFDIR | n->perm;
-		st->st_nlink = 2 + n->subdirs;
+		st->st_nlink = 2 + n->ends.subdirs;
+	} else {
+		/* Symlinks, FIFOs and sockets: all they are is in the node. */
+		st->st_mode = n->type | n->perm;
+		st->st_nlink = n->ends.nnames;
+		st->st_size = n->target ? (off_t)strlen(n->target) : 0;
 	}
 	st->st_blksize = 4096;
 	st->st_atim = n->atime;

@@ -61,22 +61,31 @@ static int check_links(struct check *c, struct node *n)
 {
 	uint32_t children = 0, subdirs = 0;
 
-	for (struct node *k = n->child_first; k; k = k->sib_next) {
-		if (k->parent != n || !k->name)
-			return fail(c, "inode %" PRIu64 ": child %" PRIu64 " has another parent\n",
-				    n->ino, k->ino);
-		if (pool_child(c->p, n, k->name) != k)
-			return fail(c, "inode %" PRIu64 ": name '%s' not in the name table\n", k->ino,
-				    k->name);
+	uint32_t names = 0;
+
+	for (struct name *k = n->ends.children; k; k = k->sib_next) {
+		if (k->dir != &n->ends)
+			return fail(c, "inode %" PRIu64 ": a name in it has another folder\n", n->ino);
+		if (pool_name_in(c->p, n, k->text) != k)
+			return fail(c, "inode %" PRIu64 ": name '%s' not in the name table\n",
+				    pool_name_entry(k)->ino, k->text);
 		children++;
-		subdirs += k->is_dir;
+		subdirs += pool_name_entry(k)->is_dir;
 	}
+	for (struct name *k = n->ends.names; k; k = k->alias_next) {
+		if (k->entry != &n->ends || !k->dir)
+			return fail(c, "inode %" PRIu64 ": one of its names is not its own\n", n->ino);
+		names++;
+	}
+	if (names != n->ends.nnames || (n->is_dir && names > 1))
+		return fail(c, "inode %" PRIu64 ": %u names listed, counter says %u\n", n->ino, names,
+			    n->ends.nnames);
 	if (children != n->life.children)
 		return fail(c, "inode %" PRIu64 ": %u children listed, counter says %u\n", n->ino,
 			    children, n->life.children);
-	if (subdirs != n->subdirs)
+	if (subdirs != n->ends.subdirs)
 		return fail(c, "inode %" PRIu64 ": %u folders listed, counter says %u\n", n->ino,
-			    subdirs, n->subdirs);
+			    subdirs, n->ends.subdirs);
 	if (hold_count(n->holds) != n->life.holds)
 		return fail(c, "inode %" PRIu64 ": %zu holds listed, counter says %u\n", n->ino,
 			    hold_count(n->holds), n->life.holds);
@@ -86,9 +95,8 @@ static int check_links(struct check *c, struct node *n)
 		if (h->src && h->src->ended)
 			return fail(c, "inode %" PRIu64 ": a hold of an ended source\n", n->ino);
 	}
-	if (n->ino != POOL_ROOT_INO &&
-	    (n->life.linked != (n->name != NULL) || (n->parent == NULL) != (n->name == NULL)))
-		return fail(c, "inode %" PRIu64 ": linked flag, name and parent disagree\n", n->ino);
+	if (n->ino != POOL_ROOT_INO && n->life.linked != (names > 0))
+		return fail(c, "inode %" PRIu64 ": linked flag and names disagree\n", n->ino);
 	return 0;
 }
 
@@ -116,13 +124,17 @@ static int check_node(struct check *c, struct node *n)
 		return fail(c, "inode %" PRIu64 ": unused but not removed\n", n->ino);
 	c->entries++;
 	c->bytes += n->reserved;
-	c->names += n->life.linked;
+	c->names += n->ends.nnames;
 	t = tally_of(c, n->uid);
 	if (!t)
 		return -ENOMEM;
 	t->entries++;
 	t->bytes += n->reserved;
 	t->meta += (uint64_t)xattr_total_cost(&n->xattrs);
+	if (n->ends.nnames > 1)
+		t->meta += (uint64_t)(n->ends.nnames - 1) * POOL_NAME_COST;
+	if (n->target)
+		t->meta += strlen(n->target) + 1;
 	for (struct hold *h = n->holds; h; h = h->node_next) {
 		struct tally *ht = tally_of(c, h->uid);
 		if (!ht)
@@ -139,9 +151,9 @@ static int check_totals(struct check *c)
 	if (c->entries != p->entries || c->bytes != p->bytes)
 		return fail(c, "pool counters: entries %" PRIu64 "/%" PRIu64 " bytes %" PRIu64
 			    "/%" PRIu64 " (counted/kept)\n", c->entries, p->entries, c->bytes, p->bytes);
-	if (c->names != p->name_count)
+	if (c->names != p->names.count)
 		return fail(c, "name table holds %zu names, %" PRIu64 " entries are named\n",
-			    p->name_count, c->names);
+			    p->names.count, c->names);
 	if (c->lingering != p->lingering)
 		return fail(c, "%" PRIu64 " entries linger, counter says %zu\n", c->lingering,
 			    p->lingering);

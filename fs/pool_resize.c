@@ -24,6 +24,8 @@ int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how
 
 	if (n->is_dir)
 		return -EISDIR;
+	if (!pool_has_backing(n))
+		return -EINVAL;
 	if (end > (uint64_t)INT64_MAX)
 		return -EFBIG;
 	*rz = (struct pool_resize){.ino = n->ino, .end = end, .before = n->reserved,

@@ -45,6 +45,8 @@ int pool_refs_text(struct pool *p, struct node *n, char **out)
 	r = text_add(&t, "opens %u\nmapped %s\n", n->life.opens, n->life.maybe_mapped ? "yes" : "no");
 	if (r == 0 && n->is_dir)
 		r = text_add(&t, "children %u\n", n->life.children);
+	else if (r == 0)
+		r = text_add(&t, "names %u\n", n->ends.nnames);
 	if (r == 0)
 		r = text_add(&t, "holds %u\n", n->life.holds);
 	for (struct hold *h = n->holds; h && r == 0; h = h->node_next) {

@@ -1,6 +1,8 @@
-/* pool_tree: the node table and the names — the inode and name hash tables, linking and
- * unlinking names in folders, creating entries, rename and exchange (see pool.h). Every function
- * runs with the pool lock held. */
+/* pool_tree: the entry table (nodes by inode number) and the pool's use of the name table
+ * (name_table.h): creating entries, adding, removing, moving and swapping names, with what each
+ * changes besides the names themselves (a folder's child count, times, the charge for extra
+ * names). Calls only down: into name_table.c and the accounting (pool_usage.c), never into the
+ * lifetime rules (see pool.h). Every function runs with the pool lock held. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,52 +20,37 @@ static size_t ino_bucket(const struct pool *p, uint64_t ino)
 	return (size_t)((ino * 0x9E3779B97F4A7C15ull) >> 17) & (p->ino_buckets - 1);
 }
 
-static size_t name_hash(uint64_t parent, const char *name)
+/* Double the inode table once it is as full as it is wide; failing is harmless (the old table
+ * still works, only slower). */
+static void ino_table_grow(struct pool *p)
 {
-	uint64_t h = 1469598103934665603ull ^ parent;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 1099511628211ull;
-	return (size_t)(h ^ (h >> 29));
-}
-
-static int table_grow(struct node ***table, size_t *buckets, bool by_name, size_t count)
-{
-	size_t nb = *buckets * 2;
+	size_t nb = p->ino_buckets * 2;
 	struct node **nt;
 
-	if (count < *buckets)
-		return 0;
+	if (p->ino_count < p->ino_buckets)
+		return;
 	nt = calloc(nb, sizeof(struct node *));
 	if (!nt)
-		return -ENOMEM; /* the old table still works, only slower */
-	for (size_t i = 0; i < *buckets; i++) {
-		struct node *n = (*table)[i], *next;
+		return;
+	for (size_t i = 0; i < p->ino_buckets; i++) {
+		struct node *n = p->ino_table[i], *next;
 		for (; n; n = next) {
-			size_t b;
-			if (by_name) {
-				next = n->name_next;
-				b = name_hash(n->parent->ino, n->name) & (nb - 1);
-				n->name_next = nt[b];
-			} else {
-				next = n->ino_next;
-				b = (size_t)((n->ino * 0x9E3779B97F4A7C15ull) >> 17) & (nb - 1);
-				n->ino_next = nt[b];
-			}
+			size_t b = (size_t)((n->ino * 0x9E3779B97F4A7C15ull) >> 17) & (nb - 1);
+			next = n->ino_next;
+			n->ino_next = nt[b];
 			nt[b] = n;
 		}
 	}
-	free(*table);
-	*table = nt;
-	*buckets = nb;
-	return 0;
+	free(p->ino_table);
+	p->ino_table = nt;
+	p->ino_buckets = nb;
 }
 
 void pool_ino_insert(struct pool *p, struct node *n)
 {
 	size_t b;
 
-	table_grow(&p->ino_table, &p->ino_buckets, false, p->ino_count);
+	ino_table_grow(p);
 	b = ino_bucket(p, n->ino);
 	n->ino_next = p->ino_table[b];
 	p->ino_table[b] = n;
@@ -89,14 +76,36 @@ struct node *pool_node(struct pool *p, uint64_t ino)
 	return NULL;
 }
 
+struct node *pool_name_entry(const struct name *nm)
+{
+	return POOL_NODE_OF_ENDS(nm->entry);
+}
+
+struct node *pool_name_dir(const struct name *nm)
+{
+	return nm->dir ? POOL_NODE_OF_ENDS(nm->dir) : NULL;
+}
+
+struct node *pool_parent(const struct node *n)
+{
+	return n->ends.names ? pool_name_dir(n->ends.names) : NULL;
+}
+
+bool pool_has_backing(const struct node *n)
+{
+	return S_ISREG(n->type);
+}
+
+struct name *pool_name_in(struct pool *p, struct node *dir, const char *text)
+{
+	return names_find(&p->names, &dir->ends, text);
+}
+
 struct node *pool_child(struct pool *p, struct node *dir, const char *name)
 {
-	size_t b = name_hash(dir->ino, name) & (p->name_buckets - 1);
+	struct name *nm = pool_name_in(p, dir, name);
 
-	for (struct node *n = p->name_table[b]; n; n = n->name_next)
-		if (n->parent == dir && strcmp(n->name, name) == 0)
-			return n;
-	return NULL;
+	return nm ? pool_name_entry(nm) : NULL;
 }
 
 void pool_set_now(struct timespec *ts)
@@ -104,63 +113,33 @@ void pool_set_now(struct timespec *ts)
 	clock_gettime(CLOCK_REALTIME, ts);
 }
 
-/* Give `n` the name `name` (allocated by the caller, now owned by `n`) in `dir`. Cannot fail:
- * everything that can is done before, so renames are all or nothing. */
-static void attach_name(struct pool *p, struct node *n, struct node *dir, char *name)
+/* A name was added to or taken from `dir`: its counts and times follow. */
+static void dir_changed(struct node *dir)
 {
-	size_t b;
-
-	n->name = name;
-	table_grow(&p->name_table, &p->name_buckets, true, p->name_count);
-	n->parent = dir;
-	b = name_hash(dir->ino, name) & (p->name_buckets - 1);
-	n->name_next = p->name_table[b];
-	p->name_table[b] = n;
-	p->name_count++;
-	n->sib_prev = NULL;
-	n->sib_next = dir->child_first;
-	if (dir->child_first)
-		dir->child_first->sib_prev = n;
-	dir->child_first = n;
-	dir->life.children++;
-	dir->subdirs += n->is_dir;
-	dir->life.armed = true;
-	n->life.linked = true;
+	dir->life.children = dir->ends.nchildren;
 	pool_set_now(&dir->mtime);
 	dir->ctime = dir->mtime;
 }
 
-void pool_detach_name(struct pool *p, struct node *n)
+/* Put `nm` in `dir`, naming `n`. Cannot fail: everything that can is done before, so renames
+ * are all or nothing. */
+static void attach_name(struct pool *p, struct name *nm, struct node *dir, struct node *n)
 {
-	struct node *dir = n->parent;
-	size_t b;
+	names_attach(&p->names, nm, &dir->ends, &n->ends);
+	dir->life.armed = true;
+	dir_changed(dir);
+	n->life.linked = true;
+}
+
+void pool_detach_name(struct pool *p, struct name *nm)
+{
+	struct node *dir = pool_name_dir(nm), *n = pool_name_entry(nm);
 
 	if (!dir)
 		return;
-	b = name_hash(dir->ino, n->name) & (p->name_buckets - 1);
-	for (struct node **pp = &p->name_table[b]; *pp; pp = &(*pp)->name_next) {
-		if (*pp == n) {
-			*pp = n->name_next;
-			p->name_count--;
-			break;
-		}
-	}
-	if (n->sib_prev)
-		n->sib_prev->sib_next = n->sib_next;
-	else
-		dir->child_first = n->sib_next;
-	if (n->sib_next)
-		n->sib_next->sib_prev = n->sib_prev;
-	n->sib_next = n->sib_prev = NULL;
-	dir->life.children--;
-	dir->subdirs -= n->is_dir;
-	pool_set_now(&dir->mtime);
-	dir->ctime = dir->mtime;
-	free(n->name);
-	n->name = NULL;
-	n->parent = NULL;
-	n->name_next = NULL;
-	n->life.linked = false;
+	names_detach(&p->names, nm);
+	dir_changed(dir);
+	n->life.linked = n->ends.nnames > 0;
 }
 
 void pool_drop_holds(struct pool *p, struct node *n)
@@ -170,43 +149,76 @@ void pool_drop_holds(struct pool *p, struct node *n)
 	n->life.holds = 0;
 }
 
-void pool_unlink(struct pool *p, struct node *n)
+void pool_unlink(struct pool *p, struct name *nm)
 {
-	pool_drop_holds(p, n);
-	pool_detach_name(p, n);
+	struct node *n = pool_name_entry(nm);
+
+	if (!nm->dir)
+		return;
+	/* Any name may go first: the flat price of an extra name is given back while others
+	 * remain, so the last one is the free one. */
+	if (n->ends.nnames > 1)
+		pool_meta_charge(p, n->uid, -(int64_t)POOL_NAME_COST);
+	pool_detach_name(p, nm);
+	if (!n->life.linked)
+		pool_drop_holds(p, n); /* an entry's holds end with its last name */
+	pool_touch_ctime(n);
 }
 
-int pool_move(struct pool *p, struct node *n, struct node *dir, const char *name,
-	      struct node *replaced)
+int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name)
 {
-	char *copy = pool_strdup(p, name);
+	struct name *nm;
+	int r;
 
-	if (!copy)
+	if (n->ends.nnames >= NAMES_MAX_PER_ENTRY)
+		return -EMLINK;
+	r = pool_meta_charge(p, n->uid, (int64_t)POOL_NAME_COST);
+	if (r < 0)
+		return r;
+	nm = name_new(name, pool_alloc_cb, p);
+	if (!nm) {
+		pool_meta_charge(p, n->uid, -(int64_t)POOL_NAME_COST);
 		return -ENOMEM;
-	if (replaced)
-		pool_unlink(p, replaced);
-	pool_detach_name(p, n);
-	attach_name(p, n, dir, copy);
+	}
+	attach_name(p, nm, dir, n);
 	pool_touch_ctime(n);
 	return 0;
 }
 
-int pool_exchange(struct pool *p, struct node *a, struct node *b)
+int pool_move(struct pool *p, struct name *nm, struct node *dir, const char *name,
+	      struct name *replaced)
 {
-	struct node *a_dir = a->parent, *b_dir = b->parent;
-	char *a_name = pool_strdup(p, b->name), *b_name = pool_strdup(p, a->name);
+	struct node *n = pool_name_entry(nm);
+	struct name *moved = name_new(name, pool_alloc_cb, p);
 
-	if (!a_name || !b_name) {
-		free(a_name);
-		free(b_name);
+	if (!moved)
+		return -ENOMEM;
+	if (replaced)
+		pool_unlink(p, replaced);
+	pool_detach_name(p, nm);
+	attach_name(p, moved, dir, n);
+	pool_touch_ctime(n);
+	return 0;
+}
+
+int pool_exchange(struct pool *p, struct name *a, struct name *b)
+{
+	struct node *a_dir = pool_name_dir(a), *b_dir = pool_name_dir(b);
+	struct node *a_entry = pool_name_entry(a), *b_entry = pool_name_entry(b);
+	struct name *a_new = name_new(b->text, pool_alloc_cb, p);
+	struct name *b_new = name_new(a->text, pool_alloc_cb, p);
+
+	if (!a_new || !b_new) {
+		free(a_new);
+		free(b_new);
 		return -ENOMEM;
 	}
 	pool_detach_name(p, a);
 	pool_detach_name(p, b);
-	attach_name(p, a, b_dir, a_name);
-	attach_name(p, b, a_dir, b_name);
-	pool_touch_ctime(a);
-	pool_touch_ctime(b);
+	attach_name(p, a_new, b_dir, a_entry);
+	attach_name(p, b_new, a_dir, b_entry);
+	pool_touch_ctime(a_entry);
+	pool_touch_ctime(b_entry);
 	return 0;
 }
 
@@ -215,7 +227,7 @@ uint64_t pool_new_ino(struct pool *p)
 	return atomic_fetch_add(&p->next_ino, 1);
 }
 
-static struct node *node_new(struct pool *p, uint64_t ino, bool is_dir, uid_t uid, gid_t gid,
+static struct node *node_new(struct pool *p, uint64_t ino, mode_t type, uid_t uid, gid_t gid,
 			     mode_t perm)
 {
 	struct node *n = pool_alloc(p, sizeof(*n));
@@ -223,36 +235,50 @@ static struct node *node_new(struct pool *p, uint64_t ino, bool is_dir, uid_t ui
 	if (!n)
 		return NULL;
 	n->ino = ino;
-	n->is_dir = is_dir;
+	n->type = type;
+	n->is_dir = S_ISDIR(type);
+	n->ends.is_dir = n->is_dir;
 	n->uid = uid;
 	n->gid = gid;
 	n->perm = perm;
-	n->life.is_dir = is_dir;
+	n->life.is_dir = n->is_dir;
 	pool_set_now(&n->mtime);
 	n->atime = n->ctime = n->mtime;
 	return n;
 }
 
-int pool_create(struct pool *p, struct node *dir, const char *name, bool is_dir, uid_t uid,
-		gid_t gid, mode_t mode, uint64_t ino, struct node **out)
+int pool_create(struct pool *p, struct node *dir, const char *name, mode_t type, uid_t uid,
+		gid_t gid, mode_t mode, const char *target, uint64_t ino, struct node **out)
 {
-	struct node *n;
+	int64_t target_cost = target ? (int64_t)strlen(target) + 1 : 0;
 	struct user_usage *u;
-	char *copy;
+	struct node *n;
+	struct name *nm;
+	int r;
 
 	u = pool_usage_of(p, uid, true);
 	if (!u)
 		return -ENOMEM;
 	if (p->opts.max_user_entries && u->entries >= p->opts.max_user_entries)
 		return -EDQUOT;
-	n = node_new(p, ino, is_dir, uid, gid, access_effective_mode(mode));
-	copy = pool_strdup(p, name);
-	if (!n || !copy) {
+	/* A symlink's target is daemon memory, charged like an xattr. */
+	r = target_cost ? pool_meta_charge(p, uid, target_cost) : 0;
+	if (r < 0)
+		return r;
+	n = node_new(p, ino, type, uid, gid, access_effective_mode(mode));
+	nm = name_new(name, pool_alloc_cb, p);
+	if (n && target)
+		n->target = pool_strdup(p, target);
+	if (!n || !nm || (target && !n->target)) {
+		if (n)
+			free(n->target);
 		free(n);
-		free(copy);
+		free(nm);
+		if (target_cost)
+			pool_meta_charge(p, uid, -target_cost);
 		return -ENOMEM;
 	}
-	attach_name(p, n, dir, copy);
+	attach_name(p, nm, dir, n);
 	pool_ino_insert(p, n);
 	p->entries++;
 	u->entries++;

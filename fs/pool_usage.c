@@ -13,12 +13,6 @@
 #include "pool.h"
 #include "pool_internal.h"
 
-/* The xattr store allocates through the pool, so injected faults reach it too. */
-static void *xattr_alloc(void *ctx, size_t size)
-{
-	return pool_alloc(ctx, size);
-}
-
 struct user_usage *pool_usage_of(struct pool *p, uid_t uid, bool create)
 {
 	struct user_usage *u;
@@ -67,9 +61,7 @@ int pool_reserve(struct pool *p, struct node *n, uint64_t new_size)
 	return pool_account(p, n, new_size);
 }
 
-/* Charge (delta > 0) or refund daemon memory to `uid`: it counts against max_user_meta and,
- * with the user's data, against max_user_size (-EDQUOT) and max_size (-ENOSPC). */
-static int meta_charge(struct pool *p, uid_t uid, int64_t delta)
+int pool_meta_charge(struct pool *p, uid_t uid, int64_t delta)
 {
 	struct user_usage *u = pool_usage_of(p, uid, delta > 0);
 
@@ -95,12 +87,12 @@ static int meta_charge(struct pool *p, uid_t uid, int64_t delta)
 
 int pool_hold_charge(struct pool *p, uid_t uid)
 {
-	return meta_charge(p, uid, (int64_t)sizeof(struct hold));
+	return pool_meta_charge(p, uid, (int64_t)sizeof(struct hold));
 }
 
 void pool_hold_refund(struct pool *p, uid_t uid)
 {
-	meta_charge(p, uid, -(int64_t)sizeof(struct hold));
+	pool_meta_charge(p, uid, -(int64_t)sizeof(struct hold));
 }
 
 void pool_hold_free(struct pool *p, struct node *n, struct hold *h)
@@ -126,7 +118,7 @@ void pool_refresh_usage(struct pool *p)
 	for (size_t b = 0; b < p->ino_buckets; b++) {
 		for (struct node *n = p->ino_table[b]; n; n = n->ino_next) {
 			struct stat st;
-			if (n->is_dir || n->life.removed)
+			if (!pool_has_backing(n) || n->life.removed)
 				continue;
 			if (backing_stat(&p->backing, n->ino, &st) == 0 &&
 			    (uint64_t)st.st_size != n->reserved)
@@ -138,7 +130,7 @@ void pool_refresh_usage(struct pool *p)
 /* Free `n`'s xattrs and refund them to its owner. */
 void pool_free_xattrs(struct pool *p, struct node *n)
 {
-	meta_charge(p, n->uid, -xattr_total_cost(&n->xattrs));
+	pool_meta_charge(p, n->uid, -xattr_total_cost(&n->xattrs));
 	xattr_clear(&n->xattrs);
 }
 
@@ -150,14 +142,14 @@ int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void 
 
 	/* Charge first: a value the budget cannot pay for is refused before we hold it. */
 	if (cost > 0) {
-		r = meta_charge(p, n->uid, cost);
+		r = pool_meta_charge(p, n->uid, cost);
 		if (r < 0)
 			return r;
 	}
 	r = xattr_set(&n->xattrs, name, value, size, flags, ((size_t)POOLFS_XATTR_BYTES_MAX),
-		      xattr_alloc, p, &done);
+		      pool_alloc_cb, p, &done);
 	/* Settle the difference between what was charged and what the change cost. */
-	meta_charge(p, n->uid, done - (cost > 0 ? cost : 0));
+	pool_meta_charge(p, n->uid, done - (cost > 0 ? cost : 0));
 	if (r == 0)
 		pool_touch_ctime(n);
 	return r;
@@ -169,7 +161,7 @@ int pool_xattr_remove(struct pool *p, struct node *n, const char *name)
 	int r = xattr_remove(&n->xattrs, name, &freed);
 
 	if (r == 0) {
-		meta_charge(p, n->uid, -freed);
+		pool_meta_charge(p, n->uid, -freed);
 		pool_touch_ctime(n);
 	}
 	return r;

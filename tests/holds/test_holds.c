@@ -828,10 +828,10 @@ static void test_refs_format(void **state)
 
 	/* Open: one handle. */
 	CHECK(refs(f, rb, sizeof(rb)));
-	assert_refs_text(f, rb, "opens 1\nmapped no\nholds 2\n", tail, 2);
+	assert_refs_text(f, rb, "opens 1\nmapped no\nnames 1\nholds 2\n", tail, 2);
 	CHECK(close(fd));
 	refs_settled(f, rb, sizeof(rb));
-	assert_refs_text(f, rb, "opens 0\nmapped no\nholds 2\n", tail, 2);
+	assert_refs_text(f, rb, "opens 0\nmapped no\nnames 1\nholds 2\n", tail, 2);
 	/* The size query agrees with the text. */
 	n = getxattr(f, POOLFS_XATTR_REFS, NULL, 0);
 	CHECK(n);
@@ -860,7 +860,7 @@ static void test_refs_format(void **state)
 			pool_sleep_ms(10);
 		} while (pool_now_ms() < deadline);
 	}
-	assert_refs_text(f, rb, "opens 0\nmapped no\nholds 2\n", tail, 2);
+	assert_refs_text(f, rb, "opens 0\nmapped no\nnames 1\nholds 2\n", tail, 2);
 
 	/* A folder: children, and a folder handle counts as an open. */
 	CHECK(mkdir(d, 0700));
@@ -875,7 +875,7 @@ static void test_refs_format(void **state)
 	CHECK(close(dfd));
 	/* A file under it: no holds of its own. */
 	refs_settled(c, rb, sizeof(rb));
-	snprintf(head, sizeof(head), "opens 0\nmapped no\nholds 0\n");
+	snprintf(head, sizeof(head), "opens 0\nmapped no\nnames 1\nholds 0\n");
 	assert_refs_text(c, rb, head, NULL, 0);
 
 	CHECK(removexattr(d, POOLFS_XATTR_HOLD));

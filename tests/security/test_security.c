@@ -11,8 +11,12 @@
  *
  * The refusal matrices run twice: cold (the acting user has never touched the fresh scene, and
  * nobody used it since A and B made it) and warm (just before each row, A walks the same paths:
- * stat, open+close, listing of the folders), so that entries and attributes the kernel caches for
- * the owner (docs/design.md "Caching") never turn a refusal into an answer.
+ * stat, lstat, readlink, open+close, listing of the folders), so that entries and attributes the
+ * kernel caches for the owner (docs/design.md "Caching") never turn a refusal into an answer.
+ *
+ * The entry kinds (symbolic links, FIFOs, Unix sockets, hard links: issue 20) have tables of
+ * their own on a pool with autohold=session, where A's and B's symlinks, FIFOs and sockets in the
+ * shared root stay after the process that made them (with autohold=none they would go at once).
  *
  * One test: SEC_FILTER=test_refusals_warm (cmocka's wildcards) POOLFS_DATAPATH=... as root.
  */
@@ -22,6 +26,7 @@
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <ftw.h>
 
@@ -31,6 +36,14 @@
 #define GID_B 1002
 
 #define OPTS "autohold=none"
+/* The entry kinds' scene: with autohold=none a symlink, FIFO or socket would go at once. */
+#define OPTS_KINDS "autohold=session"
+
+/* What every test's *state is: the pool, and how it was mounted (what its scene holds). */
+struct sec_fixture {
+	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
+	bool kinds;		/* OPTS_KINDS, and the scene has A's and B's entry kinds */
+};
 
 /* A row's result when the call succeeded but what it returned was wrong (said on stderr). */
 #define SEC_WRONG 200
@@ -242,6 +255,64 @@ static int do_link(const char *path, const char *arg, const struct row *r)
 	return res(link(path, arg));
 }
 
+/* link() of what a symlink names, not of the symlink */
+static int do_link_follow(const char *path, const char *arg, const struct row *r)
+{
+	(void)r;
+	return res(linkat(AT_FDCWD, path, AT_FDCWD, arg, AT_SYMLINK_FOLLOW));
+}
+
+static int do_readlink(const char *path, const char *arg, const struct row *r)
+{
+	char buf[PATH_MAX];
+
+	(void)arg, (void)r;
+	return res(readlink(path, buf, sizeof(buf)));
+}
+
+/* a symlink named path, to "x" */
+static int do_symlink(const char *path, const char *arg, const struct row *r)
+{
+	(void)arg, (void)r;
+	return res(symlink("x", path));
+}
+
+static int do_mkfifo(const char *path, const char *arg, const struct row *r)
+{
+	(void)arg, (void)r;
+	return res(mkfifo(path, 0600));
+}
+
+/* A unix stream socket bound (bind) or connected (connect) to path. */
+static int unix_socket_at(const char *path, bool connect_it)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int s, e;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return ENAMETOOLONG;
+	memcpy(a.sun_path, path, strlen(path));
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return errno;
+	e = res(connect_it ? connect(s, (struct sockaddr *)&a, sizeof(a))
+			   : bind(s, (struct sockaddr *)&a, sizeof(a)));
+	close(s);
+	return e;
+}
+
+static int do_connect(const char *path, const char *arg, const struct row *r)
+{
+	(void)arg, (void)r;
+	return unix_socket_at(path, true);
+}
+
+static int do_bind(const char *path, const char *arg, const struct row *r)
+{
+	(void)arg, (void)r;
+	return unix_socket_at(path, false);
+}
+
 static int do_access(const char *path, const char *arg, const struct row *r)
 {
 	(void)arg;
@@ -328,6 +399,23 @@ static int do_text_lacks(const char *path, const char *arg, const struct row *r)
 	return 0;
 }
 
+/* getxattr of arg must work and its text must have a line starting with val */
+static int do_text_has(const char *path, const char *arg, const struct row *r)
+{
+	char buf[8192];
+	ssize_t n = getxattr(path, arg, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return errno;
+	buf[n] = '\0';
+	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (strncmp(line, r->val, strlen(r->val)) == 0)
+			return 0;
+	fprintf(stderr, "# uid %d: %s of %s lacks \"%s\":\n%s", (int)getuid(), arg, path, r->val,
+		buf);
+	return SEC_WRONG;
+}
+
 #define OP(n, arg_path) static const struct op OP_##n = { #n, do_##n, arg_path }
 OP(stat, false);
 OP(lstat, false);
@@ -347,6 +435,12 @@ OP(rmdir, false);
 OP(rename, true);
 OP(exchange, true);
 OP(link, true);
+OP(link_follow, true);
+OP(readlink, false);
+OP(symlink, false);
+OP(mkfifo, false);
+OP(connect, false);
+OP(bind, false);
 OP(access, false);
 OP(getxattr, false);
 OP(setxattr, false);
@@ -354,6 +448,7 @@ OP(removexattr, false);
 OP(listxattr, false);
 OP(listing, false);
 OP(text_lacks, false);
+OP(text_has, false);
 
 /* ---- the tables ---- */
 
@@ -405,6 +500,7 @@ static const struct row root_rows[] = {
 	R(B, truncate, "", EISDIR),
 	R(B, listing, "", 0, .arg = "b.dat,bdir", .val = "a.dat,adir"),
 	R(B, stat, "", 0),
+	R(B, link, "", EPERM, .arg = "x"),
 	/* root owns the pool root: it may hold it (what such a hold keeps: test_root_hold) */
 	X(ROOT, setxattr, "", HOLD, 0, .val = "pin"),
 	X(ROOT, getxattr, "", REFS, 0),
@@ -457,9 +553,11 @@ static const struct row refusal_rows[] = {
 	R(B, exchange, "b.dat", EACCES, .arg = "a.dat"),
 	XATTRS_REFUSED(B, "a.dat"),
 	XATTRS_REFUSED(B, "adir"),
-	/* Hard links are refused for everyone (EPERM); a daemon that checks the owner first says
-	 * EACCES. Either way no second name for A's file appears. */
-	R(B, link, "a.dat", EACCES, .also = EPERM, .arg = "mine"),
+	/* a second name for A's file: its name cannot even be looked up */
+	R(B, link, "a.dat", EACCES, .arg = "mine"),
+	R(B, link, "adir/f", EACCES, .arg = "mine"),
+	R(B, link, "b.dat", EACCES, .arg = "adir/b.dat"),
+	R(B, link, "b.dat", EACCES, .arg = "a.dat"),
 	R(B, access, "a.dat", EACCES, .flags = F_OK),
 	R(B, access, "a.dat", EACCES, .flags = R_OK),
 	/* names never leak */
@@ -515,7 +613,9 @@ static const struct row owner_rows[] = {
 	R(A, rename, "adir/f", 0, .arg = "x"),
 	R(A, rename, "a.dat", 0, .arg = "adir/a.dat"),
 	R(A, exchange, "a.dat", 0, .arg = "adir/f"),
-	R(A, link, "a.dat", EPERM, .arg = "mine"),
+	R(A, link, "a.dat", 0, .arg = "mine"),
+	R(A, link, "a.dat", 0, .arg = "adir/mine"),
+	R(A, link, "adir", EPERM, .arg = "mine"),
 	R(A, access, "a.dat", 0, .flags = F_OK),
 	R(A, access, "a.dat", 0, .flags = R_OK | W_OK),
 	X(A, getxattr, "a.dat", "user.x", 0),
@@ -537,6 +637,128 @@ static const struct row owner_rows[] = {
 	R(B, mkdir, "bnew", 0),
 	R(ROOT, open, "r.dat", 0, .flags = O_RDWR | O_CREAT | O_EXCL),
 	R(ROOT, mkdir, "rdir", 0),
+};
+
+
+/* The entry kinds (test_kinds_*: a pool with OPTS_KINDS). Each of A and B also has, in the
+ * shared root, x.lnk -> x.dat, a FIFO x.fifo, a socket x.sock (nobody listening), x.hl (a second
+ * name of x.dat) and x.to_y -> y.dat (the other user's file); in xdir, lnk -> ../x.dat and hl
+ * (a third name of x.dat). B and root (not exempt) reach none of A's by any name, follow none,
+ * open, connect to or link none, remove, rename or replace none of A's names, and see none of
+ * them listed. */
+static const struct row kind_rows[] = {
+	/* symlinks: not looked at, read or followed */
+	R(B, lstat, "a.lnk", EACCES),
+	R(B, stat, "a.lnk", EACCES),
+	R(B, stat_nofill, "a.lnk", EACCES),
+	R(B, readlink, "a.lnk", EACCES),
+	R(B, open, "a.lnk", EACCES, .flags = O_RDONLY),
+	R(B, open, "a.lnk", EACCES, .flags = O_RDONLY | O_NOFOLLOW),
+	R(B, chmod, "a.lnk", EACCES),
+	R(B, lstat, "adir/lnk", EACCES),
+	R(B, readlink, "adir/lnk", EACCES),
+	/* B's own symlink to A's file leads nowhere */
+	R(B, stat, "b.to_a", EACCES),
+	R(B, open, "b.to_a", EACCES, .flags = O_RDONLY),
+	R(B, link_follow, "b.to_a", EACCES, .arg = "mine"),
+	/* FIFOs */
+	R(B, lstat, "a.fifo", EACCES),
+	R(B, open, "a.fifo", EACCES, .flags = O_RDONLY | O_NONBLOCK),
+	R(B, open, "a.fifo", EACCES, .flags = O_WRONLY | O_NONBLOCK),
+	R(B, open, "a.fifo", EACCES, .flags = O_RDWR | O_CREAT),
+	/* sockets */
+	R(B, lstat, "a.sock", EACCES),
+	R(B, connect, "a.sock", EACCES),
+	/* no new name for A's entries, of any kind, by any of their names */
+	R(B, link, "a.lnk", EACCES, .arg = "mine"),
+	R(B, link_follow, "a.lnk", EACCES, .arg = "mine"),
+	R(B, link, "a.fifo", EACCES, .arg = "mine"),
+	R(B, link, "a.sock", EACCES, .arg = "mine"),
+	R(B, link, "a.hl", EACCES, .arg = "mine"),
+	R(B, link, "adir/hl", EACCES, .arg = "mine"),
+	R(B, link, "a.dat", EACCES, .arg = "bdir/mine"),
+	/* A's names: not removed, renamed, replaced or taken */
+	R(B, unlink, "a.hl", EACCES),
+	R(B, unlink, "adir/hl", EACCES),
+	R(B, unlink, "a.lnk", EACCES),
+	R(B, unlink, "a.fifo", EACCES),
+	R(B, unlink, "a.sock", EACCES),
+	R(B, rename, "a.hl", EACCES, .arg = "x"),
+	R(B, rename, "a.lnk", EACCES, .arg = "x"),
+	R(B, rename, "a.fifo", EACCES, .arg = "bdir/x"),
+	R(B, rename, "a.sock", EACCES, .arg = "x"),
+	R(B, rename, "b.dat", EACCES, .arg = "a.hl"),
+	R(B, rename, "b.lnk", EACCES, .arg = "a.lnk"),
+	R(B, exchange, "b.hl", EACCES, .arg = "a.hl"),
+	R(B, link, "b.dat", EACCES, .arg = "a.hl"),
+	R(B, link, "b.lnk", EACCES, .arg = "adir/lnk2"),
+	R(B, symlink, "a.lnk", EACCES),
+	R(B, symlink, "adir/new", EACCES),
+	R(B, mkfifo, "a.fifo", EACCES),
+	R(B, mkfifo, "adir/new", EACCES),
+	R(B, bind, "a.sock", EACCES),
+	R(B, bind, "adir/new", EACCES),
+	/* A's second name is A's file */
+	X(B, getxattr, "a.hl", REFS, EACCES),
+	X(B, setxattr, "a.hl", HOLD, EACCES, .val = "pin"),
+	R(B, truncate, "a.hl", EACCES),
+	/* listings */
+	R(B, listing, "", 0, .arg = "b.lnk,b.fifo,b.sock,b.hl,b.to_a",
+	  .val = "a.lnk,a.fifo,a.sock,a.hl,a.to_b"),
+	/* root, not exempt: the same */
+	R(ROOT, lstat, "a.lnk", EACCES),
+	R(ROOT, readlink, "a.lnk", EACCES),
+	R(ROOT, stat, "a.lnk", EACCES),
+	R(ROOT, open, "a.fifo", EACCES, .flags = O_RDONLY | O_NONBLOCK),
+	R(ROOT, connect, "a.sock", EACCES),
+	R(ROOT, link, "a.hl", EACCES, .arg = "r.new"),
+	R(ROOT, link, "a.lnk", EACCES, .arg = "r.new"),
+	R(ROOT, unlink, "a.hl", EACCES),
+	R(ROOT, unlink, "a.sock", EACCES),
+	R(ROOT, rename, "a.lnk", EACCES, .arg = "r.new"),
+	R(ROOT, listing, "", 0,
+	  .val = "a.lnk,a.fifo,a.sock,a.hl,a.to_b,b.lnk,b.fifo,b.sock,b.hl,b.to_a"),
+};
+
+/* The owners on their own entry kinds (so the refusals above are about the actor). */
+static const struct row kind_owner_rows[] = {
+	R(A, lstat, "a.lnk", 0),
+	R(A, readlink, "a.lnk", 0),
+	R(A, stat, "a.lnk", 0),
+	R(A, open, "a.lnk", 0, .flags = O_RDONLY),
+	R(A, stat, "adir/lnk", 0),
+	R(A, stat, "a.to_b", EACCES), /* A's own symlink to B's file */
+	R(A, open, "a.fifo", 0, .flags = O_RDONLY | O_NONBLOCK),
+	R(A, connect, "a.sock", ECONNREFUSED), /* found, nobody listening */
+	R(A, link, "a.lnk", 0, .arg = "mine"),
+	R(A, link_follow, "a.lnk", 0, .arg = "mine"),
+	R(A, link, "a.fifo", 0, .arg = "adir/mine"),
+	R(A, link, "a.sock", 0, .arg = "mine"),
+	R(A, link, "a.hl", EEXIST, .arg = "a.dat"),
+	R(A, unlink, "a.hl", 0),
+	R(A, unlink, "a.lnk", 0),
+	R(A, unlink, "a.fifo", 0),
+	R(A, unlink, "a.sock", 0),
+	R(A, rename, "a.hl", 0, .arg = "adir/hl2"),
+	R(A, rename, "a.lnk", 0, .arg = "adir/lnk2"),
+	/* onto another name of the same entry: nothing happens, both stay */
+	R(A, rename, "a.hl", 0, .arg = "a.dat"),
+	R(A, symlink, "adir/new", 0),
+	R(A, mkfifo, "adir/new", 0),
+	R(A, bind, "adir/new", 0),
+	X(A, getxattr, "a.hl", REFS, 0),
+	X(A, text_has, "a.hl", REFS, 0, .val = "names 3"),
+	/* the kernel allows user.* attributes on files and folders only */
+	X(A, setxattr, "a.fifo", HOLD, EPERM, .val = "pin"),
+	X(A, getxattr, "a.fifo", REFS, ENODATA),
+	R(A, listing, "", 0, .arg = "a.lnk,a.fifo,a.sock,a.hl,a.to_b",
+	  .val = "b.lnk,b.fifo,b.sock,b.hl,b.to_a"),
+	R(A, listing, "adir", 0, .arg = "lnk,hl"),
+	R(B, readlink, "b.lnk", 0),
+	R(B, connect, "b.sock", ECONNREFUSED),
+	R(ROOT, symlink, "r.lnk", 0),
+	R(ROOT, mkfifo, "r.fifo", 0),
+	R(ROOT, bind, "r.sock", 0),
 };
 
 #undef A
@@ -636,31 +858,86 @@ static int make_own(const char *mnt, const char *x)
 	return 0;
 }
 
-static int scene_child(void *v)
+/* The entry kinds of the caller's part of the scene ("a" for A, "b" for B, y the other one):
+ * x.lnk -> x.dat, xdir/lnk -> ../x.dat, x.fifo, x.sock, x.hl and xdir/hl (names of x.dat), and
+ * x.to_y -> y.dat. */
+static int make_kinds(const char *mnt, const char *x, const char *y)
 {
-	const char *mnt = v;
-	int r = clear_own(mnt);
+	char p[PATH_MAX], q[PATH_MAX], t[64];
+	int s;
 
-	return r ? r : make_own(mnt, getuid() == UID_A ? "a" : "b");
+#define AT_(buf, fmt, ...) snprintf((buf), sizeof(buf), "%s/" fmt, mnt, __VA_ARGS__)
+	AT_(p, "%s.lnk", x);
+	snprintf(t, sizeof(t), "%s.dat", x);
+	CHILD_CHECK(symlink(t, p) == 0, 21);
+	AT_(p, "%sdir/lnk", x);
+	snprintf(t, sizeof(t), "../%s.dat", x);
+	CHILD_CHECK(symlink(t, p) == 0, 22);
+	AT_(p, "%s.fifo", x);
+	CHILD_CHECK(mkfifo(p, 0600) == 0, 23);
+	AT_(p, "%s.sock", x);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHILD_CHECK(s >= 0, 24);
+	{
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+		CHILD_CHECK(strlen(p) < sizeof(a.sun_path), 25);
+		memcpy(a.sun_path, p, strlen(p));
+		CHILD_CHECK(bind(s, (struct sockaddr *)&a, sizeof(a)) == 0, 26);
+	}
+	close(s);
+	AT_(p, "%s.dat", x);
+	AT_(q, "%s.hl", x);
+	CHILD_CHECK(link(p, q) == 0, 27);
+	AT_(q, "%sdir/hl", x);
+	CHILD_CHECK(link(p, q) == 0, 28);
+	AT_(p, "%s.to_%s", x, y);
+	snprintf(t, sizeof(t), "%s.dat", y);
+	CHILD_CHECK(symlink(t, p) == 0, 29);
+#undef AT_
+	return 0;
 }
 
-/* Clear and make A's and B's parts of the scene; a pool a wrong row left dirty is replaced by a
- * fresh one. 0, or the first failing child's result. */
+/* What a scene child is told. */
+struct scene_arg {
+	const char *mnt;
+	bool kinds;
+};
+
+static int scene_child(void *v)
+{
+	const struct scene_arg *a = v;
+	bool is_a = getuid() == UID_A;
+	int r = clear_own(a->mnt);
+
+	if (r == 0)
+		r = make_own(a->mnt, is_a ? "a" : "b");
+	if (r == 0 && a->kinds)
+		r = make_kinds(a->mnt, is_a ? "a" : "b", is_a ? "b" : "a");
+	return r;
+}
+
+/* Clear and make A's and B's parts of the scene (with their entry kinds on an OPTS_KINDS pool);
+ * a pool a wrong row left dirty is replaced by a fresh one. 0, or the first failing child's
+ * result. t is the tu_fixture at the start of a struct sec_fixture (every test's state). */
 static int scene(struct tu_fixture *t)
 {
+	const struct sec_fixture *sf = (const struct sec_fixture *)t;
+	struct scene_arg a = { t->p.mnt, sf->kinds };
 	int r = 0;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		r = run_as_user(0, 0, clear_child, t->p.mnt);
 		if (r == 0)
-			r = run_as_user(UID_A, GID_A, scene_child, t->p.mnt);
+			r = run_as_user(UID_A, GID_A, scene_child, &a);
 		if (r == 0)
-			r = run_as_user(UID_B, GID_B, scene_child, t->p.mnt);
+			r = run_as_user(UID_B, GID_B, scene_child, &a);
 		if (r != SEC_DIRTY)
 			return r;
 		fprintf(stderr, "# a row left the pool dirty: mounting a fresh pool\n");
-		if (tu_unmount(t) < 0 || tu_mount(t, OPTS) < 0)
+		if (tu_unmount(t) < 0 || tu_mount(t, sf->kinds ? OPTS_KINDS : OPTS) < 0)
 			return -EIO;
+		a.mnt = t->p.mnt;
 	}
 	return r;
 }
@@ -695,6 +972,8 @@ static void walk(const char *mnt, const char *rel)
 		*s = '/';
 	}
 	stat(p, &st);
+	lstat(p, &st);
+	readlink(p, parent, sizeof(parent));
 	fd = open(p, O_RDONLY | O_NONBLOCK);
 	if (fd >= 0)
 		close(fd);
@@ -821,6 +1100,21 @@ static void test_refusals_warm(void **state)
 static void test_owner_controls(void **state)
 {
 	run_table(state, owner_rows, N(owner_rows), false);
+}
+
+static void test_kinds_cold(void **state)
+{
+	run_table(state, kind_rows, N(kind_rows), false);
+}
+
+static void test_kinds_warm(void **state)
+{
+	run_table(state, kind_rows, N(kind_rows), true);
+}
+
+static void test_kind_owner_controls(void **state)
+{
+	run_table(state, kind_owner_rows, N(kind_owner_rows), false);
 }
 
 /* ---- a root hold on the pool root ---- */
@@ -1276,19 +1570,34 @@ static void test_runner(void **state)
 	close(pp[1]);
 }
 
+static int setup_opts(void **state, bool kinds)
+{
+	if (tu_setup_sized(state, kinds ? OPTS_KINDS : OPTS, sizeof(struct sec_fixture)) < 0)
+		return -1;
+	((struct sec_fixture *)*state)->kinds = kinds;
+	return 0;
+}
+
 static int setup(void **state)
 {
-	return tu_setup(state, OPTS);
+	return setup_opts(state, false);
+}
+
+static int setup_kinds(void **state)
+{
+	return setup_opts(state, true);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, tu_teardown)
+#define TK(fn) cmocka_unit_test_setup_teardown(fn, setup_kinds, tu_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runner), T(test_owner_controls), T(test_pool_root_cold),
 		T(test_pool_root_warm), T(test_refusals_cold), T(test_refusals_warm),
-		T(test_root_hold), T(test_passed_fds),
+		T(test_root_hold), T(test_passed_fds), TK(test_kind_owner_controls),
+		TK(test_kinds_cold), TK(test_kinds_warm),
 	};
 	const char *f = getenv("SEC_FILTER");
 
