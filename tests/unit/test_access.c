@@ -251,6 +251,25 @@ static void mask_exhaustive(void **state)
 		}
 }
 
+/* access_check_mask_as: any uid but 0 is access_check_mask; uid 0 is CAP_DAC_OVERRIDE on tmpfs
+ * (generic_permission): read and write always, search any folder, execute a file only if an x bit
+ * is set. Every owner-bit pattern, mask and kind. */
+static void mask_as_root_and_others(void **state)
+{
+	(void)state;
+	for (mode_t owner = 0; owner <= 7; owner++)
+		for (int mask = 0; mask <= 7; mask++)
+			for (int is_dir = 0; is_dir <= 1; is_dir++) {
+				mode_t mode = owner << 6;
+				bool root_ok = !(mask & X_OK) || is_dir || (owner & 1);
+
+				assert_int_equal(access_check_mask_as(mode, is_dir, 1000, mask),
+						 access_check_mask(mode, mask));
+				assert_int_equal(access_check_mask_as(mode, is_dir, 0, mask),
+						 root_ok ? 0 : -EACCES);
+			}
+}
+
 /* ---- setattr and holds (access_check_setattr, access_hold_keeps) ---- */
 
 /* One row per case: who changes what of whose entry, through a handle or not, and the answer
@@ -315,6 +334,7 @@ static void hold_keeps_only_what_the_holder_may_access(void **state)
 static const struct CMUnitTest scenarios[] = {
 	cmocka_unit_test(list_matches_owner_rule),
 	cmocka_unit_test(effective_mode_every_value),
+	cmocka_unit_test(mask_as_root_and_others),
 	cmocka_unit_test(mask_exhaustive),
 	cmocka_unit_test(setattr_table),
 	cmocka_unit_test(hold_keeps_only_what_the_holder_may_access),
