@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Smoke test of scripts/bench (the bench suite): a tiny run of the create, scratch and ls sections
-# must print every row with a number in every cell (the fuse-ref column included, where built)
-# and the summary, and leave nothing behind: no mount, no daemon, no temp dir; so must a run
-# stopped by SIGTERM while its pools are mounted. Times are never
-# judged (the machine is shared). Never touches the kernel's io_uring switch (--uring-switch never).
+# Smoke test of scripts/bench (the bench suite): a tiny run of the create, scratch, ls and shm
+# sections must print every row with a number in every cell (the fuse-ref columns included,
+# where built) and the summary, and leave nothing behind: no mount, no daemon, no temp dir, no
+# shm or semaphore name in the machine's /dev/shm; so must a run stopped by SIGTERM while its
+# pools are mounted. The scratch tree holds symbolic links (one pointing out of the tree); the
+# scratch and ls tables come twice, as root and as scripts/bench's ordinary user (made by
+# scripts/bench if missing). Times are never judged (the machine is shared). Never touches the
+# kernel's io_uring switch (--uring-switch never).
 # The arrays section gets a small run of its own (mode arrays): the default pool and, beside it,
 # the bench's own huge-page tmpfs (column tmpfs-huge), which must be unmounted afterwards too.
 #   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted|arrays
@@ -19,6 +22,8 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 tmp=$(mktemp -d /tmp/bench-smoke-XXXXXX)
+# the tree is read by the user runs too
+chmod 0755 "$tmp"
 bench_pid=""
 cleanup() {
     # A bench still running at this point (the test failed) gets SIGTERM: its own trap unmounts.
@@ -30,18 +35,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A small tree of files and folders for the scratch workload.
+# A small tree for the scratch workload: files, folders and symbolic links as /usr/include has
+# them (to a file, to a folder, and one pointing out of the tree, dangling in the copy).
 mkdir -p "$tmp/tree/a/b" "$tmp/tree/c"
 for i in 1 2 3 4 5; do
     echo "file $i" >"$tmp/tree/a/f$i"
     echo "file $i" >"$tmp/tree/a/b/g$i"
     echo "file $i" >"$tmp/tree/c/h$i"
 done
+ln -s f1 "$tmp/tree/a/l1"
+ln -s ../a/b "$tmp/tree/c/lb"
+ln -s ../../../lib/nowhere/include "$tmp/tree/c/out"
 
-args=(--no-build --builddir "$build" --quick --only "create,scratch,ls" --uring-switch never
-      -r 1 -n 20 --scratch-reps 1 --tree "$tmp/tree" --entries 50 --datapath "pagecache,passthrough")
+args=(--no-build --builddir "$build" --quick --only "create,scratch,ls,shm" --uring-switch never
+      -r 1 -n 20 --cycles 10 --scratch-reps 1 --tree "$tmp/tree" --entries 50
+      --datapath "pagecache,passthrough")
 
-# work_dirs LOG: the two temp dirs the run named ("work dirs: WORK MNTS").
+# work_dirs LOG: the temp dirs the run named ("work dirs: WORK MNTS [USERDIR]").
 work_dirs() {
     sed -n 's/^bench: work dirs: //p' "$1"
 }
@@ -62,6 +72,30 @@ check_left_nothing() {
     done
 }
 
+# table TITLE_REGEX [START_REGEX]: the lines of the output's table whose title matches: from the
+# line after it (or the first line after it matching START_REGEX) up to a blank line.
+table() {
+    awk -v re="$1" -v start="${2:-}" '
+        state == 2 && /^$/ { exit }
+        state == 1 && (start == "" || $0 ~ start) { state = 2 }
+        state == 2 { print }
+        state == 0 && $0 ~ re { state = 1 }' "$tmp/out"
+}
+
+# check_rows TITLE_REGEX START_REGEX COLUMNS ROW_REGEX...: that table (table TITLE_REGEX
+# START_REGEX) has the header COLUMNS (a regex) and each ROW_REGEX matches one of its lines.
+check_rows() {
+    local title=$1 start=$2 header=$3 t row
+    shift 3
+    t=$(table "$title" "$start")
+    [[ -n $t ]] || fail "no table titled /$title/"
+    grep -Eq "$header" <<<"$t" || fail "table /$title/: no header /$header/: $(head -n 1 <<<"$t")"
+    for row in "$@"; do
+        grep -Eq "$row" <<<"$t" ||
+            fail "table /$title/: no complete row /$row/: $(grep -E "^${row%% *}" <<<"$t" || echo none)"
+    done
+}
+
 num='[0-9]+\.[0-9]+'
 case $mode in
 full)
@@ -73,20 +107,59 @@ full)
         fail "the run did not say what it found in enable_uring"
     ! grep -q 'set to Y' "$tmp/err" || fail "--uring-switch never changed the kernel's switch"
     # raw, then private and multi, each time with its ratio; then libfuse's reference file
-    # system with its ratio where scripts/build built it, else a message that it is left out
-    ref_cols=""
+    # system with its ratio where scripts/build built it, else a message that it is left out.
+    # As the user: raw (the user's), multi, and fuse-ref-user (passthrough_hp run by the user).
+    ref_cols="" ref_head="" user_ref_head="" shm_ref="" ref=0
     if [[ -x $src/.deps/fuse3/libexec/passthrough_hp ]]; then
-        ref_cols=" +$num +$num"
+        ref=1 ref_cols=" +$num +$num" ref_head=" +fuse-ref +ratio" user_ref_head=" +fuse-ref-user +ratio"
+        shm_ref=" +[0-9]+ +$num"
         grep -Eq "^ls -l of 50 entries +fuse-ref +$num\$" "$tmp/out" || fail "no summary of ls -l on fuse-ref"
         grep -Eq "^create\+4KiB\+close\+removal +fuse-ref-uring-off +$num\$" "$tmp/out" ||
             fail "no summary of the create row on fuse-ref-uring-off"
+        grep -Eq "^scratch as user, worst step +fuse-ref-user +$num \((tar|ls|grep|rm)\)\$" "$tmp/out" ||
+            fail "no summary of the scratch steps as the user on fuse-ref-user"
+        grep -Eq "^ls -l of 50 entries, as user +fuse-ref-user +$num\$" "$tmp/out" ||
+            fail "no summary of ls -l as the user on fuse-ref-user"
     else
         grep -q 'fuse-ref left out: ' "$tmp/err" || fail "no fuse-ref column and no message why"
     fi
-    for step in tar ls grep rm ls-l; do
-        grep -Eq "^$step +$num +$num +$num +$num +$num$ref_cols\$" "$tmp/out" ||
-            fail "no complete '$step' row: $(grep -E "^$step " "$tmp/out" || echo none)"
+    # the tree's three symbolic links went into the tarball, as root and as the user
+    [[ $(grep -Ec '^scratch workload.*: 22 entries \(3 symbolic links\) from ' "$tmp/out") -eq 2 ]] ||
+        fail "the scratch tree is not 22 entries with 3 symbolic links, twice: $(grep '^scratch workload' "$tmp/out")"
+    rows=()
+    for step in tar ls grep rm; do rows+=("^$step +$num +$num +$num +$num +$num$ref_cols\$"); done
+    check_rows '^scratch workload: ' '' "^step +raw +private +ratio +multi +ratio$ref_head\$" "${rows[@]}"
+    check_rows '^ls -l of a folder of 50 entries, warm' '' "^step +raw +private +ratio +multi +ratio$ref_head\$" \
+        "^ls-l +$num +$num +$num +$num +$num$ref_cols\$"
+    rows=()
+    for step in tar ls grep rm; do rows+=("^$step +$num +$num +$num$ref_cols\$"); done
+    check_rows '^scratch workload as user [a-z_][a-z0-9_-]* \(uid [0-9]+\): ' '' \
+        "^step +raw +multi +ratio$user_ref_head\$" "${rows[@]}"
+    check_rows '^ls -l of a folder of 50 entries as user [a-z_][a-z0-9_-]* \(uid [0-9]+\), warm' '' \
+        "^step +raw +multi +ratio$user_ref_head\$" "^ls-l +$num +$num +$num$ref_cols\$"
+    grep -Eq "^scratch as user, worst step +multi +$num \((tar|ls|grep|rm)\)\$" "$tmp/out" ||
+        fail "no summary of the scratch steps as the user on multi"
+    grep -Eq "^ls -l of 50 entries, as user +multi +$num\$" "$tmp/out" || fail "no summary of ls -l as the user on multi"
+    # shm section: raw, the pools (the passthrough one where the daemon offers that data path:
+    # not against libfuse 3.14) and fuse-ref, cycles/s in every cell and every ratio
+    pools=(pagecache)
+    grep -q '^bench: passthrough is not available here, left out' "$tmp/err" || pools+=(passthrough)
+    head="^test +unit +raw" n=${#pools[@]}
+    for pool in "${pools[@]}"; do head+=" +$pool +ratio"; done
+    check_rows '^=== shm: ' '^test ' "$head${ref_head} *\$" \
+        "^shm_open\+1MiB\+touch\+shm_unlink +ops/s +[0-9]+( +[0-9]+ +$num){$n}$shm_ref *\$" \
+        "^sem_open\+sem_close\+sem_unlink +ops/s +[0-9]+( +[0-9]+ +$num){$n}$shm_ref *\$"
+    targets=("${pools[@]}")
+    [[ $ref -eq 0 ]] || targets+=(fuse-ref)
+    for pool in "${targets[@]}"; do
+        for row in 'shm_open\+1MiB\+touch\+shm_unlink' 'sem_open\+sem_close\+sem_unlink'; do
+            grep -Eq "^$row +$pool +$num\$" "$tmp/out" || fail "no summary of /$row/ on $pool"
+        done
     done
+    # glibc's names went into the targets bound on /dev/shm in private namespaces, never into
+    # the machine's own /dev/shm
+    left=$(find /dev/shm -maxdepth 1 -name '*poolfs-bench-*' | head -n 3)
+    [[ -z $left ]] || fail "the machine's /dev/shm got the bench's names: $left"
     # raw, then the page-cache pool over io_uring when the kernel's switch is on (scripts/test
     # turns it on for the libfuse 3.18 run), then at least the page-cache pool over /dev/fuse
     grep -Eq '^test +unit +raw +(pagecache-uring-on +ratio +)?pagecache-uring-off ' "$tmp/out" ||
