@@ -218,9 +218,9 @@ case_mpi() {
     local args=(-np 2 --oversubscribe) rc=0
     [[ $(id -u) -ne 0 ]] || args+=(--allow-run-as-root)
     mpirun "${args[@]}" "$PROG_BIN/mpi_hello" >mpi.out 2>&1 || rc=$?
-    if grep -i 'CANNOT CREATE' mpi.out >&2 || [[ $rc -ne 0 ]]; then
+    if [[ $rc -ne 0 ]] || grep -qi 'CANNOT CREATE' mpi.out; then
         cat mpi.out >&2
-        die "mpirun exited $rc"
+        die "mpirun exited $rc; lines saying CANNOT CREATE: $(grep -ci 'CANNOT CREATE' mpi.out)"
     fi
     grep -E '^(ranks|session directory)' mpi.out
     cat mpi-result
