@@ -1,7 +1,8 @@
-/* poolctl ls: one line per entry like `ls -l`, then what keeps it alive (open handles, a mapping,
- * children, each hold with scope and owner, a hold on a folder above), or "lingering" when nothing
- * does; --json prints the same as one array of objects. Reads only lstat() and user.poolfs.refs,
- * so listing never keeps anything alive itself. */
+/* poolctl ls: one line per entry like `ls -l`, then how many names it has if more than one, and
+ * what keeps it alive (open handles, a mapping, children, each hold with scope and owner, a hold
+ * on a folder above), or "lingering" when nothing does; --json prints the same as one array of
+ * objects. Reads only lstat() and user.poolfs.refs, so listing never keeps anything alive
+ * itself. */
 #include "poolctl_ls.h"
 #include "poolfs.h"
 
@@ -128,6 +129,8 @@ static void print_text(const struct entry *e)
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	printf("%s %2lu %-8s %-8s %10lld %s %s ", mode, (unsigned long)e->st.st_nlink, user, group,
 	       (long long)e->st.st_size, when, e->name);
+	if (e->refs.names > 1)
+		printf(" names=%lu", (unsigned long)e->refs.names);
 	if (e->refs.opens)
 		printf(" open=%llu", (unsigned long long)e->refs.opens);
 	if (e->refs.mapped)
@@ -160,8 +163,14 @@ static void print_json(struct out *o, const struct entry *e)
 	       S_ISDIR(e->st.st_mode) ? "folder" : "file", (unsigned)(e->st.st_mode & 07777),
 	       (unsigned long)e->st.st_uid);
 	json_string(user);
-	printf(", \"size\": %lld, \"mtime\": %lld, \"opens\": %llu, \"mapped\": %s, \"children\": %llu, "
-	       "\"holds\": [", (long long)e->st.st_size, (long long)e->st.st_mtime,
+	printf(", \"size\": %lld, \"mtime\": %lld, ", (long long)e->st.st_size,
+	       (long long)e->st.st_mtime);
+	/* the daemon's count of names; null from a daemon that does not say */
+	if (e->refs.names)
+		printf("\"names\": %lu, ", (unsigned long)e->refs.names);
+	else
+		printf("\"names\": null, ");
+	printf("\"opens\": %llu, \"mapped\": %s, \"children\": %llu, \"holds\": [",
 	       (unsigned long long)e->refs.opens, e->refs.mapped ? "true" : "false",
 	       (unsigned long long)e->refs.children);
 	for (unsigned k = 0; k < e->refs.nlisted; k++) {

@@ -95,6 +95,9 @@ struct poolfs_refs {
 	unsigned nlisted;        /* how many of them are described in holds[] (at most
 	                          * POOLFS_REFS_MAX_HOLDS; fewer than nholds when there are more) */
 	struct poolfs_hold_info holds[POOLFS_REFS_MAX_HOLDS];
+	uint32_t names;          /* the entry's names (hard links; 0 once unlinked), or 0 from a
+	                          * daemon that does not say. Last, in what was the struct's tail
+	                          * padding: the struct keeps its size and layout. */
 };
 
 /* Read what keeps `path` alive. Returns 0, or -ENOTSUP (not on a pool), -EACCES, -EPROTO (the

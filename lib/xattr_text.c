@@ -228,12 +228,14 @@ static int parse_hold(struct span v, struct poolfs_hold_info *h)
 	return 0;
 }
 
-enum { R_OPENS = 1, R_MAPPED = 2, R_CHILDREN = 4, R_HOLDS = 8 };
+enum { R_OPENS = 1, R_MAPPED = 2, R_CHILDREN = 4, R_HOLDS = 8, R_NAMES = 16 };
 
-/* What refs_parse builds: the answer, and how many "hold" lines it had. */
+/* What refs_parse builds: the answer, how many "hold" lines it had, and the "names" count (read
+ * as any number, then checked against the field's range). */
 struct refs_text {
 	struct poolfs_refs r;
 	uint64_t hold_lines;
+	uint64_t names;
 };
 
 static int refs_line(struct span key, struct span v, void *out, unsigned *bit)
@@ -242,6 +244,7 @@ static int refs_line(struct span key, struct span v, void *out, unsigned *bit)
 		{"opens", R_OPENS, offsetof(struct refs_text, r.opens)},
 		{"children", R_CHILDREN, offsetof(struct refs_text, r.children)},
 		{"holds", R_HOLDS, offsetof(struct refs_text, r.nholds)},
+		{"names", R_NAMES, offsetof(struct refs_text, names)},
 	};
 	struct refs_text *t = out;
 	struct poolfs_refs *r = &t->r;
@@ -280,8 +283,9 @@ int refs_parse(const char *text, size_t len, struct poolfs_refs *out)
 		return ret;
 	/* Fewer lines than the count is allowed (an attribute value is capped at 64 KiB, so a daemon
 	 * may have to elide some); more is a contradiction. */
-	if (t.hold_lines > t.r.nholds)
+	if (t.hold_lines > t.r.nholds || t.names > UINT32_MAX)
 		return -EPROTO;
+	t.r.names = (uint32_t)t.names;
 	*out = t.r;
 	return 0;
 }

@@ -15,7 +15,8 @@
 int scope_format(enum poolfs_scope scope, pid_t pid, char *buf, size_t len);
 
 /* Parse a user.poolfs.refs answer (text[0..len), trailing NULs ignored). Unknown keys are skipped so
- * a newer daemon can add lines. Returns 0 or -EPROTO (malformed, or a required line missing). */
+ * a newer daemon can add lines; "names N" is optional (an older daemon has none: names 0). Returns
+ * 0 or -EPROTO (malformed, or a required line missing). */
 int refs_parse(const char *text, size_t len, struct poolfs_refs *out);
 
 /* Parse a user.poolfs.stat answer, as refs_parse(). */

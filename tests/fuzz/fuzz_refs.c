@@ -3,8 +3,9 @@
  * Oracles: only 0 or -EPROTO; the result does not depend on what *out held before; an accepted
  * answer is self-consistent (nlisted <= nholds and <= POOLFS_REFS_MAX_HOLDS, flags 0 or 1, every
  * scope text NUL-terminated, pid set exactly for pid and session scopes, `truncated` only on a full
- * text); and the answer written back from the parsed structure, the way the daemon writes it
- * (docs/interface.md, "Extended attributes"), parses to the same structure.
+ * text, `names` 0 unless the text has a names line); and the answer written back from the parsed
+ * structure, the way the daemon writes it (docs/interface.md, "Extended attributes", with the
+ * entry kinds' "names N" line), parses to the same structure.
  *
  * The same input also makes a hold for the daemon's own formatter, hold_format_scope() (fs/holds.c):
  * the hold line it writes must parse back to that hold's scope, pid, uid and text. */
@@ -17,13 +18,14 @@
 #include "holds.h"
 #include "xattr_text.h"
 
-/* One more than any text refs_format() writes: 5 counter lines, 16 hold lines of <= 280 bytes. */
+/* One more than any text refs_format() writes: 6 counter lines, 16 hold lines of <= 280 bytes. */
 #define REFS_TEXT_MAX 8192
 
 static void check_same(const struct poolfs_refs *a, const struct poolfs_refs *b, int exact)
 {
 	FUZZ_CHECK(a->opens == b->opens && a->mapped == b->mapped && a->folder == b->folder);
 	FUZZ_CHECK(a->children == b->children && a->nholds == b->nholds && a->nlisted == b->nlisted);
+	FUZZ_CHECK(a->names == b->names);
 	for (unsigned i = 0; i < a->nlisted && i < POOLFS_REFS_MAX_HOLDS; i++) {
 		const struct poolfs_hold_info *x = &a->holds[i], *y = &b->holds[i];
 		FUZZ_CHECK(x->scope == y->scope && x->pid == y->pid && x->uid == y->uid);
@@ -56,7 +58,8 @@ static void check_consistent(const struct poolfs_refs *r)
 static size_t refs_format(const struct poolfs_refs *r, char *buf, size_t cap)
 {
 	size_t used = 0;
-	int n = snprintf(buf, cap, "opens %" PRIu64 "\nmapped %s\n", r->opens, r->mapped ? "yes" : "no");
+	int n = snprintf(buf, cap, "opens %" PRIu64 "\nmapped %s\nnames %" PRIu32 "\n", r->opens,
+	                 r->mapped ? "yes" : "no", r->names);
 	FUZZ_CHECK(n > 0 && (size_t)n < cap);
 	used = (size_t)n;
 	if (r->folder) {
@@ -109,11 +112,12 @@ static void check_daemon_line(const uint8_t *data, size_t size)
 	h.uid = (uid_t)uid;
 	/* the daemon's buffer (fs/pool_holds.c); a longer path is written as "?", tested elsewhere */
 	if (hold_format_scope(&h, scope, 4200) == 0) {
-		int n = snprintf(text, text_cap, "opens 0\nmapped no\nholds 1\nhold %s uid=%u\n", scope,
-		                 (unsigned)h.uid);
+		int n = snprintf(text, text_cap, "opens 0\nmapped no\nnames 1\nholds 1\nhold %s uid=%u\n",
+		                 scope, (unsigned)h.uid);
 		FUZZ_CHECK(n > 0 && (size_t)n < text_cap);
 		FUZZ_CHECK(refs_parse(text, (size_t)n, r) == 0);
 		FUZZ_CHECK(r->nholds == 1 && r->nlisted == 1 && r->holds[0].uid == h.uid);
+		FUZZ_CHECK(r->names == 1);
 		const struct poolfs_hold_info *got = &r->holds[0];
 		enum poolfs_scope want = !h.src ? POOLFS_SCOPE_PIN
 		                         : src.kind == HOLD_PID ? POOLFS_SCOPE_PID
@@ -146,6 +150,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ra == 0) {
 		check_same(a, b, 1);
 		check_consistent(a);
+		/* a count without its line would be a guess */
+		FUZZ_CHECK(a->names == 0 || (size >= 6 && memmem(data, size, "names ", 6) != NULL));
 		size_t n = refs_format(a, text, REFS_TEXT_MAX);
 		FUZZ_CHECK(refs_parse(text, n, c) == 0);
 		check_same(a, c, 0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # poolctl ls and stat against a real pool: each reason an entry lives (open, mapped, children,
-# holds with scope and owner, a held folder above) and "lingering", as text and as JSON; a path
-# that is not on a pool; stat's per-user line with the quota.
+# holds with scope and owner, a held folder above) and "lingering", as text and as JSON; an entry's
+# names (hard links); a path that is not on a pool; stat's per-user line with the quota.
 #
 #   poolctl_ls_test.sh POOLFS POOLCTL
 set -euo pipefail
@@ -91,6 +91,20 @@ assert not entries['b']['lingering'], entries['b']
 assert entries['c']['held_above'] == [jobpath] and not entries['c']['lingering'], entries['c']
 assert entries['never']['lingering'] is True, entries['never']
 assert entries['held']['holds'][0]['scope'].startswith('pid:'), entries['held']
+PYEOF
+
+# A second name (a hard link) in the same folder: both names say names=2, a file with one name
+# says nothing; --json has "names" for every entry.
+ln "$job/c" "$job/c2" || fail "ln $job/c $job/c2"
+has "$job" c "names=2" || fail "c: $(line_of "$job" c)"
+has "$job" c2 "names=2" || fail "c2: $(line_of "$job" c2)"
+[[ $(line_of "$job" a) != *names=* ]] || fail "a has one name: $(line_of "$job" a)"
+"$poolctl" ls --json "$job" >"$T/names.json" || fail "ls --json $job"
+"$PY" - "$T/names.json" <<'PYEOF' || fail "ls --json names: $(cat "$T/names.json")"
+import json, sys
+entries = {e['name']: e for e in json.load(open(sys.argv[1]))}
+assert entries['c']['names'] == 2 and entries['c2']['names'] == 2, entries
+assert entries['a']['names'] == 1, entries['a']
 PYEOF
 
 # Not a pool: one message, exit 1. Unknown option: exit 2.

@@ -196,6 +196,72 @@ static void test_refs_many_holds(void **state)
 	assert_int_equal(r.holds[0].uid, 3);
 }
 
+/* The daemon's "names N" line (a file's names, its hard links): optional, once, a number that fits
+ * the field; the field sits where the struct had padding, so its size and layout stay. */
+static void test_refs_names(void **state)
+{
+	(void)state;
+	struct poolfs_refs r;
+	/* the struct as it was before the field: what programs built then allocate */
+	struct old_refs {
+		uint64_t opens;
+		int mapped;
+		int folder;
+		uint64_t children;
+		uint64_t nholds;
+		unsigned nlisted;
+		struct poolfs_hold_info holds[POOLFS_REFS_MAX_HOLDS];
+	};
+
+	assert_int_equal(sizeof(struct poolfs_refs), sizeof(struct old_refs));
+	assert_int_equal(offsetof(struct poolfs_refs, holds), offsetof(struct old_refs, holds));
+	assert_true(offsetof(struct poolfs_refs, names) >= sizeof(((struct old_refs *)0)->holds) +
+							     offsetof(struct old_refs, holds));
+
+	assert_int_equal(refs_str("opens 0\nmapped no\nnames 3\nholds 0\n", &r), 0);
+	assert_int_equal(r.names, 3);
+	assert_int_equal(r.folder, 0);
+	/* the daemon's order, with holds */
+	assert_int_equal(refs_str("opens 1\nmapped no\nnames 256\nholds 1\nhold pin uid=0\n", &r), 0);
+	assert_int_equal(r.names, 256);
+	assert_int_equal(r.nholds, 1);
+	assert_int_equal(r.nlisted, 1);
+	/* an unlinked entry that is still open */
+	memset(&r, 0x5a, sizeof r);
+	assert_int_equal(refs_str("opens 1\nmapped no\nnames 0\nholds 0\n", &r), 0);
+	assert_int_equal(r.names, 0);
+	/* an older daemon says nothing: 0, whatever the struct held */
+	memset(&r, 0x5a, sizeof r);
+	assert_int_equal(refs_str("opens 0\nmapped no\nholds 0\n", &r), 0);
+	assert_int_equal(r.names, 0);
+	/* a folder's line is read as well */
+	assert_int_equal(refs_str("opens 0\nmapped no\nchildren 2\nnames 1\nholds 0\n", &r), 0);
+	assert_int_equal(r.names, 1);
+	assert_int_equal(r.folder, 1);
+	/* the largest count the field holds */
+	assert_int_equal(refs_str("opens 0\nmapped no\nnames 4294967295\nholds 0\n", &r), 0);
+	assert_int_equal(r.names, UINT32_MAX);
+
+	static const char *const bad[] = {
+		"opens 0\nmapped no\nnames 2\nnames 2\nholds 0\n", /* twice */
+		"opens 0\nmapped no\nnames 4294967296\nholds 0\n", /* past the field */
+		"opens 0\nmapped no\nnames 18446744073709551616\nholds 0\n",
+		"opens 0\nmapped no\nnames\nholds 0\n",
+		"opens 0\nmapped no\nnames -1\nholds 0\n",
+		"opens 0\nmapped no\nnames 2 \nholds 0\n",
+		"opens 0\nmapped no\nnames two\nholds 0\n",
+		"opens 0\nmapped no\nnames 0x2\nholds 0\n",
+		"names 2\nmapped no\nholds 0\n", /* still no opens */
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		memset(&r, 0x5a, sizeof r);
+		int got = refs_str(bad[k], &r);
+		if (got != -EPROTO)
+			fail_msg("case %zu: \"%s\": got %d, want -EPROTO", k, bad[k], got);
+		assert_int_equal(r.names, 0x5a5a5a5au);
+	}
+}
+
 static void test_refs_malformed(void **state)
 {
 	(void)state;
@@ -450,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_refs_file),
 		cmocka_unit_test(test_refs_folder_and_variants),
 		cmocka_unit_test(test_refs_many_holds),
+		cmocka_unit_test(test_refs_names),
 		cmocka_unit_test(test_refs_malformed),
 		cmocka_unit_test(test_usage_valid),
 		cmocka_unit_test(test_usage_malformed),
