@@ -962,6 +962,7 @@ static void walk(const char *mnt, const char *rel)
 {
 	char p[PATH_MAX], parent[PATH_MAX];
 	struct stat st;
+	ssize_t linklen;
 	int fd;
 
 	if (abspath(p, sizeof(p), mnt, rel) < 0)
@@ -973,7 +974,8 @@ static void walk(const char *mnt, const char *rel)
 	}
 	stat(p, &st);
 	lstat(p, &st);
-	readlink(p, parent, sizeof(parent));
+	linklen = readlink(p, parent, sizeof(parent)); /* a symlink's target, cached */
+	(void)linklen;
 	fd = open(p, O_RDONLY | O_NONBLOCK);
 	if (fd >= 0)
 		close(fd);
