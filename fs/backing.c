@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/fanotify.h>
 #include <sys/file.h>
 #include <sys/mount.h>
@@ -220,11 +221,24 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 	b->dir_fd = -1;
 	b->private_store = false;
 	b->path[0] = '\0';
+	b->user_limit = 0;
+	b->stores_fan_fd = -1;
+	r = pthread_mutex_init(&b->stores_lock, NULL);
+	if (r)
+		return -r;
 
 	/* backing=DIR alone means "put the data there"; with max_size the data always went to a
 	 * tmpfs of that size, now the private instance. */
 	if (!cfg->dir_given || cfg->limit) {
 		r = open_private(b, cfg);
+		if (r == 0 && cfg->user_limit) {
+			/* A user's store is never bigger than the whole pool may be. */
+			b->user_limit = cfg->limit && cfg->limit < cfg->user_limit ? cfg->limit
+										   : cfg->user_limit;
+			b->huge = cfg->huge;
+			log_info("backing: max_user_size: each user's files in a private tmpfs instance "
+				 "of %" PRIu64 " bytes of its own, made at its first file", b->user_limit);
+		}
 		if (r != -EPERM)
 			return r;
 		if (cfg->limit)
@@ -272,37 +286,121 @@ void backing_close(struct backing *b)
 		close(b->dir_fd);
 	if (b->parent_fd >= 0)
 		close(b->parent_fd);
+	for (size_t i = 0; i < b->nstores; i++)
+		close(b->stores[i].dir_fd);
+	free(b->stores);
+	b->stores = NULL;
+	b->nstores = b->stores_cap = 0;
 	b->dir_fd = b->parent_fd = -1;
 	b->private_store = false;
 	b->path[0] = '\0';
 }
 
-int backing_create(struct backing *b, uint64_t ino)
+bool backing_per_user(const struct backing *b)
+{
+	return b->user_limit > 0;
+}
+
+/* The store of `uid`'s files: its own with per-user stores (made if `make`; -ENOENT if it has
+ * none and not `make`), else the one store. A store's fd stays open until backing_close. */
+static int store_of(struct backing *b, uid_t uid, bool make)
+{
+	const char *why = "";
+	int fd = -ENOENT;
+
+	if (!b->user_limit)
+		return b->dir_fd;
+	pthread_mutex_lock(&b->stores_lock);
+	for (size_t i = 0; i < b->nstores; i++)
+		if (b->stores[i].uid == uid)
+			fd = b->stores[i].dir_fd;
+	if (fd == -ENOENT && make) {
+		if (b->nstores == b->stores_cap) {
+			size_t cap = b->stores_cap ? b->stores_cap * 2 : 8;
+			struct backing_user_store *grown = realloc(b->stores, cap * sizeof(*grown));
+
+			if (!grown) {
+				fd = -ENOMEM;
+				goto out;
+			}
+			b->stores = grown;
+			b->stores_cap = cap;
+		}
+		/* Made under the (leaf) lock: a user's first file only, a few hundred us. */
+		fd = tmpfs_instance_open(b->user_limit, b->huge, &why);
+		if (fd == -EINVAL && b->huge)
+			fd = tmpfs_instance_open(b->user_limit, NULL, &why);
+		if (fd < 0) {
+			log_error("uid %u's private tmpfs: %s: %s", (unsigned)uid, why, strerror(-fd));
+			goto out;
+		}
+		if (b->stores_fan_fd >= 0 &&
+		    fanotify_mark(b->stores_fan_fd, b->stores_fan_flags, b->stores_fan_mask, fd,
+				  NULL) < 0)
+			log_warn("fanotify_mark on uid %u's store: %m", (unsigned)uid);
+		b->stores[b->nstores++] = (struct backing_user_store){.uid = uid, .dir_fd = fd};
+	}
+out:
+	pthread_mutex_unlock(&b->stores_lock);
+	return fd;
+}
+
+/* Run `at(dir_fd, name, ctx)` on the file of `ino`: in `uid`'s store first, then (per-user
+ * stores) in each other store while the answer is ENOENT. The hint is the file's owner wherever
+ * the caller knows it, so the search is the rare case (an opener that is not the owner). */
+static int in_store_of(struct backing *b, uid_t uid, uint64_t ino,
+		       int (*at)(int dir_fd, const char *name, void *ctx), void *ctx)
 {
 	char name[20];
-	int fd;
+	int fd = store_of(b, uid, false), r = -ENOENT;
 
 	name_of(ino, name);
-	fd = openat(b->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0)
+		r = at(fd, name, ctx);
+	for (size_t i = 0; r == -ENOENT && b->user_limit; i++) {
+		pthread_mutex_lock(&b->stores_lock);
+		fd = i < b->nstores ? b->stores[i].dir_fd : -1;
+		pthread_mutex_unlock(&b->stores_lock);
+		if (fd < 0)
+			break;
+		r = at(fd, name, ctx);
+	}
+	return r;
+}
+
+int backing_create(struct backing *b, uid_t uid, uint64_t ino)
+{
+	char name[20];
+	int dir = store_of(b, uid, true), fd;
+
+	if (dir < 0)
+		return dir == -EPERM || dir == -ENOMEM ? -ENOSPC : dir;
+	name_of(ino, name);
+	fd = openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	return fd < 0 ? -errno : fd;
 }
 
-int backing_open_file(struct backing *b, uint64_t ino, int flags)
+static int open_at(int dir_fd, const char *name, void *ctx)
 {
-	char name[20];
-	int fd;
+	int fd = openat(dir_fd, name, *(int *)ctx | O_CLOEXEC | O_NOFOLLOW);
 
-	name_of(ino, name);
-	fd = openat(b->dir_fd, name, flags | O_CLOEXEC | O_NOFOLLOW);
 	return fd < 0 ? -errno : fd;
 }
 
-int backing_unlink(struct backing *b, uint64_t ino)
+int backing_open_file(struct backing *b, uid_t uid, uint64_t ino, int flags)
 {
-	char name[20];
+	return in_store_of(b, uid, ino, open_at, &flags);
+}
 
-	name_of(ino, name);
-	return unlinkat(b->dir_fd, name, 0) < 0 ? -errno : 0;
+static int unlink_at(int dir_fd, const char *name, void *ctx)
+{
+	(void)ctx;
+	return unlinkat(dir_fd, name, 0) < 0 ? -errno : 0;
+}
+
+int backing_unlink(struct backing *b, uid_t uid, uint64_t ino)
+{
+	return in_store_of(b, uid, ino, unlink_at, NULL);
 }
 
 int backing_resize(int fd, uint64_t size)
@@ -326,34 +424,69 @@ fail:
 	return r;
 }
 
-int backing_stat(struct backing *b, uint64_t ino, struct stat *st)
+static int stat_at(int dir_fd, const char *name, void *ctx)
 {
-	char name[20];
-
-	name_of(ino, name);
-	return fstatat(b->dir_fd, name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	return fstatat(dir_fd, name, ctx, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
-int backing_utimens(struct backing *b, uint64_t ino, const struct timespec ts[2])
+int backing_stat(struct backing *b, uid_t uid, uint64_t ino, struct stat *st)
 {
-	char name[20];
-
-	name_of(ino, name);
-	return utimensat(b->dir_fd, name, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	return in_store_of(b, uid, ino, stat_at, st);
 }
 
-int backing_fanotify_mark(struct backing *b, int fan_fd, unsigned int flags, uint64_t mask,
-			  uint64_t ino)
+static int utimens_at(int dir_fd, const char *name, void *ctx)
 {
-	char name[20];
+	return utimensat(dir_fd, name, ctx, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
 
-	name_of(ino, name);
-	if (fanotify_mark(fan_fd, flags | FAN_MARK_DONT_FOLLOW, mask, b->dir_fd, name) < 0)
+int backing_utimens(struct backing *b, uid_t uid, uint64_t ino, const struct timespec ts[2])
+{
+	return in_store_of(b, uid, ino, utimens_at, (void *)ts);
+}
+
+struct mark_args {
+	int fan_fd;
+	unsigned int flags;
+	uint64_t mask;
+};
+
+static int mark_at(int dir_fd, const char *name, void *ctx)
+{
+	const struct mark_args *m = ctx;
+
+	if (fanotify_mark(m->fan_fd, m->flags | FAN_MARK_DONT_FOLLOW, m->mask, dir_fd, name) < 0)
 		return -errno;
 	return 0;
 }
 
-int backing_statvfs(struct backing *b, struct statvfs *sv)
+int backing_fanotify_mark(struct backing *b, int fan_fd, unsigned int flags, uint64_t mask,
+			  uid_t uid, uint64_t ino)
 {
-	return fstatvfs(b->dir_fd, sv) < 0 ? -errno : 0;
+	struct mark_args m = {.fan_fd = fan_fd, .flags = flags, .mask = mask};
+
+	return in_store_of(b, uid, ino, mark_at, &m);
+}
+
+int backing_fanotify_mark_stores(struct backing *b, int fan_fd, unsigned int flags, uint64_t mask)
+{
+	int r = 0;
+
+	if (fanotify_mark(fan_fd, flags, mask, b->dir_fd, NULL) < 0)
+		r = -errno;
+	pthread_mutex_lock(&b->stores_lock);
+	b->stores_fan_fd = fan_fd;
+	b->stores_fan_flags = flags;
+	b->stores_fan_mask = mask;
+	for (size_t i = 0; i < b->nstores; i++)
+		if (fanotify_mark(fan_fd, flags, mask, b->stores[i].dir_fd, NULL) < 0 && r == 0)
+			r = -errno;
+	pthread_mutex_unlock(&b->stores_lock);
+	return r;
+}
+
+int backing_statvfs(struct backing *b, uid_t uid, struct statvfs *sv)
+{
+	int fd = store_of(b, uid, false);
+
+	return fstatvfs(fd >= 0 ? fd : b->dir_fd, sv) < 0 ? -errno : 0;
 }

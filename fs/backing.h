@@ -5,20 +5,45 @@
  * 0700 subfolder of the backing directory (locked with flock while the daemon lives, so a later
  * daemon can tell it from the leftovers of a dead one), the sweep of dead daemons' subfolders and
  * removal at unmount. Either way one file per pool inode named by inode number: folders of the
- * pool exist only in the daemon's memory, the store is flat. */
+ * pool exist only in the daemon's memory, the store is flat.
+ *
+ * With max_user_size and a private instance, each user's files go to a private instance of that
+ * user's own, sized to the quota, made at the user's first file: the kernel then refuses growth
+ * past the quota on every path, passthrough writes included (docs/design.md "Per-user stores").
+ * A file is in its owner's store; calls that name a file by inode number take its owner as a
+ * hint, tried first, and look in the other stores only if it is not there. */
 #ifndef POOLFS_BACKING_H
 #define POOLFS_BACKING_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+
+/* A user's own tmpfs instance (per-user stores). */
+struct backing_user_store {
+	uid_t uid;
+	int dir_fd;
+};
 
 struct backing {
 	int parent_fd;        /* the backing directory (backing=DIR), -1 for a private instance */
 	int dir_fd;           /* the private instance's root, or our subfolder (flock'ed while we run) */
 	bool private_store;   /* dir_fd is a tmpfs instance of our own (tmpfs_instance.h) */
 	char path[4096];      /* absolute path of the private subfolder; "" for a private instance */
+	/* Per-user stores: the size of each (0: none, every file in dir_fd), their huge= and the
+	 * stores made so far, under stores_lock (a leaf: nothing is taken under it). */
+	uint64_t user_limit;
+	const char *huge;
+	pthread_mutex_t stores_lock;
+	struct backing_user_store *stores;
+	size_t nstores, stores_cap;
+	/* backing_fanotify_mark_stores was called: stores made later get the same mark. */
+	int stores_fan_fd;
+	unsigned int stores_fan_flags;
+	uint64_t stores_fan_mask;
 };
 
 /* What the pool asks for (docs/interface.md, backing= / max_size= / huge=). */
@@ -28,6 +53,7 @@ struct backing_cfg {
 	uint64_t limit;       /* max_size, 0 = none */
 	const char *huge;     /* huge= for a private instance */
 	bool huge_given;      /* huge= was on the command line: failing to apply it is an error */
+	uint64_t user_limit;  /* max_user_size: per-user stores of this size, if there is a private instance */
 };
 
 /* With CAP_SYS_ADMIN and no backing= (or with max_size): a private tmpfs instance, `limit` bytes
@@ -42,20 +68,32 @@ void backing_close(struct backing *b);
  * Returns how many were removed, or a negative errno. */
 int backing_sweep(int dir_fd);
 
-int backing_create(struct backing *b, uint64_t ino);            /* fd, O_RDWR, new file */
-int backing_open_file(struct backing *b, uint64_t ino, int flags); /* fd */
-int backing_unlink(struct backing *b, uint64_t ino);
+/* An owner hint for a file whose owner the caller does not know: every store is searched. */
+#define BACKING_ANY_UID ((uid_t)-1)
+
+/* Per-user stores: is each user's data bounded by the kernel (backing_open made them)? */
+bool backing_per_user(const struct backing *b);
+
+/* A new file for `ino` owned by `uid` (in its store, made now if it is the user's first): an
+ * O_RDWR fd, or -errno (-ENOSPC and friends when a user's store cannot be made). */
+int backing_create(struct backing *b, uid_t uid, uint64_t ino);
+/* The calls below name a file by `ino` and its owner `uid` (the store tried first). */
+int backing_open_file(struct backing *b, uid_t uid, uint64_t ino, int flags); /* fd */
+int backing_unlink(struct backing *b, uid_t uid, uint64_t ino);
 /* Set the size of the open backing file `fd` to `size`, allocating growth first (fallocate) so
  * a full tmpfs fails here with ENOSPC instead of with SIGBUS in a mapper later. On failure the
  * old size is put back. No lock needed: it touches only the file. 0 or -errno. */
 int backing_resize(int fd, uint64_t size);
-int backing_stat(struct backing *b, uint64_t ino, struct stat *st);
+int backing_stat(struct backing *b, uid_t uid, uint64_t ino, struct stat *st);
 /* utimensat(2) on the file of `ino` (UTIME_NOW and UTIME_OMIT as there). */
-int backing_utimens(struct backing *b, uint64_t ino, const struct timespec ts[2]);
+int backing_utimens(struct backing *b, uid_t uid, uint64_t ino, const struct timespec ts[2]);
 /* fanotify_mark(2) of the file of `ino` (FAN_MARK_ADD or FAN_MARK_REMOVE in flags): 0 or -errno. */
 int backing_fanotify_mark(struct backing *b, int fan_fd, unsigned int flags, uint64_t mask,
-			  uint64_t ino);
-int backing_statvfs(struct backing *b, struct statvfs *sv);
+			  uid_t uid, uint64_t ino);
+/* fanotify_mark(2) of every store's root (the whole store's events): 0 or the first -errno. */
+int backing_fanotify_mark_stores(struct backing *b, int fan_fd, unsigned int flags, uint64_t mask);
+/* statvfs(2) of the store `uid`'s files go to (the user's own with per-user stores). */
+int backing_statvfs(struct backing *b, uid_t uid, struct statvfs *sv);
 /* Parse a backing file name back into an inode number; 0 if it is not one of ours. */
 uint64_t backing_name_to_ino(const char *name);
 

@@ -19,6 +19,7 @@ struct dp_release {
 	bool pending;          /* release_io and release_commit have work */
 	bool probe;            /* a mapping may exist: release_io proves whether one does */
 	uint64_t ino;
+	uid_t uid;             /* its owner: the store its backing file is in (backing.h) */
 	uint32_t open_gen;     /* n->open_gen when the last handle went */
 	int backing_id;        /* passthrough registration to drop, 0 if none */
 	bool busy;             /* release_io: a mapping or fd may still exist */

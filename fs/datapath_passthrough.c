@@ -119,7 +119,8 @@ static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_
 	/* Only write-only handles since the file was last known unmapped: none could map it (mmap
 	 * needs a readable file), so there is nothing to prove, only the registration to drop. */
 	*rel = (struct dp_release){.pending = true, .probe = n->life.maybe_mapped || n->may_map,
-				   .ino = n->ino, .open_gen = n->open_gen, .backing_id = n->backing_id};
+				   .ino = n->ino, .uid = n->uid, .open_gen = n->open_gen,
+				   .backing_id = n->backing_id};
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
 	n->backing_id = 0;
 	if (rel->probe) {
@@ -138,12 +139,12 @@ static void passthrough_release_io(struct pool *p, struct dp_release *rel)
 	}
 	if (!rel->probe)
 		return;
-	rel->busy = proof_probe(p, rel->ino);
+	rel->busy = proof_probe(p, rel->uid, rel->ino);
 	/* Still in use: have its last close reported, then look again, since that close may have
 	 * come between the probe and the mark. */
 	if (rel->busy) {
-		rel->watch_added = proof_watch_file(p, rel->ino);
-		rel->busy = proof_probe(p, rel->ino);
+		rel->watch_added = proof_watch_file(p, rel->uid, rel->ino);
+		rel->busy = proof_probe(p, rel->uid, rel->ino);
 	}
 }
 

@@ -197,9 +197,10 @@ static int check_datapath(const struct pool_options *opts)
 #ifdef POOLFS_HAVE_PASSTHROUGH
 	if (!have_cap_sys_admin())
 		why = "passthrough needs CAP_SYS_ADMIN (run the daemon as root)";
-	else if (opts->max_user_size)
-		why = "max_user_size needs the page-cache path: passthrough writes that grow a "
-		      "file never reach the daemon, so it could not refuse them with EDQUOT";
+	else if (opts->max_user_size && opts->backing_given && !opts->max_size)
+		why = "max_user_size with backing=DIR needs the page-cache path: passthrough writes "
+		      "that grow a file never reach the daemon, and only a private tmpfs per user "
+		      "(no backing=, or with max_size) lets the kernel bound them";
 #else
 	why = "this poolfs was built against libfuse < 3.17, which has no passthrough";
 #endif
@@ -226,11 +227,20 @@ static int make_pool(struct daemon *d)
 	}
 	pool->dp = &datapath_pagecache;
 #ifdef POOLFS_HAVE_PASSTHROUGH
-	if (opts->datapath != DATAPATH_PAGECACHE && have_cap_sys_admin() && !opts->max_user_size)
+	/* max_user_size keeps passthrough when each user's data has a store of its own that the
+	 * kernel bounds (backing.h); with backing=DIR only the daemon can count, on the page cache. */
+	bool user_bounded = !opts->max_user_size || backing_per_user(&pool->backing);
+
+	if (opts->datapath != DATAPATH_PAGECACHE && have_cap_sys_admin() && user_bounded)
 		pool->dp = &datapath_passthrough; /* confirmed (or dropped, for auto) at INIT */
 	else if (opts->datapath == DATAPATH_AUTO)
 		log_info("datapath=auto: %s, using the page-cache path",
-			 opts->max_user_size ? "max_user_size is set" : "no CAP_SYS_ADMIN");
+			 !user_bounded ? "max_user_size is set with backing=DIR" : "no CAP_SYS_ADMIN");
+	if (opts->datapath == DATAPATH_PASSTHROUGH && !user_bounded) {
+		fprintf(stderr, "poolfs: datapath=passthrough is not supported here: max_user_size "
+				"needs a private tmpfs per user, which could not be made\n");
+		return -EOPNOTSUPP;
+	}
 #else
 	if (opts->datapath == DATAPATH_AUTO)
 		log_info("datapath=auto: built without passthrough (libfuse < 3.17), using the page-cache path");

@@ -81,15 +81,16 @@ static void backstop_arm(struct pool *p)
 		backstop_set(st, BACKSTOP_FIRST_MS);
 }
 
-/* True if a mapping or fd of backing file `ino` may still exist anywhere. Needs no lock: it only
- * reads the backing store, and its answer counts only under the lock (see release_commit). */
-bool proof_probe(struct pool *p, uint64_t ino)
+/* True if a mapping or fd of backing file `ino` (owned by `uid`, BACKING_ANY_UID if unknown) may
+ * still exist anywhere. Needs no lock: it only reads the backing store, and its answer counts only
+ * under the lock (see release_commit). */
+bool proof_probe(struct pool *p, uid_t uid, uint64_t ino)
 {
-	int fd = backing_open_file(&p->backing, ino, O_RDONLY | O_NOATIME);
+	int fd = backing_open_file(&p->backing, uid, ino, O_RDONLY | O_NOATIME);
 	bool busy;
 
 	if (fd == -EPERM)
-		fd = backing_open_file(&p->backing, ino, O_RDONLY);
+		fd = backing_open_file(&p->backing, uid, ino, O_RDONLY);
 	if (fd < 0)
 		return fd != -ENOENT; /* gone already: certainly unused; other errors: assume used */
 	if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0) {
@@ -106,7 +107,7 @@ bool proof_probe(struct pool *p, uint64_t ino)
 
 static bool probe_in_use(struct pool *p, struct node *n)
 {
-	return proof_probe(p, n->ino);
+	return proof_probe(p, n->uid, n->ino);
 }
 
 /* The fallback when a backing file cannot get a mark of its own (marks are a bounded kernel
@@ -117,8 +118,8 @@ static void watch_store(struct pool *p)
 
 	if (atomic_exchange(&st->store_marked, true))
 		return;
-	if (fanotify_mark(st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS | FAN_EVENT_ON_CHILD,
-			  p->backing.dir_fd, NULL) < 0)
+	if (backing_fanotify_mark_stores(&p->backing, st->fan_fd, FAN_MARK_ADD,
+					 CLOSE_EVENTS | FAN_EVENT_ON_CHILD) < 0)
 		log_error("fanotify_mark on the backing store: %m; a mapping's end is found by the "
 			  "periodic re-check only");
 	else
@@ -127,7 +128,7 @@ static void watch_store(struct pool *p)
 
 /* Have the last close of the backing file of `ino` reported. True if it got a mark of its own,
  * to be removed once it is proven free (proof_unwatch_file). Needs no lock. */
-bool proof_watch_file(struct pool *p, uint64_t ino)
+bool proof_watch_file(struct pool *p, uid_t uid, uint64_t ino)
 {
 	struct passthrough_state *st = p->dp_state;
 	int r;
@@ -136,7 +137,8 @@ bool proof_watch_file(struct pool *p, uint64_t ino)
 		return false;
 	r = fault_fire(&p->fault, FAULT_MARK)
 		    ? -ENOSPC
-		    : backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS, ino);
+		    : backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS, uid,
+					    ino);
 	if (r == 0)
 		return true;
 	if (r != -ENOENT) {
@@ -157,7 +159,8 @@ void proof_unwatch_file(struct pool *p, struct node *n)
 	if (!n->close_watched || !st)
 		return;
 	n->close_watched = false;
-	r = backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_REMOVE, CLOSE_EVENTS, n->ino);
+	r = backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_REMOVE, CLOSE_EVENTS, n->uid,
+				  n->ino);
 	if (r < 0 && r != -ENOENT)
 		log_warn("removing the fanotify mark of inode %" PRIu64 ": %s", n->ino, strerror(-r));
 }
@@ -377,7 +380,7 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 	}
 	pool_unlock(p);
 	for (size_t i = 0; i < count; i++)
-		busy[i] = want[i] && proof_probe(p, inos[i]);
+		busy[i] = want[i] && proof_probe(p, BACKING_ANY_UID, inos[i]);
 	pool_lock(p);
 	for (size_t i = 0; i < count; i++) {
 		struct node *n = pool_node(p, inos[i]);

@@ -13,10 +13,10 @@
 int proof_start(struct pool *p);
 void proof_stop(struct pool *p);
 /* No lock: true if a mapping or fd of the backing file of `ino` may still exist anywhere. */
-bool proof_probe(struct pool *p, uint64_t ino);
+bool proof_probe(struct pool *p, uid_t uid, uint64_t ino);
 /* No lock: have the last close of the backing file of `ino` reported. True if it got a mark of
  * its own, to be removed with proof_unwatch_file once the file is proven free. */
-bool proof_watch_file(struct pool *p, uint64_t ino);
+bool proof_watch_file(struct pool *p, uid_t uid, uint64_t ino);
 /* Lock held: drop the mark of a file proven free (if it has one). */
 void proof_unwatch_file(struct pool *p, struct node *n);
 /* Lock held: `n` waits for the proof that its last mapping is gone. */

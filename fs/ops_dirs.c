@@ -266,7 +266,7 @@ void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	(void)ino;
 	pool_lock(p);
 	u = pool_user_usage(p, caller_uid(req));
-	r = backing_statvfs(&p->backing, &sv);
+	r = backing_statvfs(&p->backing, caller_uid(req), &sv);
 	/* df shows the tightest limit the caller meets: the pool's, then its own quota; inodes
 	 * are the caller's own entries against max_user_entries. */
 	if (r == 0 && sv.f_frsize && p->opts.max_size)

@@ -129,14 +129,15 @@ static void autohold(struct pool *p, struct node *n, fuse_req_t req, const struc
 		log_warn("autohold for inode %" PRIu64 ": %s", n->ino, strerror(-r));
 }
 
-int new_file_make(struct pool *p, fuse_req_t req, int flags, struct new_file *nf)
+int new_file_make(struct pool *p, fuse_req_t req, uid_t uid, int flags, struct new_file *nf)
 {
 	int r;
 
 	nf->ino = pool_new_ino(p);
+	nf->uid = uid;
 	nf->backing_id = 0;
 	fault_stall(&p->fault);
-	nf->fd = backing_create(&p->backing, nf->ino);
+	nf->fd = backing_create(&p->backing, uid, nf->ino);
 	if (nf->fd < 0)
 		return nf->fd;
 	if (fstat(nf->fd, &nf->st) < 0) {
@@ -167,7 +168,7 @@ void new_file_drop(struct pool *p, struct new_file *nf, bool unlink_it)
 	if (nf->fd >= 0)
 		close(nf->fd);
 	nf->fd = -1;
-	r = unlink_it ? backing_unlink(&p->backing, nf->ino) : 0;
+	r = unlink_it ? backing_unlink(&p->backing, nf->uid, nf->ino) : 0;
 	if (r < 0)
 		log_warn("removing the backing file of a refused create: %s", strerror(-r));
 }
@@ -257,7 +258,7 @@ static void mknod_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	struct new_file nf;
 	int r;
 
-	r = new_file_make(p, NULL, 0, &nf);
+	r = new_file_make(p, NULL, caller_uid(req), 0, &nf);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

@@ -29,9 +29,10 @@ static void reply_attr(fuse_req_t req, struct pool *p, struct node *n, int r)
 
 	if (r == 0 && pool_stat_needs_backing(n)) {
 		uint64_t ino = n->ino;
+		uid_t owner = n->uid;
 
 		pool_unlock(p);
-		r = backing_stat(&p->backing, ino, &backing);
+		r = backing_stat(&p->backing, owner, ino, &backing);
 		pool_lock(p);
 		n = pool_node(p, ino);
 		if (!n)
@@ -126,7 +127,7 @@ static int set_size(struct pool *p, struct node **np, uint64_t size,
 		return r;
 	pool_unlock(p);
 	fault_stall(&p->fault);
-	fd = fi ? (int)fi->fh : backing_open_file(&p->backing, rz.ino, O_RDWR);
+	fd = fi ? (int)fi->fh : backing_open_file(&p->backing, rz.uid, rz.ino, O_RDWR);
 	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : backing_resize(fd, size);
 	if (!fi && fd >= 0)
 		close(fd);
@@ -151,7 +152,7 @@ static int set_times(struct pool *p, struct node *n, const struct stat *attr, in
 		int r;
 
 		pool_backing_changed(n);
-		r = backing_utimens(&p->backing, n->ino, ts);
+		r = backing_utimens(&p->backing, n->uid, n->ino, ts);
 		return r == -ENOENT ? -ESTALE : r;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -275,7 +276,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * (docs/design.md "What runs outside the lock"): inode numbers are never reused, so the
 	 * file is this inode's or none. The daemon's fd is always read-write: on the page-cache
 	 * path the kernel writes dirty mmap pages back through whichever handle it picks. */
-	fd = backing_open_file(&p->backing, ino, O_RDWR);
+	/* The caller is the owner but for root with root_exempt: the hint is right nearly always,
+	 * and a wrong one costs only a look in the other stores (backing.h). */
+	fd = backing_open_file(&p->backing, caller_uid(req), ino, O_RDWR);
 	if (fd >= 0 && p->dp->register_early) {
 		spare_id = p->dp->register_early(p, req, fd, fi->flags);
 		if (spare_id < 0)
@@ -322,7 +325,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	/* The system calls come first, without the lock: the backing file is made, statted and
 	 * registered, and what /proc says about the creator is read; the lock covers the checks
 	 * and the bookkeeping (docs/design.md "What runs outside the lock"). */
-	r = new_file_make(p, req, fi->flags, &nf);
+	r = new_file_make(p, req, caller_uid(req), fi->flags, &nf);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

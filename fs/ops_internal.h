@@ -47,11 +47,12 @@ void forget_new_entry(struct pool *p, uint64_t ino, uint64_t dir_ino, const char
  * (ops_files.c); `who` comes from autohold_caller(), also called before the lock. */
 struct new_file {
 	uint64_t ino;
+	uid_t uid;            /* its owner, the creator: the store it is in */
 	int fd;               /* -1 without a handle */
 	int backing_id;       /* passthrough registration (register_early), 0 if none */
 	struct stat st;
 };
-int new_file_make(struct pool *p, fuse_req_t req, int flags, struct new_file *nf);
+int new_file_make(struct pool *p, fuse_req_t req, uid_t uid, int flags, struct new_file *nf);
 void new_file_drop(struct pool *p, struct new_file *nf, bool unlink_it);
 void autohold_caller(struct pool *p, fuse_req_t req, struct hold_caller *who);
 /* What make_entry makes: a folder (S_IFDIR), a file (S_IFREG, with `nf`), a symlink (S_IFLNK,

@@ -135,31 +135,31 @@ void pool_name_invalidated(struct pool *p, uint64_t ino)
 	pool_unlock(p);
 }
 
-static void unlink_backing(struct pool *p, uint64_t ino)
+static void unlink_backing(struct pool *p, const struct backing_file *f)
 {
-	int r = backing_unlink(&p->backing, ino);
+	int r = backing_unlink(&p->backing, f->uid, f->ino);
 
 	if (r < 0 && r != -ENOENT)
-		log_warn("removing backing file of inode %" PRIu64 ": %s", ino, strerror(-r));
+		log_warn("removing backing file of inode %" PRIu64 ": %s", f->ino, strerror(-r));
 }
 
 /* Have pool_unlock() unlink the backing file of `ino` once the lock is released (inode numbers
  * are never reused, so nothing can meet the file meanwhile); unlinked at once if the list cannot
  * grow. Lock held. */
-static void unlink_backing_later(struct pool *p, uint64_t ino)
+static void unlink_backing_later(struct pool *p, const struct backing_file *f)
 {
 	if (p->unlink_count == p->unlink_cap) {
 		size_t cap = p->unlink_cap ? p->unlink_cap * 2 : 16;
-		uint64_t *grown = realloc(p->unlink_inos, cap * sizeof(*grown));
+		struct backing_file *grown = realloc(p->unlink_files, cap * sizeof(*grown));
 
 		if (!grown) {
-			unlink_backing(p, ino);
+			unlink_backing(p, f);
 			return;
 		}
-		p->unlink_inos = grown;
+		p->unlink_files = grown;
 		p->unlink_cap = cap;
 	}
-	p->unlink_inos[p->unlink_count++] = ino;
+	p->unlink_files[p->unlink_count++] = *f;
 }
 
 /* The data of `n` is gone for good: unlink its backing file, forget its accounting. */
@@ -168,7 +168,7 @@ static void destroy(struct pool *p, struct node *n)
 	struct user_usage *u;
 
 	if (pool_has_backing(n)) {
-		unlink_backing_later(p, n->ino);
+		unlink_backing_later(p, &(struct backing_file){.ino = n->ino, .uid = n->uid});
 		pool_reserve(p, n, 0);
 	}
 	if (n->target)
@@ -491,7 +491,8 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 		return -errno;
 	r = backing_open(&p->backing, &(struct backing_cfg){
 		.dir = opts->backing, .dir_given = opts->backing_given, .limit = opts->max_size,
-		.huge = options_huge_name(opts->huge), .huge_given = opts->huge_given});
+		.huge = options_huge_name(opts->huge), .huge_given = opts->huge_given,
+		.user_limit = opts->max_user_size});
 	if (r < 0)
 		return r;
 	return 0;
@@ -533,8 +534,8 @@ void pool_destroy(struct pool *p)
 		free(pi);
 	}
 	/* The store goes as a whole at unmount (backing_close). */
-	free(p->unlink_inos);
-	p->unlink_inos = NULL;
+	free(p->unlink_files);
+	p->unlink_files = NULL;
 	while (p->users) {
 		struct user_usage *u = p->users;
 		p->users = u->next;
@@ -565,20 +566,20 @@ void pool_unlock(struct pool *p)
 	struct pending_inval *inval = p->inval_head;
 	struct node *zombies = p->zombies;
 	struct name *dead_names = names_take_dead(&p->names);
-	uint64_t *unlinks = p->unlink_inos;
+	struct backing_file *unlinks = p->unlink_files;
 	size_t nunlinks = p->unlink_count;
 
 	p->inval_head = NULL;
 	p->inval_tail = &p->inval_head;
 	p->zombies = NULL;
 	if (nunlinks) {
-		p->unlink_inos = NULL;
+		p->unlink_files = NULL;
 		p->unlink_count = p->unlink_cap = 0;
 	}
 	pthread_mutex_unlock(&p->lock);
 
 	for (size_t i = 0; i < nunlinks; i++)
-		unlink_backing(p, unlinks[i]);
+		unlink_backing(p, &unlinks[i]);
 	if (nunlinks)
 		free(unlinks);
 

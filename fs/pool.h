@@ -131,6 +131,12 @@ struct handle_link {
 	struct handle_link *prev, *next;
 };
 
+/* A backing file to unlink after the lock is released: its inode and owner (its store). */
+struct backing_file {
+	uint64_t ino;
+	uid_t uid;
+};
+
 struct datapath;
 struct watch;
 
@@ -154,7 +160,7 @@ struct pool {
 	struct pending_inval *inval_head, **inval_tail;
 	/* Backing files of removed nodes, unlinked by pool_unlock() after the lock is released:
 	 * freeing a big file's pages takes milliseconds (docs/design.md "Locking and threads"). */
-	uint64_t *unlink_inos;
+	struct backing_file *unlink_files;
 	size_t unlink_count, unlink_cap;
 	uint64_t entries;             /* live files and folders, root excluded */
 	uint64_t bytes;               /* sum of `reserved` */
@@ -296,6 +302,7 @@ int pool_reserve(struct pool *p, struct node *n, uint64_t new_size);
  * (pool_resize.c). */
 struct pool_resize {
 	uint64_t ino;
+	uid_t uid;             /* the file's owner: its store (backing.h) */
 	uint64_t end;          /* the size (truncate) or the end of the range (fallocate) asked */
 	uint64_t before;       /* the reservation before begin: given back if the I/O fails */
 	uint64_t reserved;     /* the reservation begin left */

@@ -29,7 +29,7 @@ static int file_backing_attrs(struct pool *p, struct node *n, struct stat *st)
 		*st = n->battr;
 		return 0;
 	}
-	r = backing_stat(&p->backing, n->ino, st);
+	r = backing_stat(&p->backing, n->uid, n->ino, st);
 	if (r < 0)
 		return r == -ENOENT ? -ESTALE : r;
 	n->battr = *st;

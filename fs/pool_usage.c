@@ -120,7 +120,7 @@ void pool_refresh_usage(struct pool *p)
 			struct stat st;
 			if (!pool_has_backing(n) || n->life.removed)
 				continue;
-			if (backing_stat(&p->backing, n->ino, &st) == 0 &&
+			if (backing_stat(&p->backing, n->uid, n->ino, &st) == 0 &&
 			    (uint64_t)st.st_size != n->reserved)
 				pool_account(p, n, (uint64_t)st.st_size);
 		}

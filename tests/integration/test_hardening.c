@@ -19,7 +19,7 @@ static int setup_exempt(void **state)
 
 static int setup_user_quota(void **state)
 {
-	/* max_user_size needs the page-cache path: on passthrough the daemon refuses it (skip). */
+	/* On passthrough each user's files go to a tmpfs of its own (docs/design.md "Per-user stores"). */
 	return tu_setup(state, "autohold=none,max_user_size=32M");
 }
 
