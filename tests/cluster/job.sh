@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The batch script of the cluster suite's jobs (run by slurmstepd, as root or as a test user).
-# usage: job.sh MODE MARK NAME POOL POOLCTL [ARG]
+# usage: job.sh MODE MARK NAME POOL POOLCTL [ARG [ARG2]]
 #   MARK  a world-writable folder where the job reports to the test (NAME.* files, written whole)
 # MODE:
 #   hold   poolctl env, a file in the job folder, a file in the pool root, an srun step that
@@ -13,9 +13,13 @@
 #   release  poolctl release ARG (the input's pin hold), as the last job of the chain
 #   mpi    poolctl env, Open MPI's shared memory and session directory in the job folder, mpirun
 #          of the mpi_share program ARG on the job's tasks; report its verdict and what is left
+#   shm    (as root) what /dev/shm is for the job; the shm_hold program ARG makes a segment and a
+#          semaphore in /dev/shm and reports them (NAME.made); wait to be cancelled. With ARG2, a
+#          folder of a plain tmpfs: it is bound on /dev/shm for this job only (a mount namespace
+#          of its own), the control where nothing removes what a killed job leaves
 set -euo pipefail
 # Debian's python3 has numpy (scripts/build installs python3-numpy), whatever PATH the job got.
-mode=$1 mark=$2 name=$3 pool=$4 poolctl=$5 arg=${6:-}
+mode=$1 mark=$2 name=$3 pool=$4 poolctl=$5 arg=${6:-} arg2=${7:-}
 
 # report KEY VALUE: MARK/NAME.KEY holds VALUE, written whole (the test polls for it).
 report() {
@@ -95,6 +99,23 @@ mpi)
     # Open MPI has removed its own files; the array stays with the job folder until the job ends.
     report left "$(cd "$POOLFS_JOB" && find . -mindepth 1 | sort | tr '\n' ' ')"
     report folder "$POOLFS_JOB"
+    ;;
+shm)
+    report stepd "$PPID $(cat "/proc/$PPID/comm") $$"
+    entry=poolfs-clu-$name-$SLURM_JOB_ID
+    if [[ -n $arg2 ]]; then
+        # shellcheck disable=SC2016  # expanded by the inner sh
+        unshare -m --propagation private -- sh -c \
+            'mount --bind "$1" /dev/shm && findmnt -n -o FSTYPE --mountpoint /dev/shm | tail -n 1 >"$4.fstype" && exec "$2" "$3" "$4"' \
+            sh "$arg2" "$arg" "$entry" "$mark/$name.made" &
+    else
+        findmnt -n -o FSTYPE --mountpoint /dev/shm | tail -n 1 >"$mark/$name.made.fstype"
+        "$arg" "$entry" "$mark/$name.made" &
+    fi
+    holder=$!
+    while [[ ! -e $mark/$name.made ]] && kill -0 "$holder" 2>/dev/null; do sleep 0.1; done
+    report ready 1
+    wait "$holder"
     ;;
 *)
     echo "job.sh: unknown mode $mode" >&2

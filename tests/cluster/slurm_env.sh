@@ -1,9 +1,11 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2034  # CLUSTER_WHY and POOLFS_PID are read by the script sourcing this
+# shellcheck disable=SC2034  # CLUSTER_WHY, POOLFS_PID, NODE_SHM are read by the script sourcing this
 # The cluster suite's private world: Debian's munge/Slurm/Open MPI packages (installed when
 # missing), a munged, slurmctld and slurmd of its own in $WORK (own key, socket, spool and state
 # dirs, pid files, loopback ports 46817/46818), two test users with fixed high uids, and a
-# multi-user pool. Everything started here is recorded and stopped by pid in cluster_teardown.
+# multi-user pool. slurmd runs in a mount namespace of its own whose /dev/shm is a pool
+# (docs/devshm.md), so every job on the node has that /dev/shm and the machine's is untouched.
+# Everything started here is recorded and stopped by pid in cluster_teardown.
 # Source it from a bash script with `set -euo pipefail` after setting WORK.
 
 CLUSTER_PACKAGES=(munge slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev)
@@ -152,12 +154,60 @@ start_slurm() {
     write_slurm_conf || return 1
     export SLURM_CONF=$WORK/slurm.conf
     start_daemon slurmctld "$WORK/run/slurmctld.pid" slurmctld -f "$SLURM_CONF" || return 1
-    start_daemon slurmd "$WORK/run/slurmd.pid" slurmd -f "$SLURM_CONF" -N "$NODE" || return 1
+    start_node || return 1
     if ! wait_until 300 node_idle; then
         CLUSTER_WHY="the node never became idle: $(sinfo -h -N -o '%t %E' 2>&1 | tr '\n' ' ')"
         tail -n 5 "$WORK/log/slurmctld.log" "$WORK/log/slurmd.log" 2>/dev/null | sed 's/^/#   /'
         return 1
     fi
+}
+
+# host_devshm_state: what the machine's /dev/shm is (device, inode, its mounts): never changed.
+host_devshm_state() {
+    stat -c '%d:%i' /dev/shm
+    awk '$5 == "/dev/shm"' /proc/self/mountinfo
+}
+
+# start_node: slurmd in a mount namespace of its own (all mounts private, so nothing made there
+# reaches the machine; the mounts made before, the test's pool and the control tmpfs, are there
+# too) whose /dev/shm is a pool with poolfs-devshm.service's options, mounted before slurmd
+# starts. Sets DEVSHM_PID (the pool's daemon) and NODE_SHM (the node's /dev/shm, seen from
+# outside through that daemon's root).
+start_node() {
+    local log=$WORK/log/devshm-pool.log
+    host_devshm_state >"$WORK/host-devshm.before"
+    # shellcheck disable=SC2016  # expanded by the inner bash
+    unshare -m --propagation private -- bash -c '
+        "$1" -f -o allow_other poolfs /dev/shm 2>"$2" &
+        echo $! >"$3"
+        for ((i = 0; i < 100; i++)); do
+            grep -q "^poolfs: mounted" "$2" && exec slurmd -f "$4" -N "$5"
+            sleep 0.1
+        done
+        echo "no pool on /dev/shm: $(cat "$2")"
+        exit 1' start_node "${POOLFS_BIN:?}" "$log" "$WORK/run/devshm-pool.pid" "$SLURM_CONF" "$NODE" \
+        >"$WORK/log/slurmd.start" 2>&1 || true
+    if [[ -s $WORK/run/devshm-pool.pid ]]; then
+        DEVSHM_PID=$(cat "$WORK/run/devshm-pool.pid")
+        remember "$DEVSHM_PID"
+    fi
+    if ! wait_until 100 test -s "$WORK/run/slurmd.pid"; then
+        CLUSTER_WHY="slurmd did not start in its namespace: $(tr '\n' ' ' <"$WORK/log/slurmd.start")"
+        return 1
+    fi
+    remember "$(cat "$WORK/run/slurmd.pid")"
+    NODE_SHM=/proc/$DEVSHM_PID/root/dev/shm
+    if [[ $(awk '$5 == "/dev/shm" { t = $(NF - 2) } END { print t }' "/proc/$DEVSHM_PID/mountinfo") != fuse.poolfs ]]; then
+        CLUSTER_WHY="the node's /dev/shm is no pool: $(cat "$log")"
+        return 1
+    fi
+}
+
+# start_shm_control: a plain tmpfs ($SHMCTL) that the control job binds on its /dev/shm.
+start_shm_control() {
+    SHMCTL=$WORK/shmctl
+    mkdir -p "$SHMCTL"
+    mount -t tmpfs -o mode=1777,size=64m poolfs-clu-shmctl "$SHMCTL"
 }
 
 # add_users: the test users (a stale one of ours from an aborted run is replaced).
@@ -217,6 +267,9 @@ cluster_teardown() {
     fi
     if [[ -n ${POOL:-} ]] && mountpoint -q "$POOL" 2>/dev/null; then
         fusermount3 -u "$POOL" 2>/dev/null || fusermount3 -uz "$POOL" 2>/dev/null || true
+    fi
+    if [[ -n ${SHMCTL:-} ]] && mountpoint -q "$SHMCTL" 2>/dev/null; then
+        umount "$SHMCTL" 2>/dev/null || umount -l "$SHMCTL" 2>/dev/null || true
     fi
     if [[ -f $WORK/users ]]; then
         while read -r name; do userdel "$name" 2>/dev/null || true; done <"$WORK/users"
