@@ -8,7 +8,9 @@
 # scripts/bench if missing). Times are never judged (the machine is shared). Never touches the
 # kernel's io_uring switch (--uring-switch never).
 # The arrays section gets a small run of its own (mode arrays): the default pool and, beside it,
-# the bench's own huge-page tmpfs (column tmpfs-huge), which must be unmounted afterwards too.
+# the bench's own huge-page tmpfs (column tmpfs-huge), which must be unmounted afterwards too,
+# and the default pool with a quota (column default-quota: a value in every row, a ratio
+# wherever the default pool has one, and its summary line per row against the default pool).
 #   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted|arrays
 set -euo pipefail
 
@@ -182,15 +184,51 @@ full)
 arrays)
     rc=0
     "$src/scripts/bench" --no-build --builddir "$build" --quick -s 8M --only arrays \
-        --datapath default -- --only mmap,mem >"$tmp/out" 2>"$tmp/err" || rc=$?
+        --datapath default >"$tmp/out" 2>"$tmp/err" || rc=$?
     cat "$tmp/out"
     [[ $rc -eq 0 ]] || { cat "$tmp/err" >&2; fail "scripts/bench exited $rc"; }
-    # raw, then tmpfs-huge and the default pool, each with its ratio
-    grep -Eq '^test +unit +raw +tmpfs-huge +ratio +default +ratio *$' "$tmp/out" ||
-        fail "no arrays table with raw, tmpfs-huge and default"
+    # raw, then tmpfs-huge and the default pool, each with its ratio, then the default pool with
+    # a quota (right after default, which comes right after tmpfs-huge here)
+    grep -Eq '^test +unit +raw +tmpfs-huge +ratio +default +ratio +default-quota +ratio *$' "$tmp/out" ||
+        fail "no arrays table with raw, tmpfs-huge, default and default-quota"
     for row in "mmap write, fresh file" "mmap read, other process" "memory/byte held: Shmem"; do
-        grep -Eq "^$row +[A-Za-z/]+ +$num.* +$num.* +$num +$num.* +$num *\$" "$tmp/out" ||
+        grep -Eq "^$row +[A-Za-z/]+ +$num.* +$num.* +$num +$num.* +$num .*\$" "$tmp/out" ||
             fail "no complete '$row' row: $(grep -F "$row" "$tmp/out" || echo none)"
+    done
+    # Every row of the section's tests (mmap, rw, map8, mem, rmlat), and in each a value in
+    # default-quota's cell, and a ratio beside it wherever default has one (the same raw
+    # value divides both; rmlat has none, nor has a memory row whose raw value is too small).
+    # Cells are "MEDIAN [MIN-MAX]" or "MEDIAN": a word starting with "[" is the spread of the
+    # value before it.
+    rows=("mmap write, fresh file" "mmap read, other process" "mmap write, next fresh file"
+          "pwrite 1 MiB blocks" "pread 1 MiB blocks, warm" "8 procs map+read one file"
+          "memory/byte held: Cached" "memory/byte held: Shmem" "memory/byte held: -MemAvailable"
+          "removal after last munmap: median" "removal after last munmap: worst")
+    bad=$(table '^poolfs-bench ' '^test ' | awk -v want="$(printf '%s\n' "${rows[@]}")" '
+        BEGIN { n = split(want, rows, "\n"); for (i = 1; i <= n; i++) if (rows[i] != "") need[rows[i]] = 1 }
+        /^test / { next }
+        {
+            label = substr($0, 1, 34); sub(/ +$/, "", label)
+            if (!(label in need)) next
+            seen[label] = 1
+            k = 0
+            m = split(substr($0, 41), w, " ")
+            for (i = 1; i <= m; i++) if (w[i] !~ /^\[/) c[++k] = w[i]
+            # raw, tmpfs-huge, ratio, default, ratio, default-quota, ratio
+            num = "^-?[0-9]+\\.[0-9]+$"
+            if (k != 7) { print label ": " k " cells, want 7"; next }
+            if (c[6] !~ num) print label ": default-quota has no value (" c[6] ")"
+            if (c[5] ~ num && c[7] !~ num) print label ": default-quota has no ratio (" c[7] ")"
+            if (c[5] == "-" && c[7] != "-") print label ": default-quota has a ratio where default has none"
+        }
+        END { for (r in need) if (!(r in seen)) print r ": no row" }')
+    [[ -z $bad ]] || fail "arrays table, column default-quota: $bad"
+    # the summary: each row's ratio of default-quota to default ("-": the divisor is 0; never
+    # "failed", which says one of the two has no value)
+    summary=$(grep -E "^.{34} default-quota / default +($num|-)\$" "$tmp/out" | cut -c1-34 | sed 's/ *$//')
+    for row in "${rows[@]}"; do
+        grep -qxF "$row" <<<"$summary" ||
+            fail "no summary of '$row' for default-quota / default: $(grep -F "$row" "$tmp/out" | tail -n 1)"
     done
     ! grep -q 'FAILED' "$tmp/out" "$tmp/err" || fail "the section failed"
     check_left_nothing "$tmp/err"
