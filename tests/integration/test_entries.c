@@ -804,6 +804,36 @@ static void name_path(const struct pool_fixture *p, const char *fmt, int i, char
 	assert_int_equal(pool_path(p, rel, buf, PATH_MAX), 0);
 }
 
+/* Names n0, n1, ... of f until one is refused, which must be with err (within max names): how
+ * many were made. */
+static int names_until(const struct pool_fixture *p, const char *f, int err, int max)
+{
+	char n[PATH_MAX];
+	int k;
+
+	for (k = 0;; k++) {
+		name_path(p, "n%d", k, n);
+		if (link(f, n) == -1)
+			break;
+		if (k >= max)
+			fail_msg("%d names and no %s", k + 1, errname(err));
+	}
+	if (errno != err)
+		fail_msg("name %d: %s, want %s", k + 1, errname(errno), errname(err));
+	ASSERT_ABSENT(n);
+	return k;
+}
+
+static void unlink_names(const struct pool_fixture *p, int k)
+{
+	char n[PATH_MAX];
+
+	for (int i = 0; i < k; i++) {
+		name_path(p, "n%d", i, n);
+		CHECK(unlink(n));
+	}
+}
+
 /* max_user_meta=4k: names until EDQUOT, each exactly NAME_COST; a name given back makes room for
  * one more; links never count as entries. */
 static void test_link_meta_quota_edquot(void **state)
@@ -815,16 +845,7 @@ static void test_link_meta_quota_edquot(void **state)
 	int fd = new_file(f, "data"), k;
 
 	u0 = user_usage(p, 0);
-	for (k = 0;; k++) {
-		name_path(p, "n%d", k, n);
-		if (link(f, n) == -1)
-			break;
-		if (k > META_LIMIT / NAME_COST)
-			fail_msg("%d names and no EDQUOT under max_user_meta=%d", k + 1, META_LIMIT);
-	}
-	if (errno != EDQUOT)
-		fail_msg("name %d: %s, want EDQUOT", k + 1, errname(errno));
-	ASSERT_ABSENT(n);
+	k = names_until(p, f, EDQUOT, META_LIMIT / NAME_COST + 1);
 	u1 = user_usage(p, 0);
 	fprintf(stderr, "# %d names under max_user_meta=%d (meta %lld before, %lld after)\n", k,
 		META_LIMIT, u0.meta, u1.meta);
@@ -853,14 +874,78 @@ static void test_link_meta_quota_edquot(void **state)
 		CHECK_ERR(setxattr(f, "user.big", v, left, 0), EDQUOT);
 		free(v);
 	}
-	for (int i = 0; i < k; i++) {
-		name_path(p, "n%d", i, n);
-		CHECK(unlink(n));
-	}
+	unlink_names(p, k);
 	expect_meta(p, 0, u0.meta);
 	expect_fd_nlink(fd, 1);
 	CLOSE_UNTIL_GONE(fd, f);
 	tu_backing_back_to_base(state);
+}
+
+/* The pool's totals (user.poolfs.stat "bytes N" and "meta N"). */
+static struct usage pool_totals(const struct pool_fixture *p)
+{
+	char text[8192];
+	struct usage u = { 0, -1, -1 };
+	ssize_t n = getxattr(p->mnt, POOLFS_XATTR_STAT, text, sizeof(text) - 1);
+
+	if (n < 0)
+		fail_msg("getxattr %s: %s", POOLFS_XATTR_STAT, errname(errno));
+	text[n > 0 ? n : 0] = '\0';
+	for (const char *s = text; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL) {
+		if (strncmp(s, "bytes ", 6) == 0)
+			u.bytes = atoll(s + 6);
+		if (strncmp(s, "meta ", 5) == 0)
+			u.meta = atoll(s + 5);
+	}
+	if (u.bytes < 0 || u.meta < 0)
+		fail_msg("no bytes or meta line in %s:\n%s", POOLFS_XATTR_STAT, text);
+	return u;
+}
+
+/* Names count with data against max_user_size (EDQUOT) and max_size (ENOSPC): a file of
+ * SIZE_LIMIT - 8 KiB takes names until one more would pass the limit. */
+#define SIZE_LIMIT (1024 * 1024)
+static void names_against_size(void **state, int err)
+{
+	struct pool_fixture *p = tu_pool(state);
+	PATH(f, p, "f");
+	int fd = new_file(f, NULL), k;
+	struct usage u;
+
+	CHECK(ftruncate(fd, SIZE_LIMIT - 8192));
+	k = names_until(p, f, err, 8192 / NAME_COST + 1);
+	u = err == EDQUOT ? user_usage(p, 0) : pool_totals(p);
+	fprintf(stderr, "# %d names beside %lld bytes of data, %lld of metadata\n", k, u.bytes,
+		u.meta);
+	if (u.bytes + u.meta > SIZE_LIMIT || u.bytes + u.meta + NAME_COST <= SIZE_LIMIT)
+		fail_msg("%s at %lld bytes of data and %lld of metadata: one more name of %d "
+			 "would have fit under %d", errname(err), u.bytes, u.meta, NAME_COST,
+			 SIZE_LIMIT);
+	if (u.meta < (long long)k * NAME_COST)
+		fail_msg("%d names cost %lld bytes", k, u.meta);
+	unlink_names(p, k);
+	CLOSE_UNTIL_GONE(fd, f);
+	tu_backing_back_to_base(state);
+}
+
+static int setup_user_size(void **state)
+{
+	return tu_setup(state, "autohold=none,max_user_size=1M");
+}
+
+static void test_link_max_user_size_edquot(void **state)
+{
+	names_against_size(state, EDQUOT);
+}
+
+static int setup_pool_size(void **state)
+{
+	return tu_setup(state, "autohold=none,max_size=1M");
+}
+
+static void test_link_max_size_enospc(void **state)
+{
+	names_against_size(state, ENOSPC);
 }
 
 /* max_user_entries=2: an entry counts once, whatever its names. */
@@ -1764,6 +1849,8 @@ int main(void)
 		T(test_link_onto_existing_eexist, setup_none, tu_teardown),
 		T(test_link_unlinked_file_enoent, setup_none, tu_teardown),
 		T(test_link_meta_quota_edquot, setup_meta, tu_teardown),
+		T(test_link_max_user_size_edquot, setup_user_size, tu_teardown),
+		T(test_link_max_size_enospc, setup_pool_size, tu_teardown),
 		T(test_link_entries_count_once, setup_entries, tu_teardown),
 		T(test_256_names, setup_none, tu_teardown),
 		T(test_emlink_after_65000_names, setup_none, tu_teardown),
