@@ -10,6 +10,7 @@
  * Huge pages come from the kernel's free memory: where it had none to give (thp_file_fallback
  * moved in /proc/vmstat) the PMD checks skip rather than blame the pool. */
 #include "../integration/testutil.h"
+#include "hp_util.h"
 
 #include <sys/mman.h>
 #include <sys/statfs.h>
@@ -35,50 +36,6 @@ static int teardown(void **state)
 static int passthrough(const struct pool_fixture *p)
 {
 	return strcmp(p->active_datapath, "passthrough") == 0;
-}
-
-/* kB of PMD-mapped file or shmem pages in this process's mapping that contains addr, or -1. */
-static long pmd_kb(const void *addr)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char line[512];
-	int in = 0;
-	long kb = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		long v;
-		char sp;
-
-		if (sscanf(line, "%lx-%lx%c", &lo, &hi, &sp) == 3 && sp == ' ') {
-			in = lo <= (unsigned long)addr && (unsigned long)addr < hi;
-			if (in)
-				kb = 0;
-			continue;
-		}
-		if (in && (sscanf(line, "ShmemPmdMapped: %ld kB", &v) == 1 ||
-			   sscanf(line, "FilePmdMapped: %ld kB", &v) == 1))
-			kb += v;
-	}
-	fclose(f);
-	return kb;
-}
-
-static long vmstat(const char *key)
-{
-	FILE *f = fopen("/proc/vmstat", "re");
-	char name[64];
-	long v, found = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", name, &v) == 2)
-		if (strcmp(name, key) == 0)
-			found = v;
-	fclose(f);
-	return found;
 }
 
 /* The store is in no mount table, the test's tmpfs is not it, and the pool's files live in it. */
@@ -130,7 +87,7 @@ static int read_child(void *arg)
 		return 1;
 	if (pat_check(m, BIG, 9, 0) != -1)
 		return 2;
-	kb = pmd_kb(m);
+	kb = hp_pmd_kb(m);
 	munmap(m, BIG);
 	return kb > 0 ? 0 : 3;
 }
@@ -155,13 +112,13 @@ static long write_and_read(struct pool_fixture *p, int *reader_rc, int *fell_bac
 {
 	PATH(f, p, "big");
 	struct reader r = {f};
-	long before = vmstat("thp_file_fallback"), kb;
+	long before = hp_vmstat("thp_file_fallback"), kb;
 	unsigned char *m;
 	int fd = map_new_big(f, 9, &m);
 
-	kb = pmd_kb(m);
+	kb = hp_pmd_kb(m);
 	*reader_rc = tu_reap(tu_spawn(read_child, &r), CHILD_MS);
-	*fell_back = vmstat("thp_file_fallback") != before;
+	*fell_back = hp_vmstat("thp_file_fallback") != before;
 	CHECK(munmap(m, BIG));
 	CHECK(close(fd));
 	ASSERT_GONE(f);
