@@ -8,9 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SLOTS 8
+
+/* One process at a time changes them, machine-wide: two test runs at once (two build dirs)
+ * would otherwise each remember the other's temporary value as "the old one" and leave it.
+ * A process waits this long for another to put its settings back. */
+#define LOCK_PATH "/run/poolfs-tests-sysctl.lock"
+#define LOCK_WAIT_MS 120000
 
 struct saved {
 	char path[96];	/* /proc/sys/NAME */
@@ -20,6 +28,7 @@ struct saved {
 
 static struct saved saved[SLOTS];
 static pid_t owner;	/* the process that changed them */
+static int lock_fd = -1;	/* LOCK_PATH, flocked while any setting is changed */
 static bool at_exit_set;
 static struct sigaction prev[3];
 static const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
@@ -86,6 +95,41 @@ int tu_sysctl_get(const char *name)
 	return (int)v;
 }
 
+/* Take the machine-wide lock (bounded): 0 or -errno (-EBUSY: another process kept it). */
+static int lock_take(void)
+{
+	struct timespec step = { 0, 20 * 1000 * 1000 };
+	int waited = 0;
+
+	if (lock_fd >= 0)
+		return 0;
+	lock_fd = open(LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock_fd < 0)
+		return -errno;
+	while (flock(lock_fd, LOCK_EX | LOCK_NB) == -1) {
+		int e = errno;
+
+		if ((e != EWOULDBLOCK && e != EINTR) || waited >= LOCK_WAIT_MS) {
+			close(lock_fd);
+			lock_fd = -1;
+			return e == EWOULDBLOCK ? -EBUSY : -e;
+		}
+		nanosleep(&step, NULL);
+		waited += 20;
+	}
+	return 0;
+}
+
+/* Async-signal-safe: flock and close. */
+static void lock_drop(void)
+{
+	if (lock_fd < 0)
+		return;
+	flock(lock_fd, LOCK_UN); /* children that inherited the descriptor do not keep it */
+	close(lock_fd);
+	lock_fd = -1;
+}
+
 int tu_sysctl_restore_all(void)
 {
 	int first = 0;
@@ -102,6 +146,7 @@ int tu_sysctl_restore_all(void)
 			first = r;
 		saved[i].active = 0;
 	}
+	lock_drop();
 	return first;
 }
 
@@ -144,24 +189,15 @@ static void install_handlers(void)
 	}
 }
 
-int tu_sysctl_set(const char *name, int value)
+/* The remembered slot for path, a new one (its old value read), or -errno. */
+static int slot_for(const char *path)
 {
-	char path[96], text[24];
-	int slot = -1, r;
-
-	r = sysctl_path(name, path, sizeof(path));
-	if (r < 0)
-		return r;
-	if (owner != getpid()) {
-		/* a child of a process that changed them: its slots are not ours */
-		memset(saved, 0, sizeof(saved));
-		owner = getpid();
-	}
-	install_handlers();
-	for (int i = 0; i < SLOTS && slot < 0; i++)
+	for (int i = 0; i < SLOTS; i++)
 		if (saved[i].active && strcmp(saved[i].path, path) == 0)
-			slot = i;
-	for (int i = 0; i < SLOTS && slot < 0; i++) {
+			return i;
+	for (int i = 0; i < SLOTS; i++) {
+		int r;
+
 		if (saved[i].active)
 			continue;
 		r = read_line(path, saved[i].old, sizeof(saved[i].old));
@@ -169,16 +205,47 @@ int tu_sysctl_set(const char *name, int value)
 			return r;
 		snprintf(saved[i].path, sizeof(saved[i].path), "%s", path);
 		saved[i].active = 1;
-		slot = i;
+		return i;
 	}
-	if (slot < 0)
-		return -ENOSPC;
-	snprintf(text, sizeof(text), "%d\n", value);
-	r = write_text(path, text, strlen(text));
+	return -ENOSPC;
+}
+
+static bool any_active(void)
+{
+	for (int i = 0; i < SLOTS; i++)
+		if (saved[i].active)
+			return true;
+	return false;
+}
+
+int tu_sysctl_set(const char *name, int value)
+{
+	char path[96], text[24];
+	int r;
+
+	r = sysctl_path(name, path, sizeof(path));
 	if (r < 0)
 		return r;
-	r = tu_sysctl_get(name);
+	if (owner != getpid()) {
+		/* a child of a process that changed them: its slots and lock are not ours */
+		memset(saved, 0, sizeof(saved));
+		lock_fd = -1;
+		owner = getpid();
+	}
+	r = lock_take();
 	if (r < 0)
 		return r;
-	return r == value ? 0 : -EIO;
+	install_handlers();
+	r = slot_for(path);
+	if (r >= 0) {
+		snprintf(text, sizeof(text), "%d\n", value);
+		r = write_text(path, text, strlen(text));
+	}
+	if (r >= 0)
+		r = tu_sysctl_get(name);
+	if (r >= 0)
+		r = r == value ? 0 : -EIO;
+	if (!any_active())
+		lock_drop(); /* nothing changed: nothing to hold others back for */
+	return r;
 }

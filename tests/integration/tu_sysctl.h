@@ -1,7 +1,10 @@
 /* Machine-wide kernel settings a test changes for a while (the fs.protected_* sysctls): each is
  * put back to the value it had before the test, by the test itself, by cmocka's teardown, at exit
  * and on SIGTERM, SIGINT or SIGHUP (meson's timeout), so a failing or killed test never leaves the
- * machine changed. Bodies in tu_sysctl.c (the harness library); nothing here calls cmocka.
+ * machine changed. While a process has settings changed it holds an flock on
+ * /run/poolfs-tests-sysctl.lock, so that two test runs at once (two build dirs) never take each
+ * other's temporary value for the machine's. Bodies in tu_sysctl.c (the harness library); nothing
+ * here calls cmocka.
  *
  * Set them after the test's first pool is mounted: the harness installs its own signal handlers
  * at the first mount, and tu_sysctl_set puts its handler in front of whatever is there then (and
@@ -14,8 +17,8 @@ int tu_sysctl_get(const char *name);
 
 /* Set /proc/sys/NAME to value, remembering the value it had before the first change since the
  * last tu_sysctl_restore_all (so setting it twice restores the original): 0 or -errno
- * (-ENOSPC: more than 8 settings at once). The value written is read back: -EIO if it did not
- * take. */
+ * (-ENOSPC: more than 8 settings at once; -EBUSY: another process kept the lock for 2 minutes).
+ * The value written is read back: -EIO if it did not take. */
 int tu_sysctl_set(const char *name, int value);
 
 /* Put every changed setting back: 0, or the first -errno (the others are still tried).
