@@ -171,13 +171,17 @@ host_devshm_state() {
 # start_node: slurmd in a mount namespace of its own (all mounts private, so nothing made there
 # reaches the machine; the mounts made before, the test's pool and the control tmpfs, are there
 # too) whose /dev/shm is a pool with poolfs-devshm.service's options, mounted before slurmd
-# starts. Sets DEVSHM_PID (the pool's daemon) and NODE_SHM (the node's /dev/shm, seen from
+# starts over a tmpfs of that namespace. Sets DEVSHM_PID (the pool's daemon) and NODE_SHM (the node's /dev/shm, seen from
 # outside through that daemon's root).
 start_node() {
     local log=$WORK/log/devshm-pool.log
     host_devshm_state >"$WORK/host-devshm.before"
     # shellcheck disable=SC2016  # expanded by the inner bash
+    # Under the pool a tmpfs of the namespace's own: were the pool to go while jobs run, their
+    # /dev/shm would be that, never the machine's.
     unshare -m --propagation private -- bash -c '
+        mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$(($(stat -f -c "%b * %S" /dev/shm)))" \
+            poolfs-clu-guard /dev/shm || exit 1
         "$1" -f -o allow_other poolfs /dev/shm 2>"$2" &
         echo $! >"$3"
         for ((i = 0; i < 100; i++)); do
