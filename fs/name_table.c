@@ -20,7 +20,7 @@ static size_t name_hash(const struct name_ends *dir, const char *text)
 int names_init(struct name_table *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->buckets = calloc(NAMES_FIRST_BUCKETS, sizeof(*t->buckets));
+	t->buckets = calloc(NAMES_FIRST_BUCKETS, sizeof(struct name *));
 	if (!t->buckets)
 		return -ENOMEM;
 	t->nbuckets = NAMES_FIRST_BUCKETS;
@@ -58,7 +58,7 @@ static void names_grow(struct name_table *t)
 
 	if (t->count < t->nbuckets)
 		return;
-	grown = calloc(nb, sizeof(*grown));
+	grown = calloc(nb, sizeof(struct name *));
 	if (!grown)
 		return;
 	for (size_t b = 0; b < t->nbuckets; b++) {

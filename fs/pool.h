@@ -186,6 +186,9 @@ struct pool {
 	struct fault_state fault;     /* test-only fault injection (fault.h); inert otherwise */
 	struct opstats opstats;       /* requests served, by type (lock-free) */
 	atomic_int uring_seen;        /* transport.h: a request came over io_uring (lock not needed) */
+	/* Per-user stores: RELEASEs between pool_release_enter and _leave (changed under `lock`,
+	 * which release_done's waiters hold). */
+	int releases_in_flight;
 	/* log_denied rate limit */
 	long denied_window;
 	int denied_count;
@@ -319,6 +322,18 @@ int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how
  * node, NULL if it was freed meanwhile. */
 struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, int result);
 
+/* Per-user stores (backing.h): a file's room in its owner's tmpfs comes back only once the last
+ * reference to its backing file goes, which RELEASE drops after the daemon's count already gave
+ * it back. RELEASE marks that span (no lock; nothing without per-user stores), and a resize that
+ * the store refuses with ENOSPC while the count says it fits waits for it (bounded: 2 s) before
+ * its one retry: pool_resize_io. */
+void pool_release_enter(struct pool *p);
+void pool_release_leave(struct pool *p);
+/* No lock: the I/O step of a resize on `fd` (backing_resize, or fallocate(2) with `mode`, `off`
+ * and `len` when `fallocate` is set), retried once as above. 0 or -errno. */
+int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz, bool fallocate,
+		   int mode, off_t off, off_t len);
+
 /* Re-read every file's size from the backing store into the usage counters. */
 void pool_refresh_usage(struct pool *p);
 
@@ -338,6 +353,11 @@ struct hold_caller {
 };
 /* No lock: look up what a hold of `kind` taken by thread `tid` needs from /proc. */
 void pool_hold_caller(const struct pool *p, enum hold_kind kind, pid_t tid, struct hold_caller *c);
+/* The autohold rule (holds.h hold_autohold_kinds): what /proc says about a creator, read before
+ * the lock (no lock), and the hold it gets on the entry `n` it made. Never fails the create: a
+ * hold that cannot be had is logged, and the entry lives by the strict lifetime rule. */
+void pool_autohold_caller(const struct pool *p, pid_t tid, struct hold_caller *who);
+void pool_autohold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who);
 /* Holds: `who` as pool_hold_caller() filled it for req->kind (if it did not, the lookups are
  * made here, under the lock). */
 int pool_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
@@ -368,10 +388,10 @@ struct user_usage pool_user_usage(struct pool *p, uid_t uid);
 int pool_check(struct pool *p, char *buf, size_t len);
 #endif
 
+/* access.h's rule for `caller` doing `act` to `n`: 0 or the errno. */
+int pool_may_act(struct pool *p, uid_t caller, const struct node *n, enum access_act act);
 /* May `caller` look at / use `n` (everyone may use the shared root)? */
 bool pool_may(struct pool *p, uid_t caller, const struct node *n);
-/* May `caller` change `n` itself (attributes, xattrs, holds)? The root only by its owner. */
-bool pool_may_change(struct pool *p, uid_t caller, const struct node *n);
 void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n);
 
 uint64_t pool_now_ms(void);

@@ -10,8 +10,10 @@
  * passthrough write) only grows the reservation, and the commit gives back what begin reserved
  * only if nothing else changed it since. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "pool.h"
@@ -61,4 +63,63 @@ struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, in
 		log_warn("inode %" PRIu64 ": settling the size after a resize: %s", n->ino,
 			 strerror(-r));
 	return n;
+}
+
+void pool_release_enter(struct pool *p)
+{
+	if (!backing_per_user(&p->backing))
+		return;
+	pool_lock(p);
+	p->releases_in_flight++;
+	pool_unlock(p);
+}
+
+void pool_release_leave(struct pool *p)
+{
+	if (!backing_per_user(&p->backing))
+		return;
+	pool_lock(p);
+	if (p->releases_in_flight > 0)
+		p->releases_in_flight--;
+	pthread_cond_broadcast(&p->release_done);
+	pool_unlock(p);
+}
+
+/* Wait (lock not held) until no RELEASE is between enter and leave, at most 2 s. True if one
+ * was: the caller's ENOSPC may have been a file on its way out. */
+static bool wait_releases(struct pool *p)
+{
+	struct timespec until;
+	bool waited = false;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&p->lock);
+	while (p->releases_in_flight > 0) {
+		waited = true;
+		if (pthread_cond_timedwait(&p->release_done, &p->lock, &until) != 0)
+			break;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return waited;
+}
+
+static int resize_once(int fd, const struct pool_resize *rz, bool use_fallocate, int mode,
+		       off_t off, off_t len)
+{
+	if (!use_fallocate)
+		return backing_resize(fd, rz->end);
+	return fallocate(fd, mode, off, len) < 0 ? -errno : 0;
+}
+
+int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz, bool use_fallocate,
+		   int mode, off_t off, off_t len)
+{
+	int r = resize_once(fd, rz, use_fallocate, mode, off, len);
+
+	/* The daemon's count said it fits (begin reserved it), the user's store did not: a file
+	 * whose room the count gave back may still be on its way out of the store. */
+	if (r == -ENOSPC && backing_per_user(&p->backing) && wait_releases(p))
+		r = resize_once(fd, rz, use_fallocate, mode, off, len);
+	return r;
 }
