@@ -9,6 +9,29 @@ bool access_is_owner(const struct access_policy *p, uid_t caller, uid_t owner)
 	return caller == owner || (p->root_exempt && caller == 0);
 }
 
+int access_check_act(const struct access_policy *p, uid_t caller, uid_t owner, bool pool_root,
+		     enum access_act act)
+{
+	bool owns = access_is_owner(p, caller, owner);
+
+	switch (act) {
+	case ACCESS_USE:
+		return pool_root || owns ? 0 : -EACCES;
+	case ACCESS_CHANGE:
+		return owns ? 0 : pool_root ? -EPERM : -EACCES;
+	case ACCESS_REMODE:
+		return !pool_root && owns ? 0 : -EPERM;
+	case ACCESS_READ_COUNTERS:
+		return pool_root && owns ? 0 : -EACCES;
+	}
+	return -EACCES;
+}
+
+bool access_may_name_in(uid_t entry_owner, uid_t dir_owner, bool dir_is_pool_root)
+{
+	return dir_is_pool_root || dir_owner == entry_owner;
+}
+
 bool access_may_list(const struct access_policy *p, uid_t caller, uid_t owner)
 {
 	return access_is_owner(p, caller, owner);

@@ -15,6 +15,27 @@ struct access_policy {
 /* May `caller` operate on an entry owned by `owner`? */
 bool access_is_owner(const struct access_policy *p, uid_t caller, uid_t owner);
 
+/* What the owner-only rule tells apart (access_check_act). */
+enum access_act {
+	ACCESS_USE,            /* look up, list, open, access; create in a folder */
+	ACCESS_CHANGE,         /* xattrs, holds, times */
+	ACCESS_REMODE,         /* chmod, chown */
+	ACCESS_READ_COUNTERS,  /* the pool's request counters (user.poolfs.ops of the root) */
+};
+
+/* The one rule of who may act on an entry, the pool root included (docs/interface.md "Entries
+ * and permissions"). Any entry: its owner (access_is_owner). The pool root (`pool_root`) is
+ * shared like /tmp: everyone may use it; only its owner may change it (a sticky folder's rule:
+ * -EPERM for others) or read its counters; nobody changes its mode or owner (it stays 01777 and
+ * the pool owner's: -EPERM). Others' entries: -EACCES, and -EPERM for chmod/chown as on any
+ * filesystem. 0 or the errno. */
+int access_check_act(const struct access_policy *p, uid_t caller, uid_t owner, bool pool_root,
+		     enum access_act act);
+
+/* May an entry of `entry_owner` get a name (link) in a folder of `dir_owner`? Only where its
+ * owner could make one: its owner's folders and the shared pool root (`dir_is_pool_root`). */
+bool access_may_name_in(uid_t entry_owner, uid_t dir_owner, bool dir_is_pool_root);
+
 /* May `caller` see `owner`'s entry in a listing? (Same rule: other users' entries are hidden.) */
 bool access_may_list(const struct access_policy *p, uid_t caller, uid_t owner);
 

@@ -1,7 +1,9 @@
-/* cgroup2: the cgroup v2 mount point (see cgroup2.h). */
+/* cgroup2: the cgroup v2 mount point and whether a group is populated (see cgroup2.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup2.h"
 
@@ -50,4 +52,25 @@ int cgroup2_find_mount(const char *mountinfo, char *buf, size_t len)
 		r = -EIO;
 	fclose(f);
 	return r;
+}
+
+int cgroup2_populated(const char *dir)
+{
+	char path[8192], buf[512];
+	const char *pop;
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/cgroup.events", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	pop = strstr(buf, "populated ");
+	return pop ? pop[10] == '1' : -EIO;
 }

@@ -114,3 +114,23 @@ int hold_format_scope(const struct hold *h, char *buf, size_t len)
 		n = snprintf(buf, len, POOLFS_SCOPE_WORD_CGROUP ":%s", h->src->cgroup ? h->src->cgroup : "?");
 	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
 }
+
+size_t hold_autohold_kinds(enum autohold_choice choice, enum hold_kind out[2])
+{
+	switch (choice) {
+	case AUTOHOLD_PROCESS:
+		out[0] = HOLD_PID;
+		return 1;
+	case AUTOHOLD_SESSION:
+		out[0] = HOLD_SESSION;
+		out[1] = HOLD_PID;
+		return 2;
+	case AUTOHOLD_CGROUP:
+		out[0] = HOLD_CGROUP;
+		out[1] = HOLD_PID;
+		return 2;
+	case AUTOHOLD_NONE:
+	default:
+		return 0;
+	}
+}

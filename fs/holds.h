@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "options.h"
+
 enum hold_kind {
 	HOLD_PIN,       /* until released, unlinked or unmounted */
 	HOLD_PID,       /* until a process exits ("pid:N" and "process") */
@@ -28,6 +30,13 @@ struct hold_request {
 /* Parse a setxattr value ("pin", "process", "pid:N", "session", "cgroup"; one trailing NUL or
  * newline allowed). 0 or -EINVAL. */
 int hold_request_parse(const char *value, size_t len, struct hold_request *out);
+
+/* The autohold rule (mount option autohold=, docs/interface.md "Lifetime"): the holds a creator
+ * gets on what it makes, in the order to try them; the first one that can be had is taken. A
+ * session or cgroup hold falls back to the creator's process (a process in the root cgroup, or
+ * one whose session cannot be watched): an entry made with autohold on should not depend on how
+ * its creator was started. autohold=none gets none. Returns how many kinds are in `out`. */
+size_t hold_autohold_kinds(enum autohold_choice choice, enum hold_kind out[2]);
 
 struct hold;
 

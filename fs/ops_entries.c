@@ -96,37 +96,9 @@ void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 	fuse_reply_none(req);
 }
 
-static const enum hold_kind autohold_kinds[] = {
-	[AUTOHOLD_PROCESS] = HOLD_PID,
-	[AUTOHOLD_SESSION] = HOLD_SESSION,
-	[AUTOHOLD_CGROUP] = HOLD_CGROUP,
-};
-
 void autohold_caller(struct pool *p, fuse_req_t req, struct hold_caller *who)
 {
-	enum hold_kind kind = p->opts.autohold == AUTOHOLD_NONE ? HOLD_PIN
-								: autohold_kinds[p->opts.autohold];
-
-	pool_hold_caller(p, kind, fuse_req_ctx(req)->pid, who);
-}
-
-/* The hold every creator gets (mount option autohold). Never fails the create: a hold that
- * cannot be had is logged, and the entry is created with the strict lifetime rule. */
-static void autohold(struct pool *p, struct node *n, fuse_req_t req, const struct hold_caller *who)
-{
-	struct hold_request hr = {.pid = 0};
-	int r;
-
-	if (p->opts.autohold == AUTOHOLD_NONE)
-		return;
-	hr.kind = autohold_kinds[p->opts.autohold];
-	r = pool_hold(p, n, caller_uid(req), who, &hr);
-	if (r < 0 && hr.kind != HOLD_PID) {
-		hr.kind = HOLD_PID; /* e.g. a process in the root cgroup: its process is next best */
-		r = pool_hold(p, n, caller_uid(req), who, &hr);
-	}
-	if (r < 0)
-		log_warn("autohold for inode %" PRIu64 ": %s", n->ino, strerror(-r));
+	pool_autohold_caller(p, fuse_req_ctx(req)->pid, who);
 }
 
 int new_file_make(struct pool *p, fuse_req_t req, uid_t uid, int flags, struct new_file *nf)
@@ -199,7 +171,7 @@ int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fu
 		(*out)->battr = what->nf->st;
 		(*out)->battr_valid = true;
 	}
-	autohold(p, *out, req, who);
+	pool_autohold(p, *out, caller_uid(req), who);
 	return 0;
 }
 
@@ -212,6 +184,8 @@ static void reply_new_name(fuse_req_t req, struct pool *p, struct node *dir, con
 	struct stat st;
 	uint64_t dir_ino = dir ? dir->ino : 0;
 
+	if (r == 0 && !n)
+		r = -EIO; /* cannot happen: every success names its entry */
 	if (r == 0)
 		r = pool_stat(p, n, &st);
 	if (r == 0) {
@@ -354,7 +328,7 @@ static int check_link(struct pool *p, fuse_req_t req, fuse_ino_t ino, fuse_ino_t
 		return r;
 	if (pool_child(p, *dirp, name))
 		return -EEXIST;
-	if (*dirp != p->root && (*dirp)->uid != (*np)->uid)
+	if (!access_may_name_in((*np)->uid, (*dirp)->uid, *dirp == p->root))
 		return -EPERM;
 	return 0;
 }

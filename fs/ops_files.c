@@ -94,9 +94,10 @@ static int check_setattr(struct pool *p, fuse_req_t req, struct node *n, const s
 	uid_t caller = caller_uid(req);
 	int r;
 
-	if (n->ino == POOL_ROOT_INO && (what & (ACCESS_ATTR_MODE | ACCESS_ATTR_OWNER)))
-		return -EPERM; /* the shared root stays 01777 and the pool owner's */
-	r = access_check_setattr(&p->policy, caller, n->uid, what, via_handle);
+	r = (what & (ACCESS_ATTR_MODE | ACCESS_ATTR_OWNER)) ? pool_may_act(p, caller, n, ACCESS_REMODE)
+								   : 0;
+	if (r == 0)
+		r = access_check_setattr(&p->policy, caller, n->uid, what, via_handle);
 	if (r < 0) {
 		pool_log_denied(p, caller, "change", n);
 		return r;
@@ -128,7 +129,7 @@ static int set_size(struct pool *p, struct node **np, uint64_t size,
 	pool_unlock(p);
 	fault_stall(&p->fault);
 	fd = fi ? (int)fi->fh : backing_open_file(&p->backing, rz.uid, rz.ino, O_RDWR);
-	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : backing_resize(fd, size);
+	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : pool_resize_io(p, fd, &rz, false, 0, 0, 0);
 	if (!fi && fd >= 0)
 		close(fd);
 	pool_lock(p);
@@ -197,7 +198,7 @@ void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 
 	pool_lock(p);
 	r = get_owned(p, req, ino, "access", &n);
-	if (r == 0 && mask != F_OK && n->ino != POOL_ROOT_INO)
+	if (r == 0 && mask != F_OK)
 		r = access_check_mask_as(n->perm, n->is_dir, caller_uid(req), mask);
 	pool_unlock(p);
 	fuse_reply_err(req, -r);
@@ -419,6 +420,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	struct dp_release rel = {.pending = false};
 
+	pool_release_enter(p);
 	/* The lock covers only the counters: the fd's close and the data path's system calls run
 	 * outside it (docs/design.md "Locking and threads"), after the reply nobody waits for. */
 	pool_lock(p);
@@ -439,17 +441,18 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pool_unlock(p);
 	fuse_reply_err(req, 0);
 	close((int)fi->fh);
-	if (!rel.pending)
-		return;
-	p->dp->release_io(p, &rel);
-	pool_lock(p);
-	/* Only a removed and forgotten node is freed, and `releasing` keeps it unremoved. */
-	n = pool_node(p, rel.ino);
-	if (n && rel.probe)
-		n->releasing = false;
-	pthread_cond_broadcast(&p->release_done);
-	p->dp->release_commit(p, n, &rel);
-	pool_unlock(p);
+	if (rel.pending) {
+		p->dp->release_io(p, &rel);
+		pool_lock(p);
+		/* Only a removed and forgotten node is freed, and `releasing` keeps it unremoved. */
+		n = pool_node(p, rel.ino);
+		if (n && rel.probe)
+			n->releasing = false;
+		pthread_cond_broadcast(&p->release_done);
+		p->dp->release_commit(p, n, &rel);
+		pool_unlock(p);
+	}
+	pool_release_leave(p);
 }
 
 void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
@@ -475,8 +478,7 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 		fuse_reply_err(req, -r);
 		return;
 	}
-	if (fallocate((int)fi->fh, mode, off, len) < 0)
-		r = -errno;
+	r = pool_resize_io(p, (int)fi->fh, &rz, true, mode, off, len);
 	pool_lock(p);
 	pool_resize_commit(p, &rz, r);
 	pool_unlock(p);

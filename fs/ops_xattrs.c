@@ -32,10 +32,8 @@ static int get_changeable(struct pool *p, fuse_req_t req, fuse_ino_t ino, const 
 {
 	int r = get_owned(p, req, ino, what, out);
 
-	if (r == 0 && !pool_may_change(p, caller_uid(req), *out)) {
+	if (r == 0 && (r = pool_may_act(p, caller_uid(req), *out, ACCESS_CHANGE)) < 0)
 		pool_log_denied(p, caller_uid(req), what, *out);
-		r = -EPERM;
-	}
 	return r;
 }
 
@@ -50,7 +48,7 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 
 	if (strcmp(name, POOLFS_XATTR_DEBUG_FAULT) != 0 && strcmp(name, POOLFS_XATTR_DEBUG_CHECK) != 0)
 		return 0;
-	if (n->ino != POOL_ROOT_INO || !pool_may_change(p, caller_uid(req), n)) {
+	if (n->ino != POOL_ROOT_INO || pool_may_act(p, caller_uid(req), n, ACCESS_CHANGE) < 0) {
 		*r = -EPERM;
 		return 1;
 	}
@@ -152,8 +150,10 @@ static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const cha
 	if (strcmp(name, POOLFS_XATTR_REFS) == 0)
 		return pool_refs_text(p, n, out);
 	if (strcmp(name, POOLFS_XATTR_OPS) == 0 && n->ino == POOL_ROOT_INO) {
-		if (!pool_may_change(p, caller_uid(req), n))
-			return -EACCES; /* what others do is the pool owner's business only */
+		/* what others do is the pool owner's business only */
+		r = pool_may_act(p, caller_uid(req), n, ACCESS_READ_COUNTERS);
+		if (r < 0)
+			return r;
 		*out = pool_alloc(p, 4096);
 		if (!*out)
 			return -ENOMEM;

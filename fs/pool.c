@@ -412,18 +412,14 @@ void pool_note_open(struct pool *p, struct node *n, pid_t tid)
 
 /* ---- permissions ---------------------------------------------------------------------------- */
 
-bool pool_may(struct pool *p, uid_t caller, const struct node *n)
+int pool_may_act(struct pool *p, uid_t caller, const struct node *n, enum access_act act)
 {
-	if (n->ino == POOL_ROOT_INO)
-		return true; /* the shared root: everyone may look, list (filtered) and create */
-	return access_is_owner(&p->policy, caller, n->uid);
+	return access_check_act(&p->policy, caller, n->uid, n == p->root, act);
 }
 
-bool pool_may_change(struct pool *p, uid_t caller, const struct node *n)
+bool pool_may(struct pool *p, uid_t caller, const struct node *n)
 {
-	/* The root's uid is the pool's owner: only it (or root with root_exempt) may hold the
-	 * root, set its xattrs or change its attributes. */
-	return access_is_owner(&p->policy, caller, n->uid);
+	return pool_may_act(p, caller, n, ACCESS_USE) == 0;
 }
 
 void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n)

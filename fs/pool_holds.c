@@ -14,11 +14,11 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "cgroup2.h"
 #include "log.h"
 #include "poolfs_names.h"
 #include "pool.h"
 #include "session.h"
-#include "datapath.h"
 #include "watch.h"
 
 /* The kernel reports the calling thread; holds belong to its process. */
@@ -63,27 +63,14 @@ static int cgroup_of(pid_t pid, char *buf, size_t len)
 	return r;
 }
 
-/* Reads cgroup.events: 1 if populated, 0 if empty, negative errno. */
+/* Is cgroup `cg` (relative to the cgroup2 mount) populated: 1, 0, or -errno (cgroup2.h). */
 static int cgroup_populated(const struct pool *p, const char *cg)
 {
-	char path[8192], buf[512];
-	int fd;
-	ssize_t n;
-	const char *pop;
+	char dir[8192];
 
-	snprintf(path, sizeof(path), "%s%s/cgroup.events", p->cgroup2_root, cg);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	pop = strstr(buf, "populated ");
-	if (!pop)
-		return -EIO;
-	return pop[10] == '1';
+	if (snprintf(dir, sizeof(dir), "%s%s", p->cgroup2_root, cg) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	return cgroup2_populated(dir);
 }
 
 static void source_fired(void *ctx, int fd);
@@ -511,4 +498,28 @@ int pool_release_holds(struct pool *p, struct node *n, uid_t uid)
 		return -ENODATA;
 	pool_recheck_subtree(p, n);
 	return 0;
+}
+
+void pool_autohold_caller(const struct pool *p, pid_t tid, struct hold_caller *who)
+{
+	enum hold_kind kinds[2];
+
+	if (hold_autohold_kinds(p->opts.autohold, kinds) == 0)
+		kinds[0] = HOLD_PIN; /* nothing to look up */
+	pool_hold_caller(p, kinds[0], tid, who);
+}
+
+void pool_autohold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who)
+{
+	enum hold_kind kinds[2];
+	size_t nkinds = hold_autohold_kinds(p->opts.autohold, kinds);
+	int r = 0;
+
+	for (size_t i = 0; i < nkinds; i++) {
+		r = pool_hold(p, n, uid, who, &(struct hold_request){.kind = kinds[i]});
+		if (r == 0)
+			return;
+	}
+	if (nkinds)
+		log_warn("autohold for inode %" PRIu64 ": %s", n->ino, strerror(-r));
 }

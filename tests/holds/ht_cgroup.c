@@ -59,22 +59,7 @@ int cg2_move(const char *dir, pid_t pid)
 
 int cg2_populated(const char *dir)
 {
-	char path[PATH_MAX + 32], buf[512];
-	int fd;
-	ssize_t n;
-	const char *pop;
-
-	snprintf(path, sizeof(path), "%s/cgroup.events", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	pop = strstr(buf, "populated ");
-	return pop ? pop[10] == '1' : -EIO;
+	return cgroup2_populated(dir); /* as the daemon reads it */
 }
 
 /* Whether a throwaway child can move itself into dir: 0, or -errno with the reason in msg.

@@ -270,6 +270,62 @@ static void mask_as_root_and_others(void **state)
 			}
 }
 
+/* The pool-root rule and the owner-only rule in one table: who (the owner, another user, root
+ * with and without root_exempt) does what to the root or to an ordinary entry. */
+static void act_table(void **state)
+{
+	const struct access_policy plain = {.root_exempt = false}, exempt = {.root_exempt = true};
+	static const struct {
+		bool exempt, pool_root;
+		uid_t caller, owner;
+		enum access_act act;
+		int want;
+	} rows[] = {
+		/* the shared root: everyone uses it */
+		{false, true, 1000, 0, ACCESS_USE, 0},
+		{false, true, 0, 0, ACCESS_USE, 0},
+		/* only its owner changes it; others get a sticky folder's EPERM */
+		{false, true, 0, 0, ACCESS_CHANGE, 0},
+		{false, true, 1000, 0, ACCESS_CHANGE, -EPERM},
+		{false, true, 1000, 1000, ACCESS_CHANGE, 0},  /* a pool mounted by a user */
+		{false, true, 0, 1000, ACCESS_CHANGE, -EPERM},
+		{true, true, 0, 1000, ACCESS_CHANGE, 0},
+		/* nobody changes its mode or owner, not even its owner */
+		{false, true, 0, 0, ACCESS_REMODE, -EPERM},
+		{false, true, 1000, 1000, ACCESS_REMODE, -EPERM},
+		{true, true, 0, 1000, ACCESS_REMODE, -EPERM},
+		/* its counters: its owner only */
+		{false, true, 0, 0, ACCESS_READ_COUNTERS, 0},
+		{false, true, 1000, 0, ACCESS_READ_COUNTERS, -EACCES},
+		{false, false, 0, 0, ACCESS_READ_COUNTERS, -EACCES},  /* only the root has them */
+		/* an ordinary entry: its owner only */
+		{false, false, 1000, 1000, ACCESS_USE, 0},
+		{false, false, 1001, 1000, ACCESS_USE, -EACCES},
+		{false, false, 0, 1000, ACCESS_USE, -EACCES},
+		{true, false, 0, 1000, ACCESS_USE, 0},
+		{true, false, 1001, 1000, ACCESS_USE, -EACCES},
+		{false, false, 1000, 1000, ACCESS_CHANGE, 0},
+		{false, false, 1001, 1000, ACCESS_CHANGE, -EACCES},
+		{false, false, 1000, 1000, ACCESS_REMODE, 0},
+		{false, false, 1001, 1000, ACCESS_REMODE, -EPERM},
+		{false, false, 0, 1000, ACCESS_REMODE, -EPERM},
+		{true, false, 0, 1000, ACCESS_REMODE, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < N(rows); i++) {
+		int got = access_check_act(rows[i].exempt ? &exempt : &plain, rows[i].caller,
+					   rows[i].owner, rows[i].pool_root, rows[i].act);
+		if (got != rows[i].want)
+			fail_msg("row %zu: got %d, want %d", i, got, rows[i].want);
+	}
+	/* where an entry may get another name */
+	assert_true(access_may_name_in(1000, 1000, false));
+	assert_true(access_may_name_in(1000, 0, true));
+	assert_false(access_may_name_in(1000, 0, false));
+	assert_false(access_may_name_in(1000, 1001, false));
+}
+
 /* ---- setattr and holds (access_check_setattr, access_hold_keeps) ---- */
 
 /* One row per case: who changes what of whose entry, through a handle or not, and the answer
@@ -335,6 +391,7 @@ static const struct CMUnitTest scenarios[] = {
 	cmocka_unit_test(list_matches_owner_rule),
 	cmocka_unit_test(effective_mode_every_value),
 	cmocka_unit_test(mask_as_root_and_others),
+	cmocka_unit_test(act_table),
 	cmocka_unit_test(mask_exhaustive),
 	cmocka_unit_test(setattr_table),
 	cmocka_unit_test(hold_keeps_only_what_the_holder_may_access),

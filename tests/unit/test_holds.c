@@ -255,6 +255,41 @@ static void parse_length_boundaries(void **state)
 	}
 }
 
+/* The autohold rule, one row per mount option value: the kinds a creator's hold is tried as, in
+ * order (hold_autohold_kinds). */
+static void autohold_rule_table(void **state)
+{
+	static const struct {
+		enum autohold_choice choice;
+		size_t n;
+		enum hold_kind kinds[2];
+	} rows[] = {
+		{AUTOHOLD_NONE, 0, {HOLD_PIN, HOLD_PIN}},
+		{AUTOHOLD_PROCESS, 1, {HOLD_PID, HOLD_PIN}},
+		/* a session or cgroup that cannot be held falls back to the creator's process */
+		{AUTOHOLD_SESSION, 2, {HOLD_SESSION, HOLD_PID}},
+		{AUTOHOLD_CGROUP, 2, {HOLD_CGROUP, HOLD_PID}},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		enum hold_kind got[2] = {HOLD_PIN, HOLD_PIN};
+		size_t n = hold_autohold_kinds(rows[i].choice, got);
+
+		assert_int_equal(n, rows[i].n);
+		for (size_t k = 0; k < n; k++)
+			assert_int_equal(got[k], rows[i].kinds[k]);
+		/* never a pin: an autohold must end by itself */
+		for (size_t k = 0; k < n; k++)
+			assert_int_not_equal(got[k], HOLD_PIN);
+	}
+	/* a value outside the enum (a future option) gets none, not garbage */
+	{
+		enum hold_kind got[2];
+		assert_int_equal(hold_autohold_kinds((enum autohold_choice)99, got), 0);
+	}
+}
+
 static void parse_every_prefix_of_valid(void **state)
 {
 	(void)state;
@@ -718,6 +753,7 @@ static void format_too_small(void **state)
 }
 
 static const struct CMUnitTest scenarios[] = {
+	cmocka_unit_test(autohold_rule_table),
 	cmocka_unit_test(parse_pid_boundaries),
 	cmocka_unit_test(parse_process_clears_pid),
 	cmocka_unit_test(parse_bad_values),
