@@ -235,6 +235,7 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 			/* A user's store is never bigger than the whole pool may be. */
 			b->user_limit = cfg->limit && cfg->limit < cfg->user_limit ? cfg->limit
 										   : cfg->user_limit;
+			b->user_limit_is_quota = b->user_limit == cfg->user_limit;
 			b->huge = cfg->huge;
 			log_info("backing: max_user_size: each user's files in a private tmpfs instance "
 				 "of %" PRIu64 " bytes of its own, made at its first file", b->user_limit);
@@ -299,6 +300,11 @@ void backing_close(struct backing *b)
 bool backing_per_user(const struct backing *b)
 {
 	return b->user_limit > 0;
+}
+
+int backing_store_full_errno(const struct backing *b)
+{
+	return b->user_limit && b->user_limit_is_quota ? -EDQUOT : -ENOSPC;
 }
 
 /* The store of `uid`'s files: its own with per-user stores (made if `make`; -ENOENT if it has

@@ -36,6 +36,7 @@ struct backing {
 	/* Per-user stores: the size of each (0: none, every file in dir_fd), their huge= and the
 	 * stores made so far, under stores_lock (a leaf: nothing is taken under it). */
 	uint64_t user_limit;
+	bool user_limit_is_quota;  /* user_limit is max_user_size (not a smaller max_size) */
 	const char *huge;
 	pthread_mutex_t stores_lock;
 	struct backing_user_store *stores;
@@ -73,6 +74,10 @@ int backing_sweep(int dir_fd);
 
 /* Per-user stores: is each user's data bounded by the kernel (backing_open made them)? */
 bool backing_per_user(const struct backing *b);
+/* A resize's ENOSPC from a user's store, as the user should see it: EDQUOT where the store is
+ * exactly the user's quota (it is full: the quota is used up, by writes the daemon never saw),
+ * else ENOSPC. */
+int backing_store_full_errno(const struct backing *b);
 
 /* A new file for `ino` owned by `uid` (in its store, made now if it is the user's first): an
  * O_RDWR fd, or -errno (-ENOSPC and friends when a user's store cannot be made). */

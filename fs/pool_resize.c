@@ -121,5 +121,8 @@ int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz, bool us
 	 * whose room the count gave back may still be on its way out of the store. */
 	if (r == -ENOSPC && backing_per_user(&p->backing) && wait_releases(p))
 		r = resize_once(fd, rz, use_fallocate, mode, off, len);
+	/* Still full: passthrough writes the count never saw used the user's store up. */
+	if (r == -ENOSPC && backing_per_user(&p->backing))
+		r = backing_store_full_errno(&p->backing);
 	return r;
 }
