@@ -197,9 +197,16 @@ static void destroy(struct pool *p, struct node *n)
 
 bool pool_held_above(const struct pool *p, const struct node *n)
 {
-	/* Every name's folders: a hard link in a held folder keeps the entry under all names. */
+	const struct node *walked = NULL;
+
+	/* Every name's folders: a hard link in a held folder keeps the entry under all names. Names
+	 * made one after another in one folder sit next to each other in the list: a folder just
+	 * walked is not walked again, so 65000 links in one folder cost one walk, not 65000. */
 	for (const struct name *nm = n->ends.names; nm; nm = nm->alias_next) {
-		for (const struct node *a = pool_name_dir(nm); a; a = pool_parent(a)) {
+		if (pool_name_dir(nm) == walked)
+			continue;
+		walked = pool_name_dir(nm);
+		for (const struct node *a = walked; a; a = pool_parent(a)) {
 			if (a->life.holds == 0)
 				continue;
 			for (const struct hold *h = a->holds; h; h = h->node_next)

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
+#include <unistd.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,9 @@ struct above {
 struct entry {
 	const char *path, *name;
 	struct stat st;
+	/* Files and folders only: the kernel gives symlinks, FIFOs and sockets no user.* xattrs,
+	 * so what keeps them (their holds, or a folder's above) is not readable (has_refs false). */
+	bool has_refs;
 	struct poolfs_refs refs;
 	const struct above *above;
 };
@@ -87,15 +91,23 @@ static void find_holds_above(const char *dir, struct above *a)
 
 static bool is_lingering(const struct entry *e)
 {
-	return e->refs.opens == 0 && !e->refs.mapped && e->refs.nholds == 0 &&
+	return e->has_refs && e->refs.opens == 0 && !e->refs.mapped && e->refs.nholds == 0 &&
 	       e->refs.children == 0 && e->above->n == 0;
+}
+
+/* The kind of entry, for --json's "type". */
+static const char *kind_name(mode_t m)
+{
+	return S_ISDIR(m) ? "folder" : S_ISLNK(m) ? "symlink" : S_ISFIFO(m) ? "fifo"
+	       : S_ISSOCK(m) ? "socket" : S_ISREG(m) ? "file" : "other";
 }
 
 static void mode_text(mode_t m, char out[11])
 {
 	static const char bits[] = "rwxrwxrwx";
 
-	out[0] = S_ISDIR(m) ? 'd' : S_ISREG(m) ? '-' : '?';
+	out[0] = S_ISDIR(m) ? 'd' : S_ISREG(m) ? '-' : S_ISLNK(m) ? 'l' : S_ISFIFO(m) ? 'p'
+		 : S_ISSOCK(m) ? 's' : '?';
 	for (int i = 0; i < 9; i++)
 		out[1 + i] = (m & (0400 >> i)) ? bits[i] : '-';
 	out[10] = '\0';
@@ -129,6 +141,17 @@ static void print_text(const struct entry *e)
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	printf("%s %2lu %-8s %-8s %10lld %s %s ", mode, (unsigned long)e->st.st_nlink, user, group,
 	       (long long)e->st.st_size, when, e->name);
+	if (S_ISLNK(e->st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(e->path, target, sizeof(target) - 1);
+
+		if (n >= 0) {
+			target[n] = '\0';
+			printf("-> %s", target);
+		}
+	}
+	if (!e->has_refs && e->st.st_nlink > 1)
+		printf(" names=%lu", (unsigned long)e->st.st_nlink);
 	if (e->refs.names > 1)
 		printf(" names=%lu", (unsigned long)e->refs.names);
 	if (e->refs.opens)
@@ -160,14 +183,15 @@ static void print_json(struct out *o, const struct entry *e)
 	printf(", \"name\": ");
 	json_string(e->name);
 	printf(", \"type\": \"%s\", \"mode\": \"%04o\", \"uid\": %lu, \"user\": ",
-	       S_ISDIR(e->st.st_mode) ? "folder" : "file", (unsigned)(e->st.st_mode & 07777),
+	       kind_name(e->st.st_mode), (unsigned)(e->st.st_mode & 07777),
 	       (unsigned long)e->st.st_uid);
 	json_string(user);
 	printf(", \"size\": %lld, \"mtime\": %lld, ", (long long)e->st.st_size,
 	       (long long)e->st.st_mtime);
 	/* the daemon's count of names; null from a daemon that does not say */
-	if (e->refs.names)
-		printf("\"names\": %lu, ", (unsigned long)e->refs.names);
+	if (e->refs.names || !e->has_refs)
+		printf("\"names\": %lu, ", e->has_refs ? (unsigned long)e->refs.names
+							: (unsigned long)e->st.st_nlink);
 	else
 		printf("\"names\": null, ");
 	printf("\"opens\": %llu, \"mapped\": %s, \"children\": %llu, \"holds\": [",
@@ -196,7 +220,9 @@ static int show_entry(struct out *o, const char *path, const char *name, const s
 		ls_error(path, errno);
 		return 1;
 	}
-	r = poolfs_refs(path, &e.refs);
+	e.has_refs = S_ISREG(e.st.st_mode) || S_ISDIR(e.st.st_mode);
+	/* Never asked of a symlink: getxattr would follow it to whatever it names. */
+	r = e.has_refs ? poolfs_refs(path, &e.refs) : 0;
 	if (r < 0) {
 		ls_error(path, -r);
 		return 1;

@@ -107,6 +107,26 @@ assert entries['c']['names'] == 2 and entries['c2']['names'] == 2, entries
 assert entries['a']['names'] == 1, entries['a']
 PYEOF
 
+# A symlink and a FIFO (held by the folder's pin): listed with their kind, the symlink with its
+# target, no error and exit 0; their refs are not readable (no user.* xattrs on them), so
+# neither is called lingering.
+ln -s c "$job/sl" || fail "ln -s"
+mkfifo "$job/ff" || fail "mkfifo"
+"$poolctl" ls "$job" >"$T/kinds.txt" 2>"$T/kinds.err" || fail "ls with a symlink and a FIFO: $(cat "$T/kinds.err")"
+[[ ! -s $T/kinds.err ]] || fail "ls with a symlink and a FIFO said: $(cat "$T/kinds.err")"
+has "$job" sl "-> c" || fail "sl: $(line_of "$job" sl)"
+[[ $(line_of "$job" sl) == lrwx------* ]] || fail "sl: $(line_of "$job" sl)"
+[[ $(line_of "$job" ff) == prw-------* ]] || fail "ff: $(line_of "$job" ff)"
+[[ $(line_of "$job" ff) != *lingering* ]] || fail "ff: $(line_of "$job" ff)"
+"$poolctl" ls --json "$job" >"$T/kinds.json" || fail "ls --json with a symlink and a FIFO"
+"$PY" - "$T/kinds.json" <<'PYEOF' || fail "ls --json kinds: $(cat "$T/kinds.json")"
+import json, sys
+entries = {e['name']: e for e in json.load(open(sys.argv[1]))}
+assert entries['sl']['type'] == 'symlink' and entries['ff']['type'] == 'fifo', entries
+assert not entries['sl']['lingering'] and not entries['ff']['lingering'], entries
+PYEOF
+rm "$job/sl" "$job/ff"
+
 # Not a pool: one message, exit 1. Unknown option: exit 2.
 rc=0
 "$poolctl" ls "$T" 2>"$T/err" || rc=$?
