@@ -218,7 +218,7 @@ build_libfuse() {
     run_logged fuse3-install env DESTDIR="$work/stage" ninja -C "$work/build" install
     local stage=$work/stage$FUSE_PREFIX
     # libfuse's own example file system passthrough_hp (C++, hence g++), the reference
-    # scripts/bench measures FUSE's floor with (README, "Small files and metadata"); libfuse
+    # scripts/bench measures FUSE's floor with (docs/performance.md, "Small files and metadata"); libfuse
     # does not install its examples itself.
     [[ -x $work/build/example/passthrough_hp ]] ||
         die "libfuse's example passthrough_hp was not built (is g++ installed? see $LOG_DIR/fuse3-meson.log)"
