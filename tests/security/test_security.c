@@ -14,9 +14,9 @@
  * stat, lstat, readlink, open+close, listing of the folders), so that entries and attributes the
  * kernel caches for the owner (docs/design.md "Caching") never turn a refusal into an answer.
  *
- * The entry kinds (symbolic links, FIFOs, Unix sockets, hard links: issue 20) have tables of
- * their own on a pool with autohold=session, where A's and B's symlinks, FIFOs and sockets in the
- * shared root stay after the process that made them (with autohold=none they would go at once).
+ * The entry kinds (symbolic links, FIFOs, Unix sockets, hard links: docs/interface.md "Kinds of
+ * entry") have tables of their own on a pool with autohold=session, where A's and B's symlinks,
+ * FIFOs and sockets in the shared root stay after the process that made them (with autohold=none they would go at once).
  *
  * One test: SEC_FILTER=test_refusals_warm (cmocka's wildcards) POOLFS_DATAPATH=... as root.
  */
