@@ -107,6 +107,10 @@ uint64_t sum_words(const unsigned char *p, size_t size);
  * from open to close. */
 int map_and_sum(const char *path, size_t size, double *secs);
 
+/* Fork; the child runs fn(arg, msg) and sends the `len` bytes of msg back into the parent's msg.
+ * 0 once they arrived; -ECHILD if the child sent none (it died), else -errno of pipe/fork/wait. */
+int run_in_child(void (*fn)(void *arg, void *msg), void *arg, void *msg, size_t len);
+
 /* Fork; the child runs map_and_sum and sends its result back: 0 or -errno. */
 int child_map_and_sum(const char *path, size_t size, double *secs);
 

@@ -1,4 +1,4 @@
-/* bench_shm: the POSIX shared-memory rows of poolfs-bench (issue 21): what a pool mounted on
+/* bench_shm: the POSIX shared-memory rows of poolfs-bench (docs/devshm.md): what a pool mounted on
  * /dev/shm costs the libraries that use it (Python's multiprocessing and shared_memory, joblib,
  * loky, Open MPI).
  *   shm  shm_open(O_CREAT|O_EXCL) + ftruncate 1 MiB + mmap + a write to every page + munmap +
@@ -179,36 +179,32 @@ static void run_cycles(const struct bench_cfg *c, const char *dir, int sem, stru
 	m->ret = 0;
 }
 
+struct cycles_args {
+	const struct bench_cfg *c;
+	const char *dir;
+	int sem;
+};
+
+static void cycles_child(void *arg, void *msg)
+{
+	const struct cycles_args *a = arg;
+	struct shm_msg *m = msg;
+
+	snprintf(m->what, sizeof(m->what), "the child process");
+	run_cycles(a->c, a->dir, a->sem, m);
+}
+
 static int t_cycles(const struct bench_cfg *c, struct bench_target *t, unsigned rep, int sem)
 {
 	const char *test = sem ? "sem" : "shm";
+	struct cycles_args args = {.c = c, .dir = t->dir, .sem = sem};
 	struct shm_msg m = { .ret = -EIO };
-	int pfd[2], status, ret = 0;
-	pid_t pid;
+	int ret = run_in_child(cycles_child, &args, &m, sizeof(m));
 
-	if (pipe(pfd) < 0)
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		ret = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return ret;
-	}
-	if (pid == 0) {
-		close(pfd[0]);
-		snprintf(m.what, sizeof(m.what), "the child process");
-		run_cycles(c, t->dir, sem, &m);
-		_exit(write(pfd[1], &m, sizeof(m)) == sizeof(m) ? 0 : 1);
-	}
-	close(pfd[1]);
-	if (read(pfd[0], &m, sizeof(m)) != sizeof(m))
+	if (ret == -ECHILD)
 		m = (struct shm_msg){ .ret = -ECHILD, .what = "the child process" };
-	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	else if (ret)
+		return ret;
 	if (m.ret) {
 		fprintf(stderr, "poolfs-bench: %s on %s: %s: %s\n", test, t->name, m.what, strerror(-m.ret));
 		return m.ret;

@@ -180,14 +180,8 @@ out:
 	return ret;
 }
 
-struct child_msg {
-	int ret;
-	double secs;
-};
-
-int child_map_and_sum(const char *path, size_t size, double *secs)
+int run_in_child(void (*fn)(void *arg, void *msg), void *arg, void *msg, size_t len)
 {
-	struct child_msg msg = { .ret = -EIO };
 	int pfd[2], status, ret = 0;
 	pid_t pid;
 
@@ -203,16 +197,43 @@ int child_map_and_sum(const char *path, size_t size, double *secs)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		msg.ret = map_and_sum(path, size, &msg.secs);
-		_exit(write(pfd[1], &msg, sizeof(msg)) == sizeof(msg) ? 0 : 1);
+		fn(arg, msg);
+		_exit(write(pfd[1], msg, len) == (ssize_t)len ? 0 : 1);
 	}
 	close(pfd[1]);
-	if (read(pfd[0], &msg, sizeof(msg)) != sizeof(msg))
+	if (read(pfd[0], msg, len) != (ssize_t)len)
 		ret = -ECHILD;
 	close(pfd[0]);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
+	return ret;
+}
+
+struct child_msg {
+	int ret;
+	double secs;
+};
+
+struct map_and_sum_args {
+	const char *path;
+	size_t size;
+};
+
+static void map_and_sum_child(void *arg, void *msg)
+{
+	const struct map_and_sum_args *a = arg;
+	struct child_msg *m = msg;
+
+	m->ret = map_and_sum(a->path, a->size, &m->secs);
+}
+
+int child_map_and_sum(const char *path, size_t size, double *secs)
+{
+	struct map_and_sum_args args = {.path = path, .size = size};
+	struct child_msg msg = { .ret = -EIO };
+	int ret = run_in_child(map_and_sum_child, &args, &msg, sizeof(msg));
+
 	if (ret)
 		return ret;
 	*secs = msg.secs;

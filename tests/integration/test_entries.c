@@ -1,6 +1,6 @@
-/* Entry kinds (issue 20) against real multi-user pools (allow_other, mounted by root): hard links
- * (names apart from entries), symbolic links, FIFOs, Unix sockets, refused device nodes, and root
- * on its own entries. The spec is docs/interface.md with the entry-kinds behaviour: every errno
+/* Entry kinds (docs/interface.md "Kinds of entry") against real multi-user pools (allow_other,
+ * mounted by root): hard links (names apart from entries), symbolic links, FIFOs, Unix sockets,
+ * refused device nodes, and root on its own entries. The spec is docs/interface.md with the entry-kinds behaviour: every errno
  * path of it has a test here; the combinations of modes, names and targets are
  * test_entry_table.c's, the fs.protected_* sysctls test_protected.c's, other users' refusals
  * tests/security's.
@@ -29,15 +29,6 @@
  * one entry may have. */
 #define NAME_COST 320
 #define MAX_NAMES 65000
-
-/* fn(arg) as uid/gid must pass every step. */
-#define AS_OK(uid_, gid_, fn, arg)                                                            \
-	do {                                                                                  \
-		int r_ = run_as_user((uid_), (gid_), (fn), (arg));                            \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s:%d: %s as uid %d failed at step %d", __FILE__, __LINE__, #fn, \
-				 (int)(uid_), r_);                                            \
-	} while (0)
 
 static int setup_none(void **state)
 {

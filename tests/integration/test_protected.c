@@ -21,14 +21,6 @@
 #define UID_B 1002
 #define GID_B 1002
 
-#define AS_OK(uid_, gid_, fn, arg)                                                            \
-	do {                                                                                  \
-		int r_ = run_as_user((uid_), (gid_), (fn), (arg));                            \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s:%d: %s as uid %d failed at step %d", __FILE__, __LINE__, #fn, \
-				 (int)(uid_), r_);                                            \
-	} while (0)
-
 /* One place a scene is made in: the pool's root, or the sticky tmpfs folder. */
 struct place {
 	const char *what;	/* "pool" or "tmpfs" */

@@ -177,6 +177,15 @@ void tu_dump_log(void);
 	} while (0)
 
 /* fn(arg) as OTHER_UID must pass every step. */
+/* fn(arg) as uid/gid must pass every step. */
+#define AS_OK(uid_, gid_, fn, arg)                                                            \
+	do {                                                                                  \
+		int r_ = run_as_user((uid_), (gid_), (fn), (arg));                            \
+		if (r_ != 0)                                                                  \
+			fail_msg("%s:%d: %s as uid %d failed at step %d", __FILE__, __LINE__, #fn, \
+				 (int)(uid_), r_);                                            \
+	} while (0)
+
 #define AS_OTHER_OK(fn, arg)                                                                  \
 	do {                                                                                  \
 		int r_ = run_as_user(OTHER_UID, OTHER_GID, (fn), (arg));                      \
