@@ -333,6 +333,13 @@ static int run_loop(struct daemon *d)
 		log_error("%s", d->pool->init_error);
 		return EXIT_NO_DATAPATH;
 	}
+	/* The kernel ended the connection rather than closing it: seen (rarely, under load, with
+	 * libfuse 3.14) when a lazily unmounted pool's last user went, where ENODEV is the usual
+	 * answer. The mount is gone either way, which is the end asked for, not a failure. */
+	if (r == -ECONNABORTED) {
+		log_info("the kernel aborted the FUSE connection: ending as after an unmount");
+		r = 0;
+	}
 	/* libfuse's signal handlers end the loop with the signal's number: SIGTERM, SIGINT and
 	 * SIGHUP are how a supervisor asks for a clean unmount, not failures. */
 	return (r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP) ? 0 : 1;
