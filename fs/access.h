@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 struct access_policy {
-	bool root_exempt;     /* mount option root_exempt: uid 0 may touch every entry */
+	bool root_exempt; /* mount option root_exempt: uid 0 may touch every entry */
 };
 
 /* May `caller` operate on an entry owned by `owner`? */
@@ -17,10 +17,10 @@ bool access_is_owner(const struct access_policy *p, uid_t caller, uid_t owner);
 
 /* What the owner-only rule tells apart (access_check_act). */
 enum access_act {
-	ACCESS_USE,            /* look up, list, open, access; create in a folder */
-	ACCESS_CHANGE,         /* xattrs, holds, times */
-	ACCESS_REMODE,         /* chmod, chown */
-	ACCESS_READ_COUNTERS,  /* the pool's request counters (user.poolfs.ops of the root) */
+	ACCESS_USE,	      /* look up, list, open, access; create in a folder */
+	ACCESS_CHANGE,	      /* xattrs, holds, times */
+	ACCESS_REMODE,	      /* chmod, chown */
+	ACCESS_READ_COUNTERS, /* the pool's request counters (user.poolfs.ops of the root) */
 };
 
 /* The one rule of who may act on an entry, the pool root included (docs/interface.md "Entries
@@ -49,9 +49,9 @@ int access_check_chown(uid_t owner, gid_t group, bool set_uid, uid_t new_uid, bo
 /* What a SETATTR asks to change. */
 enum access_attr {
 	ACCESS_ATTR_MODE = 1,
-	ACCESS_ATTR_OWNER = 2,       /* chown/chgrp, even to the current owner */
-	ACCESS_ATTR_TIMES = 4,       /* explicit atime/mtime values */
-	ACCESS_ATTR_TIMES_NOW = 8,   /* "now" (touch without a date) */
+	ACCESS_ATTR_OWNER = 2,	   /* chown/chgrp, even to the current owner */
+	ACCESS_ATTR_TIMES = 4,	   /* explicit atime/mtime values */
+	ACCESS_ATTR_TIMES_NOW = 8, /* "now" (touch without a date) */
 	ACCESS_ATTR_SIZE = 16,
 };
 

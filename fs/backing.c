@@ -89,7 +89,8 @@ static int unmount_private(int parent_fd, const char *name)
 	struct stat parent, sub;
 	char path[512];
 
-	if (fstat(parent_fd, &parent) < 0 || fstatat(parent_fd, name, &sub, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstat(parent_fd, &parent) < 0 ||
+	    fstatat(parent_fd, name, &sub, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (parent.st_dev == sub.st_dev)
 		return 0;
@@ -120,7 +121,8 @@ int backing_sweep(int dir_fd)
 
 		if (strncmp(de->d_name, SUBDIR_PREFIX, strlen(SUBDIR_PREFIX)) != 0)
 			continue;
-		if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
 			continue;
 		/* Only our own uid's leftovers: another user's daemon is none of our business. */
 		if (st.st_uid != geteuid())
@@ -138,7 +140,8 @@ int backing_sweep(int dir_fd)
 			if (r == 0)
 				r = remove_subdir(dir_fd, de->d_name);
 			if (r < 0)
-				log_warn("could not remove stale backing folder %s: %s", de->d_name, strerror(-r));
+				log_warn("could not remove stale backing folder %s: %s", de->d_name,
+					 strerror(-r));
 			else
 				removed++;
 		}
@@ -176,8 +179,8 @@ static int open_private(struct backing *b, const struct backing_cfg *cfg)
 	b->dir_fd = fd;
 	b->private_store = true;
 	log_info("backing: a private tmpfs instance, size %" PRIu64 " bytes, huge=%s (reachable "
-		 "only through the daemon's descriptor; nothing outlives the daemon)", size,
-		 cfg->huge ? cfg->huge : "default");
+		 "only through the daemon's descriptor; nothing outlives the daemon)",
+		 size, cfg->huge ? cfg->huge : "default");
 	return 0;
 }
 
@@ -201,8 +204,8 @@ static int open_subfolder(struct backing *b, const char *dir)
 		return r;
 	}
 	b->dir_fd = openat(b->parent_fd, tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (b->dir_fd < 0 || flock(b->dir_fd, LOCK_EX | LOCK_NB) < 0 ||
-	    fstat(b->dir_fd, &st) < 0 || renameat(b->parent_fd, tmpname, b->parent_fd, final) < 0) {
+	if (b->dir_fd < 0 || flock(b->dir_fd, LOCK_EX | LOCK_NB) < 0 || fstat(b->dir_fd, &st) < 0 ||
+	    renameat(b->parent_fd, tmpname, b->parent_fd, final) < 0) {
 		int r = -errno;
 		unlinkat(b->parent_fd, tmpname, AT_REMOVEDIR);
 		return r;
@@ -233,20 +236,25 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 		r = open_private(b, cfg);
 		if (r == 0 && cfg->user_limit) {
 			/* A user's store is never bigger than the whole pool may be. */
-			b->user_limit = cfg->limit && cfg->limit < cfg->user_limit ? cfg->limit
-										   : cfg->user_limit;
+			b->user_limit = cfg->limit && cfg->limit < cfg->user_limit
+						? cfg->limit
+						: cfg->user_limit;
 			b->user_limit_is_quota = b->user_limit == cfg->user_limit;
 			b->huge = cfg->huge;
-			log_info("backing: max_user_size: each user's files in a private tmpfs instance "
-				 "of %" PRIu64 " bytes of its own, made at its first file", b->user_limit);
+			log_info(
+				"backing: max_user_size: each user's files in a private tmpfs instance "
+				"of %" PRIu64 " bytes of its own, made at its first file",
+				b->user_limit);
 		}
 		if (r != -EPERM)
 			return r;
 		if (cfg->limit)
-			log_info("max_size: no CAP_SYS_ADMIN for a private tmpfs, the daemon counts bytes itself");
+			log_info(
+				"max_size: no CAP_SYS_ADMIN for a private tmpfs, the daemon counts bytes itself");
 		else
-			log_info("backing: no CAP_SYS_ADMIN for a private tmpfs, using a subfolder of %s",
-				 cfg->dir);
+			log_info(
+				"backing: no CAP_SYS_ADMIN for a private tmpfs, using a subfolder of %s",
+				cfg->dir);
 	}
 	if (cfg->huge_given)
 		log_warn("huge= applies only to a private tmpfs instance: ignored (the backing "
@@ -258,7 +266,8 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 		return r;
 	}
 	if (fstatfs(b->parent_fd, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC_NUMBER)
-		log_warn("backing directory %s is not a tmpfs: data will not live in memory", cfg->dir);
+		log_warn("backing directory %s is not a tmpfs: data will not live in memory",
+			 cfg->dir);
 
 	swept = backing_sweep(b->parent_fd);
 	if (swept > 0)
@@ -337,12 +346,12 @@ static int store_of(struct backing *b, uid_t uid, bool make)
 		if (fd == -EINVAL && b->huge)
 			fd = tmpfs_instance_open(b->user_limit, NULL, &why);
 		if (fd < 0) {
-			log_error("uid %u's private tmpfs: %s: %s", (unsigned)uid, why, strerror(-fd));
+			log_error("uid %u's private tmpfs: %s: %s", (unsigned)uid, why,
+				  strerror(-fd));
 			goto out;
 		}
-		if (b->stores_fan_fd >= 0 &&
-		    fanotify_mark(b->stores_fan_fd, b->stores_fan_flags, b->stores_fan_mask, fd,
-				  NULL) < 0)
+		if (b->stores_fan_fd >= 0 && fanotify_mark(b->stores_fan_fd, b->stores_fan_flags,
+							   b->stores_fan_mask, fd, NULL) < 0)
 			log_warn("fanotify_mark on uid %u's store: %m", (unsigned)uid);
 		b->stores[b->nstores++] = (struct backing_user_store){.uid = uid, .dir_fd = fd};
 	}

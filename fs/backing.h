@@ -29,14 +29,14 @@ struct backing_user_store {
 };
 
 struct backing {
-	int parent_fd;        /* the backing directory (backing=DIR), -1 for a private instance */
-	int dir_fd;           /* the private instance's root, or our subfolder (flock'ed while we run) */
-	bool private_store;   /* dir_fd is a tmpfs instance of our own (tmpfs_instance.h) */
-	char path[4096];      /* absolute path of the private subfolder; "" for a private instance */
+	int parent_fd; /* the backing directory (backing=DIR), -1 for a private instance */
+	int dir_fd;    /* the private instance's root, or our subfolder (flock'ed while we run) */
+	bool private_store; /* dir_fd is a tmpfs instance of our own (tmpfs_instance.h) */
+	char path[4096];    /* absolute path of the private subfolder; "" for a private instance */
 	/* Per-user stores: the size of each (0: none, every file in dir_fd), their huge= and the
 	 * stores made so far, under stores_lock (a leaf: nothing is taken under it). */
 	uint64_t user_limit;
-	bool user_limit_is_quota;  /* user_limit is max_user_size (not a smaller max_size) */
+	bool user_limit_is_quota; /* user_limit is max_user_size (not a smaller max_size) */
 	const char *huge;
 	pthread_mutex_t stores_lock;
 	struct backing_user_store *stores;
@@ -49,12 +49,13 @@ struct backing {
 
 /* What the pool asks for (docs/interface.md, backing= / max_size= / huge=). */
 struct backing_cfg {
-	const char *dir;      /* backing directory: the given one, else the default (/dev/shm) */
-	bool dir_given;       /* backing= was on the command line */
-	uint64_t limit;       /* max_size, 0 = none */
-	const char *huge;     /* huge= for a private instance */
-	bool huge_given;      /* huge= was on the command line: failing to apply it is an error */
-	uint64_t user_limit;  /* max_user_size: per-user stores of this size, if there is a private instance */
+	const char *dir;  /* backing directory: the given one, else the default (/dev/shm) */
+	bool dir_given;	  /* backing= was on the command line */
+	uint64_t limit;	  /* max_size, 0 = none */
+	const char *huge; /* huge= for a private instance */
+	bool huge_given;  /* huge= was on the command line: failing to apply it is an error */
+	uint64_t
+		user_limit; /* max_user_size: per-user stores of this size, if there is a private instance */
 };
 
 /* With CAP_SYS_ADMIN and no backing= (or with max_size): a private tmpfs instance, `limit` bytes

@@ -16,14 +16,14 @@
 
 /* Work of a last release to be done outside the lock (see release_begin). */
 struct dp_release {
-	bool pending;          /* release_io and release_commit have work */
-	bool probe;            /* a mapping may exist: release_io proves whether one does */
+	bool pending; /* release_io and release_commit have work */
+	bool probe;   /* a mapping may exist: release_io proves whether one does */
 	uint64_t ino;
-	uid_t uid;             /* its owner: the store its backing file is in (backing.h) */
-	uint32_t open_gen;     /* n->open_gen when the last handle went */
-	int backing_id;        /* passthrough registration to drop, 0 if none */
-	bool busy;             /* release_io: a mapping or fd may still exist */
-	bool watch_added;      /* release_io: the backing file got its own close-event mark */
+	uid_t uid;	   /* its owner: the store its backing file is in (backing.h) */
+	uint32_t open_gen; /* n->open_gen when the last handle went */
+	int backing_id;	   /* passthrough registration to drop, 0 if none */
+	bool busy;	   /* release_io: a mapping or fd may still exist */
+	bool watch_added;  /* release_io: the backing file got its own close-event mark */
 };
 
 struct datapath {

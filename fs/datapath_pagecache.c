@@ -29,8 +29,8 @@ static void pagecache_stop(struct pool *p)
 	(void)p;
 }
 
-static int pagecache_open(struct pool *p, struct node *n, fuse_req_t req, int fd,
-			  int *spare_id, struct fuse_file_info *fi)
+static int pagecache_open(struct pool *p, struct node *n, fuse_req_t req, int fd, int *spare_id,
+			  struct fuse_file_info *fi)
 {
 	(void)p;
 	(void)n;

@@ -55,8 +55,8 @@ static bool open_cached(struct node *n, int fd, const struct fuse_file_info *fi)
 	return fstat(fd, &st) == 0 && st.st_size < CACHED_OPEN_MAX;
 }
 
-static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int fd,
-			    int *spare_id, struct fuse_file_info *fi)
+static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int fd, int *spare_id,
+			    struct fuse_file_info *fi)
 {
 	(void)p;
 	n->io_cached = open_cached(n, fd, fi);
@@ -73,7 +73,8 @@ static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int 
 	} else if (!n->backing_id) {
 		int id = fuse_passthrough_open(req, fd);
 		if (id <= 0) {
-			log_error("registering the backing file of inode %" PRIu64 " failed (%d)", n->ino, id);
+			log_error("registering the backing file of inode %" PRIu64 " failed (%d)",
+				  n->ino, id);
 			return id < 0 ? id : -EIO;
 		}
 		n->backing_id = id;
@@ -118,8 +119,11 @@ static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_
 	}
 	/* Only write-only handles since the file was last known unmapped: none could map it (mmap
 	 * needs a readable file), so there is nothing to prove, only the registration to drop. */
-	*rel = (struct dp_release){.pending = true, .probe = n->life.maybe_mapped || n->may_map,
-				   .ino = n->ino, .uid = n->uid, .open_gen = n->open_gen,
+	*rel = (struct dp_release){.pending = true,
+				   .probe = n->life.maybe_mapped || n->may_map,
+				   .ino = n->ino,
+				   .uid = n->uid,
+				   .open_gen = n->open_gen,
 				   .backing_id = n->backing_id};
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
 	n->backing_id = 0;
@@ -134,8 +138,8 @@ static void passthrough_release_io(struct pool *p, struct dp_release *rel)
 	if (rel->backing_id) {
 		int r = backing_unregister(p, rel->backing_id);
 		if (r < 0)
-			log_warn("closing the backing registration of inode %" PRIu64 ": %s", rel->ino,
-				 strerror(-r));
+			log_warn("closing the backing registration of inode %" PRIu64 ": %s",
+				 rel->ino, strerror(-r));
 	}
 	if (!rel->probe)
 		return;
@@ -153,7 +157,8 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 	if (n && rel->watch_added) {
 		n->close_watched = true;
 		if (!n->life.maybe_mapped)
-			proof_unwatch_file(p, n); /* proven free meanwhile, before the mark was noted */
+			/* proven free meanwhile, before the mark was noted */
+			proof_unwatch_file(p, n);
 	}
 	/* Nothing was proven (write-only handles); or opened again since (its own release
 	 * probes), freed, or proven free by a close event. */

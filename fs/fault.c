@@ -74,7 +74,9 @@ int fault_report(struct fault_state *f, char *buf, size_t len)
 	for (int s = 0; s < FAULT_SITES; s++) {
 		long left = atomic_load(&f->countdown[s]), fired = atomic_load(&f->fired[s]);
 		int w = snprintf(buf + used, len - used, "%s %s\n", site_names[s],
-				 left > 0 ? "armed" : fired > 0 ? "fired" : "off");
+				 left > 0    ? "armed"
+				 : fired > 0 ? "fired"
+					     : "off");
 		if (w < 0 || (size_t)w >= len - used)
 			return -ERANGE;
 		used += (size_t)w;

@@ -13,11 +13,11 @@
 #include <stddef.h>
 
 enum fault_site {
-	FAULT_ALLOC,     /* a daemon allocation returns NULL */
-	FAULT_REPLY,     /* a reply that carries a new handle or entry is lost, as when the
+	FAULT_ALLOC, /* a daemon allocation returns NULL */
+	FAULT_REPLY, /* a reply that carries a new handle or entry is lost, as when the
 			  * caller was killed before it arrived */
-	FAULT_MARK,      /* the kernel refuses a fanotify mark for one backing file (passthrough) */
-	FAULT_STALL,     /* a resize's I/O or a new file's backing file, made outside the pool
+	FAULT_MARK,  /* the kernel refuses a fanotify mark for one backing file (passthrough) */
+	FAULT_STALL, /* a resize's I/O or a new file's backing file, made outside the pool
 			  * lock, waits until the faults are turned off ("off"; at most
 			  * FAULT_STALL_MAX_MS) */
 	FAULT_SITES,
@@ -25,8 +25,8 @@ enum fault_site {
 
 struct fault_state {
 	atomic_long countdown[FAULT_SITES]; /* fire when it drops to 0; <= 0: disarmed */
-	atomic_long fired[FAULT_SITES];     /* how many times each site fired since armed */
-	atomic_bool stall_released;         /* "off" came: a stalled resize goes on */
+	atomic_long fired[FAULT_SITES];	    /* how many times each site fired since armed */
+	atomic_bool stall_released;	    /* "off" came: a stalled resize goes on */
 };
 
 /* A stalled request gives up waiting after this long, so a test that never releases it cannot

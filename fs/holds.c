@@ -111,7 +111,8 @@ int hold_format_scope(const struct hold *h, char *buf, size_t len)
 	else if (h->src->kind == HOLD_SESSION)
 		n = snprintf(buf, len, POOLFS_SCOPE_WORD_SESSION ":%d", (int)h->src->pid);
 	else
-		n = snprintf(buf, len, POOLFS_SCOPE_WORD_CGROUP ":%s", h->src->cgroup ? h->src->cgroup : "?");
+		n = snprintf(buf, len, POOLFS_SCOPE_WORD_CGROUP ":%s",
+			     h->src->cgroup ? h->src->cgroup : "?");
 	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
 }
 

@@ -14,10 +14,10 @@
 #include "options.h"
 
 enum hold_kind {
-	HOLD_PIN,       /* until released, unlinked or unmounted */
-	HOLD_PID,       /* until a process exits ("pid:N" and "process") */
-	HOLD_SESSION,   /* until a session leader exits */
-	HOLD_CGROUP,    /* until a cgroup v2 group has no process left */
+	HOLD_PIN,     /* until released, unlinked or unmounted */
+	HOLD_PID,     /* until a process exits ("pid:N" and "process") */
+	HOLD_SESSION, /* until a session leader exits */
+	HOLD_CGROUP,  /* until a cgroup v2 group has no process left */
 };
 
 /* A parsed user.poolfs.hold value. For "process", kind is HOLD_PID and pid is 0: the pool fills in
@@ -41,23 +41,24 @@ size_t hold_autohold_kinds(enum autohold_choice choice, enum hold_kind out[2]);
 struct hold;
 
 struct hold_source {
-	enum hold_kind kind;        /* HOLD_PID, HOLD_SESSION or HOLD_CGROUP */
-	pid_t pid;                  /* process or session leader */
-	char *cgroup;               /* cgroup v2 path relative to the cgroup2 root ("/a/b") */
-	int fd;                     /* pidfd, or inotify fd watching cgroup.events; -1 if polled */
-	unsigned long long start_time; /* polled processes: /proc/PID/stat start time, against reuse */
-	bool ended;                 /* the process exited / the cgroup emptied */
-	bool unchecked;             /* cgroup: new, its first hold must check it is populated */
-	struct hold *holds;         /* holds this source ends */
-	struct hold_source *next;   /* in the pool's source list */
-	void *pool;                 /* the pool, for the watch callback */
+	enum hold_kind kind; /* HOLD_PID, HOLD_SESSION or HOLD_CGROUP */
+	pid_t pid;	     /* process or session leader */
+	char *cgroup;	     /* cgroup v2 path relative to the cgroup2 root ("/a/b") */
+	int fd;		     /* pidfd, or inotify fd watching cgroup.events; -1 if polled */
+	unsigned long long
+		start_time;	  /* polled processes: /proc/PID/stat start time, against reuse */
+	bool ended;		  /* the process exited / the cgroup emptied */
+	bool unchecked;		  /* cgroup: new, its first hold must check it is populated */
+	struct hold *holds;	  /* holds this source ends */
+	struct hold_source *next; /* in the pool's source list */
+	void *pool;		  /* the pool, for the watch callback */
 };
 
 struct hold {
-	void *node;                 /* the held entry (a struct node of the pool) */
-	uid_t uid;                  /* who took it */
-	struct hold_source *src;    /* NULL for pin */
-	struct hold *node_next;     /* the node's holds */
+	void *node;		 /* the held entry (a struct node of the pool) */
+	uid_t uid;		 /* who took it */
+	struct hold_source *src; /* NULL for pin */
+	struct hold *node_next;	 /* the node's holds */
 	struct hold *src_next, *src_prev;
 };
 

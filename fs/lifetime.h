@@ -10,21 +10,21 @@
 #include <stdint.h>
 
 struct lifetime {
-	uint32_t opens;       /* open file or folder handles (RELEASE not yet seen) */
-	uint32_t holds;       /* explicit holds on this node */
-	uint32_t children;    /* folders: entries below */
+	uint32_t opens;	   /* open file or folder handles (RELEASE not yet seen) */
+	uint32_t holds;	   /* explicit holds on this node */
+	uint32_t children; /* folders: entries below */
 	bool is_dir;
-	bool is_root;         /* the pool root: never removed */
-	bool linked;          /* has a name in the tree */
-	bool armed;           /* folders: has had a child or a hold, so emptiness now means "done" */
-	bool maybe_mapped;    /* the data path cannot yet rule out a live mapping */
-	bool removed;         /* already removed: backing gone, answers ESTALE */
+	bool is_root;	   /* the pool root: never removed */
+	bool linked;	   /* has a name in the tree */
+	bool armed;	   /* folders: has had a child or a hold, so emptiness now means "done" */
+	bool maybe_mapped; /* the data path cannot yet rule out a live mapping */
+	bool removed;	   /* already removed: backing gone, answers ESTALE */
 };
 
 enum lifetime_verdict {
-	LIFETIME_KEEP,        /* in use (or nothing to do) */
-	LIFETIME_REMOVE,      /* unused and linked: unlink the name, then destroy */
-	LIFETIME_DESTROY,     /* unused and already unlinked: destroy the data */
+	LIFETIME_KEEP,	  /* in use (or nothing to do) */
+	LIFETIME_REMOVE,  /* unused and linked: unlink the name, then destroy */
+	LIFETIME_DESTROY, /* unused and already unlinked: destroy the data */
 };
 
 /* True while something listed in docs/interface.md "Lifetime" still uses the node. held_above: a hold on a

@@ -21,7 +21,7 @@
 static struct {
 	pthread_mutex_t lock;
 	bool syslog;
-	int fd;                     /* connected datagram socket, -1 until the first line */
+	int fd; /* connected datagram socket, -1 until the first line */
 	struct sockaddr_un addr;
 } sink = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
@@ -144,14 +144,15 @@ void log_to_syslog(const char *socket_path)
  * thread gathers pieces until the newline, so the log gets whole lines. */
 static void fuse_message(enum fuse_log_level level, const char *fmt, va_list ap)
 {
-	static const int prio[] = {LOG_EMERG, LOG_ALERT, LOG_CRIT, LOG_ERR,
+	static const int prio[] = {LOG_EMERG,	LOG_ALERT,  LOG_CRIT, LOG_ERR,
 				   LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG};
 	static _Thread_local char pending[1024];
 	int p = (unsigned)level < sizeof(prio) / sizeof(prio[0]) ? prio[level] : LOG_INFO;
 	size_t used = strnlen(pending, sizeof(pending));
 
 	/* As in vlog(): the caller (libfuse's fuse_log) has started ap. */
-	vsnprintf(pending + used, sizeof(pending) - used, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+	vsnprintf(pending + used, sizeof(pending) - used, fmt,
+		  ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
 	used = strnlen(pending, sizeof(pending));
 	if (used == 0 || (pending[used - 1] != '\n' && used < sizeof(pending) - 1))
 		return;

@@ -30,7 +30,7 @@
 struct parse_state {
 	struct pool_options *opts;
 	struct mount_extras *extras;
-	const char *operands[2];  /* [SOURCE] MOUNTPOINT, as mount.fuse3 passes them */
+	const char *operands[2]; /* [SOURCE] MOUNTPOINT, as mount.fuse3 passes them */
 	int noperands;
 	int error;
 };
@@ -44,8 +44,10 @@ static int parse_opt(void *data, const char *arg, int key, struct fuse_args *out
 	(void)outargs;
 	if (key == FUSE_OPT_KEY_NONOPT) {
 		if (st->noperands == 2) {
-			fprintf(stderr, "poolfs: unexpected argument '%s' (usage: poolfs [SOURCE] "
-					"MOUNTPOINT [-o OPTIONS])\n", arg);
+			fprintf(stderr,
+				"poolfs: unexpected argument '%s' (usage: poolfs [SOURCE] "
+				"MOUNTPOINT [-o OPTIONS])\n",
+				arg);
 			st->error = -EINVAL;
 			return -1;
 		}
@@ -62,7 +64,8 @@ static int parse_opt(void *data, const char *arg, int key, struct fuse_args *out
 		st->error = r;
 		return -1;
 	}
-	return r == 1 ? 0 : 1; /* ours: consumed; not ours: on to FUSE, which refuses unknown ones */
+	return r == 1 ? 0
+		      : 1; /* ours: consumed; not ours: on to FUSE, which refuses unknown ones */
 }
 
 static void usage(const char *prog)
@@ -235,7 +238,8 @@ static int make_pool(struct daemon *d)
 		pool->dp = &datapath_passthrough; /* confirmed (or dropped, for auto) at INIT */
 	else if (opts->datapath == DATAPATH_AUTO)
 		log_info("datapath=auto: %s, using the page-cache path",
-			 !user_bounded ? "max_user_size is set with backing=DIR" : "no CAP_SYS_ADMIN");
+			 !user_bounded ? "max_user_size is set with backing=DIR"
+				       : "no CAP_SYS_ADMIN");
 	if (opts->datapath == DATAPATH_PASSTHROUGH && !user_bounded) {
 		fprintf(stderr, "poolfs: datapath=passthrough is not supported here: max_user_size "
 				"needs a private tmpfs per user, which could not be made\n");
@@ -243,7 +247,8 @@ static int make_pool(struct daemon *d)
 	}
 #else
 	if (opts->datapath == DATAPATH_AUTO)
-		log_info("datapath=auto: built without passthrough (libfuse < 3.17), using the page-cache path");
+		log_info(
+			"datapath=auto: built without passthrough (libfuse < 3.17), using the page-cache path");
 #endif
 	/* The daemon is the only writer of names and attributes: names and attributes are cached
 	 * for long. On a multi-user pool the kernel enforces the owner-only modes on cached
@@ -251,7 +256,8 @@ static int make_pool(struct daemon *d)
 	 * (ops_request.c entry_timeout()). */
 	pool->entry_timeout = POOL_CACHE_SECONDS;
 	pool->attr_timeout = POOL_CACHE_SECONDS;
-	if (cgroup2_find_mount("/proc/self/mountinfo", pool->cgroup2_root, sizeof(pool->cgroup2_root)) < 0)
+	if (cgroup2_find_mount("/proc/self/mountinfo", pool->cgroup2_root,
+			       sizeof(pool->cgroup2_root)) < 0)
 		pool->cgroup2_root[0] = '\0';
 	return 0;
 }
@@ -272,7 +278,8 @@ static int mount_pool(struct daemon *d)
 	 * mounting user out, the daemon checks every request anyway, and default_permissions would
 	 * cost a GETATTR of the folder after every create or unlink in it (docs/design.md, "Where
 	 * the kernel checks and where the daemon checks"). */
-	if (options_multi_user(&pool->opts) && fuse_opt_add_arg(&d->args, "-odefault_permissions") < 0)
+	if (options_multi_user(&pool->opts) &&
+	    fuse_opt_add_arg(&d->args, "-odefault_permissions") < 0)
 		return -ENOMEM;
 	d->se = fuse_session_new(&d->args, &poolfs_ops, sizeof(poolfs_ops), pool);
 	if (!d->se)
@@ -306,7 +313,8 @@ static int mount_pool(struct daemon *d)
 	snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %s", d->cmd.mountpoint);
 	r = sdnotify_send(status);
 	if (r < 0)
-		log_warn("cannot tell the service manager we are ready ($NOTIFY_SOCKET): %s", strerror(-r));
+		log_warn("cannot tell the service manager we are ready ($NOTIFY_SOCKET): %s",
+			 strerror(-r));
 	return 0;
 }
 
@@ -322,7 +330,8 @@ static int run_loop(struct daemon *d)
 		if (!d->loop_cfg)
 			return 1;
 		fuse_loop_cfg_set_clone_fd(d->loop_cfg, d->cmd.clone_fd);
-		fuse_loop_cfg_set_max_threads(d->loop_cfg, d->cmd.max_threads ? d->cmd.max_threads : 16);
+		fuse_loop_cfg_set_max_threads(d->loop_cfg,
+					      d->cmd.max_threads ? d->cmd.max_threads : 16);
 		fuse_loop_cfg_set_idle_threads(d->loop_cfg, d->cmd.max_idle_threads);
 		r = fuse_session_loop_mt(d->se, d->loop_cfg);
 	}

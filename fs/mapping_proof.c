@@ -42,12 +42,15 @@
 struct passthrough_state {
 	int fan_fd;
 	atomic_bool store_marked; /* a file could not get a mark: the whole store has one */
-	int backstop_fd;      /* timerfd: re-probes maybe-mapped nodes while any exist */
-	uint64_t backstop_ms; /* the interval it is armed with, 0 if disarmed */
-	bool backstop_noted;  /* logged once that the backstop, not fanotify, found an end */
-	int soon_fd;          /* timerfd: re-probes the nodes of soon[] after a failed probe */
+	int backstop_fd;	  /* timerfd: re-probes maybe-mapped nodes while any exist */
+	uint64_t backstop_ms;	  /* the interval it is armed with, 0 if disarmed */
+	bool backstop_noted;	  /* logged once that the backstop, not fanotify, found an end */
+	int soon_fd;		  /* timerfd: re-probes the nodes of soon[] after a failed probe */
 	size_t nsoon;
-	struct { uint64_t ino; unsigned step; } soon[SOON_MAX];
+	struct {
+		uint64_t ino;
+		unsigned step;
+	} soon[SOON_MAX];
 	bool soon_overflow;   /* soon[] was full: re-probe every maybe-mapped node instead */
 	uint64_t soon_due_us; /* when soon_fd fires (CLOCK_MONOTONIC), 0 if disarmed */
 };
@@ -92,7 +95,8 @@ bool proof_probe(struct pool *p, uid_t uid, uint64_t ino)
 	if (fd == -EPERM)
 		fd = backing_open_file(&p->backing, uid, ino, O_RDONLY);
 	if (fd < 0)
-		return fd != -ENOENT; /* gone already: certainly unused; other errors: assume used */
+		/* gone already: certainly unused; other errors: assume used */
+		return fd != -ENOENT;
 	if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0) {
 		fcntl(fd, F_SETLEASE, F_UNLCK);
 		busy = false;
@@ -123,7 +127,8 @@ static void watch_store(struct pool *p)
 		log_error("fanotify_mark on the backing store: %m; a mapping's end is found by the "
 			  "periodic re-check only");
 	else
-		log_info("passthrough: close events of every backing file are proof_waiting from now on");
+		log_info(
+			"passthrough: close events of every backing file are proof_waiting from now on");
 }
 
 /* Have the last close of the backing file of `ino` reported. True if it got a mark of its own,
@@ -137,8 +142,8 @@ bool proof_watch_file(struct pool *p, uid_t uid, uint64_t ino)
 		return false;
 	r = fault_fire(&p->fault, FAULT_MARK)
 		    ? -ENOSPC
-		    : backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS, uid,
-					    ino);
+		    : backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_ADD, CLOSE_EVENTS,
+					    uid, ino);
 	if (r == 0)
 		return true;
 	if (r != -ENOENT) {
@@ -162,7 +167,8 @@ void proof_unwatch_file(struct pool *p, struct node *n)
 	r = backing_fanotify_mark(&p->backing, st->fan_fd, FAN_MARK_REMOVE, CLOSE_EVENTS, n->uid,
 				  n->ino);
 	if (r < 0 && r != -ENOENT)
-		log_warn("removing the fanotify mark of inode %" PRIu64 ": %s", n->ino, strerror(-r));
+		log_warn("removing the fanotify mark of inode %" PRIu64 ": %s", n->ino,
+			 strerror(-r));
 }
 
 /* `n` was proven free of mappings: hand it back to the pool (which may free it: do not touch
@@ -201,7 +207,8 @@ static uint64_t now_us(void)
 
 static void soon_set(struct passthrough_state *st, long us)
 {
-	struct itimerspec its = {.it_value = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L}};
+	struct itimerspec its = {
+		.it_value = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L}};
 
 	if (timerfd_settime(st->soon_fd, 0, &its, NULL) < 0)
 		log_warn("passthrough: arming the re-probe timer: %m");
@@ -330,7 +337,8 @@ static void backstop_fired(void *ctx, int fd)
 			for (struct node *n = p->ino_table[b]; n; n = n->ino_next)
 				remaining += n->life.maybe_mapped && !n->life.removed;
 		if (remaining)
-			backstop_set(st, interval * 4 > BACKSTOP_MAX_MS ? BACKSTOP_MAX_MS : interval * 4);
+			backstop_set(st, interval * 4 > BACKSTOP_MAX_MS ? BACKSTOP_MAX_MS
+									: interval * 4);
 		else if (st->backstop_ms)
 			backstop_set(st, 0);
 	}
@@ -355,7 +363,8 @@ static uint64_t event_ino(const char *ev, const struct fanotify_event_metadata *
 		    h->len > sizeof(*fid) + sizeof(*fh)) {
 			fh = (const struct file_handle *)fid->handle;
 			name = (const char *)(fh->f_handle + fh->handle_bytes);
-			if (name < rec + h->len && memchr(name, '\0', (size_t)(rec + h->len - name)))
+			if (name < rec + h->len &&
+			    memchr(name, '\0', (size_t)(rec + h->len - name)))
 				return backing_name_to_ino(name);
 		}
 		rec += h->len;
@@ -439,7 +448,8 @@ static void fanotify_fired(void *ctx, int fan_fd)
 
 int proof_start(struct pool *p)
 {
-	const unsigned fan_flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME;
+	const unsigned fan_flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+				   FAN_REPORT_DFID_NAME;
 	struct passthrough_state *st = calloc(1, sizeof(*st));
 	int r;
 
@@ -455,7 +465,8 @@ int proof_start(struct pool *p)
 	/* One mark per backing file in use at its last RELEASE (proof_watch_file): as many as live
 	 * mappings, which the default per-user mark limit could cap (then watch_store). Files are
 	 * marked relative to the store's descriptor: a private tmpfs instance has no path. */
-	st->fan_fd = fanotify_init(fan_flags | FAN_UNLIMITED_MARKS, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	st->fan_fd = fanotify_init(fan_flags | FAN_UNLIMITED_MARKS,
+				   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (st->fan_fd < 0 && errno == EPERM)
 		st->fan_fd = fanotify_init(fan_flags, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (st->fan_fd < 0) {

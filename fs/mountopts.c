@@ -16,8 +16,8 @@ void mountopts_init(struct mount_extras *m)
 static bool is_helper_option(const char *item)
 {
 	static const char *const names[] = {
-		"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group", "nofail",
-		"_netdev", "rw", "dev", "suid", "exec",
+		"defaults", "auto",   "noauto",	 "user", "users", "nouser", "owner",
+		"group",    "nofail", "_netdev", "rw",	 "dev",	  "suid",   "exec",
 	};
 
 	if (strncmp(item, "x-", 2) == 0 || strncmp(item, "comment=", 8) == 0)

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 
 struct mount_extras {
-	bool debug;             /* -o debug: trace every request (stderr, or the log when daemonized) */
-	char log_socket[108];   /* -o log_socket=PATH; empty: /dev/log (sun_path's size) */
+	bool debug; /* -o debug: trace every request (stderr, or the log when daemonized) */
+	char log_socket[108]; /* -o log_socket=PATH; empty: /dev/log (sun_path's size) */
 };
 
 void mountopts_init(struct mount_extras *m);

@@ -21,27 +21,27 @@ struct name;
 
 /* The name side of a node: its own names, and (folders) the names in it. */
 struct name_ends {
-	struct name *names;      /* this entry's names, newest first */
-	struct name *children;   /* folders: the names in it, newest first */
+	struct name *names;    /* this entry's names, newest first */
+	struct name *children; /* folders: the names in it, newest first */
 	uint32_t nnames;
 	uint32_t nchildren;
-	uint32_t subdirs;        /* folders: how many of the names in it name folders */
-	bool is_dir;             /* set at creation: a folder's name counts in its folder's subdirs */
+	uint32_t subdirs; /* folders: how many of the names in it name folders */
+	bool is_dir;	  /* set at creation: a folder's name counts in its folder's subdirs */
 };
 
 struct name {
-	struct name *hash_next;                /* hash chain; the dead list after detach */
-	struct name *sib_next, *sib_prev;      /* the other names in the same folder */
-	struct name *alias_next, *alias_prev;  /* the entry's other names */
-	struct name_ends *dir;                 /* the folder it is in; NULL once detached */
-	struct name_ends *entry;               /* what it names */
+	struct name *hash_next;		      /* hash chain; the dead list after detach */
+	struct name *sib_next, *sib_prev;     /* the other names in the same folder */
+	struct name *alias_next, *alias_prev; /* the entry's other names */
+	struct name_ends *dir;		      /* the folder it is in; NULL once detached */
+	struct name_ends *entry;	      /* what it names */
 	size_t len;
 	char text[];
 };
 
 struct name_table {
 	struct name **buckets;
-	size_t nbuckets;         /* a power of two */
+	size_t nbuckets; /* a power of two */
 	size_t count;
 	/* Detached names, freed only once the caller says no pointer to them is left (after the
 	 * pool lock is released): a walk over a folder may hold a pointer to a sibling that a

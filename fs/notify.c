@@ -12,7 +12,7 @@
 struct item {
 	struct item *next;
 	uint64_t parent;
-	uint64_t ino;        /* report to `done` when sent, 0 for none */
+	uint64_t ino; /* report to `done` when sent, 0 for none */
 	size_t len;
 	char name[];
 };
@@ -58,8 +58,8 @@ static void *notify_loop(void *arg)
 	return NULL;
 }
 
-int notify_start(struct notify **out, struct fuse_session *se, void (*done)(void *ctx, uint64_t ino),
-		 void *done_ctx)
+int notify_start(struct notify **out, struct fuse_session *se,
+		 void (*done)(void *ctx, uint64_t ino), void *done_ctx)
 {
 	struct notify *n = calloc(1, sizeof(*n));
 	int r;

@@ -14,8 +14,8 @@ struct notify;
 
 /* `done(ctx, ino)` is called from the thread once an invalidation that carried an inode
  * (ino != 0) has reached the kernel (or failed). */
-int notify_start(struct notify **out, struct fuse_session *se, void (*done)(void *ctx, uint64_t ino),
-		 void *done_ctx);
+int notify_start(struct notify **out, struct fuse_session *se,
+		 void (*done)(void *ctx, uint64_t ino), void *done_ctx);
 /* Queue an invalidation; never blocks on the kernel. Matches the pool's `inval` hook: 0, or
  * -ENOMEM (nothing queued, `done` will not be called). */
 int notify_push(void *notify, uint64_t parent, const char *name, size_t len, uint64_t ino);

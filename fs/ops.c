@@ -51,18 +51,21 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* No splice from /dev/fuse: libfuse wants a pipe of max_write plus a header, more than the
 	 * default pipe-max-size (1 MiB), so it would make and drop a pipe for every request (pipe2,
 	 * a /proc read, fcntl, three closes) before falling back to read() anyway. */
-	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+				  FUSE_CAP_SPLICE_MOVE);
 	/* 1 MiB requests (docs/design.md "Page-cache path"). */
 	conn->max_write = 1024 * 1024;
 	conn->max_readahead = 1024 * 1024;
 	if (p->dp != &datapath_pagecache && p->dp->init(p, conn) < 0) {
 		if (p->opts.datapath == DATAPATH_PASSTHROUGH) {
-			p->init_error = "datapath=passthrough is not supported here: the kernel did not "
-					"offer FUSE passthrough (it needs Linux >= 6.9)";
+			p->init_error =
+				"datapath=passthrough is not supported here: the kernel did not "
+				"offer FUSE passthrough (it needs Linux >= 6.9)";
 			fuse_session_exit(p->session);
 			return;
 		}
-		log_info("datapath=auto: the kernel offers no passthrough, using the page-cache path");
+		log_info(
+			"datapath=auto: the kernel offers no passthrough, using the page-cache path");
 		p->dp = &datapath_pagecache;
 	}
 	if (p->dp == &datapath_pagecache)
@@ -85,19 +88,18 @@ static void op_destroy(void *userdata)
 	pool_unlock(p);
 }
 
-
 /* ---- the table --------------------------------------------------------------------------- */
 
 /* Every request handler is wrapped to count it and time it (opstats.h). The pool is taken from
  * the request before the handler runs: after its reply the request is gone. */
-#define TIMED(name, id, params, args)                                                         \
-	static void timed_##name(fuse_req_t req, params)                                       \
-	{                                                                                     \
-		struct pool *p_ = pool_of(req);                                               \
-		uint64_t t0_ = opstats_now();                                                 \
-		transport_note(p_, req);                                                      \
-		op_##name(req, args);                                                         \
-		opstats_add(&p_->opstats, OPSTAT_##id, t0_);                                  \
+#define TIMED(name, id, params, args)                                                              \
+	static void timed_##name(fuse_req_t req, params)                                           \
+	{                                                                                          \
+		struct pool *p_ = pool_of(req);                                                    \
+		uint64_t t0_ = opstats_now();                                                      \
+		transport_note(p_, req);                                                           \
+		op_##name(req, args);                                                              \
+		opstats_add(&p_->opstats, OPSTAT_##id, t0_);                                       \
 	}
 #define P(...) __VA_ARGS__
 
@@ -105,30 +107,50 @@ TIMED(lookup, LOOKUP, P(fuse_ino_t parent, const char *name), P(parent, name))
 TIMED(forget, FORGET, P(fuse_ino_t ino, uint64_t nlookup), P(ino, nlookup))
 TIMED(forget_multi, FORGET, P(size_t count, struct fuse_forget_data *forgets), P(count, forgets))
 TIMED(getattr, GETATTR, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
-TIMED(setattr, SETATTR, P(fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi), P(ino, attr, to_set, fi))
+TIMED(setattr, SETATTR, P(fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi),
+      P(ino, attr, to_set, fi))
 TIMED(access, ACCESS, P(fuse_ino_t ino, int mask), P(ino, mask))
-TIMED(mknod, MKNOD, P(fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev), P(parent, name, mode, rdev))
+TIMED(mknod, MKNOD, P(fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev),
+      P(parent, name, mode, rdev))
 TIMED(mkdir, MKDIR, P(fuse_ino_t parent, const char *name, mode_t mode), P(parent, name, mode))
 TIMED(readlink, OTHER, P(fuse_ino_t ino), P(ino))
-TIMED(symlink, OTHER, P(const char *link, fuse_ino_t parent, const char *name), P(link, parent, name))
-TIMED(link, OTHER, P(fuse_ino_t ino, fuse_ino_t newparent, const char *newname), P(ino, newparent, newname))
+TIMED(symlink, OTHER, P(const char *link, fuse_ino_t parent, const char *name),
+      P(link, parent, name))
+TIMED(link, OTHER, P(fuse_ino_t ino, fuse_ino_t newparent, const char *newname),
+      P(ino, newparent, newname))
 TIMED(unlink, UNLINK, P(fuse_ino_t parent, const char *name), P(parent, name))
 TIMED(rmdir, RMDIR, P(fuse_ino_t parent, const char *name), P(parent, name))
-TIMED(rename, RENAME, P(fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname, unsigned int flags), P(parent, name, newparent, newname, flags))
-TIMED(create, CREATE, P(fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi), P(parent, name, mode, fi))
+TIMED(rename, RENAME,
+      P(fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
+	unsigned int flags),
+      P(parent, name, newparent, newname, flags))
+TIMED(create, CREATE,
+      P(fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi),
+      P(parent, name, mode, fi))
 TIMED(open, OPEN, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
-TIMED(read, READ, P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi), P(ino, size, off, fi))
-TIMED(write_buf, WRITE, P(fuse_ino_t ino, struct fuse_bufvec *in, off_t off, struct fuse_file_info *fi), P(ino, in, off, fi))
-TIMED(fsync, FSYNC, P(fuse_ino_t ino, int datasync, struct fuse_file_info *fi), P(ino, datasync, fi))
+TIMED(read, READ, P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi),
+      P(ino, size, off, fi))
+TIMED(write_buf, WRITE,
+      P(fuse_ino_t ino, struct fuse_bufvec *in, off_t off, struct fuse_file_info *fi),
+      P(ino, in, off, fi))
+TIMED(fsync, FSYNC, P(fuse_ino_t ino, int datasync, struct fuse_file_info *fi),
+      P(ino, datasync, fi))
 TIMED(release, RELEASE, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
-TIMED(fallocate, FALLOCATE, P(fuse_ino_t ino, int mode, off_t off, off_t len, struct fuse_file_info *fi), P(ino, mode, off, len, fi))
+TIMED(fallocate, FALLOCATE,
+      P(fuse_ino_t ino, int mode, off_t off, off_t len, struct fuse_file_info *fi),
+      P(ino, mode, off, len, fi))
 TIMED(opendir, OPENDIR, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
-TIMED(readdir, READDIR, P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi), P(ino, size, off, fi))
-TIMED(readdirplus, READDIRPLUS, P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi), P(ino, size, off, fi))
+TIMED(readdir, READDIR, P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi),
+      P(ino, size, off, fi))
+TIMED(readdirplus, READDIRPLUS,
+      P(fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi), P(ino, size, off, fi))
 TIMED(releasedir, RELEASEDIR, P(fuse_ino_t ino, struct fuse_file_info *fi), P(ino, fi))
-TIMED(fsyncdir, FSYNCDIR, P(fuse_ino_t ino, int datasync, struct fuse_file_info *fi), P(ino, datasync, fi))
+TIMED(fsyncdir, FSYNCDIR, P(fuse_ino_t ino, int datasync, struct fuse_file_info *fi),
+      P(ino, datasync, fi))
 TIMED(statfs, STATFS, P(fuse_ino_t ino), P(ino))
-TIMED(setxattr, SETXATTR, P(fuse_ino_t ino, const char *name, const char *value, size_t size, int flags), P(ino, name, value, size, flags))
+TIMED(setxattr, SETXATTR,
+      P(fuse_ino_t ino, const char *name, const char *value, size_t size, int flags),
+      P(ino, name, value, size, flags))
 TIMED(getxattr, GETXATTR, P(fuse_ino_t ino, const char *name, size_t size), P(ino, name, size))
 TIMED(listxattr, LISTXATTR, P(fuse_ino_t ino, size_t size), P(ino, size))
 TIMED(removexattr, REMOVEXATTR, P(fuse_ino_t ino, const char *name), P(ino, name))

@@ -21,12 +21,12 @@
 
 struct dir_entry {
 	uint64_t ino;
-	mode_t type;               /* S_IFMT bits, for d_type */
+	mode_t type; /* S_IFMT bits, for d_type */
 	char *name;
 };
 
 struct dir_handle {
-	struct handle_link link;   /* first: the pool's list of open folder handles */
+	struct handle_link link; /* first: the pool's list of open folder handles */
 	size_t count;
 	struct dir_entry *entries;
 };
@@ -202,14 +202,13 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(given);
 }
 
-void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	do_readdir(req, ino, size, off, fi, false);
 }
 
 void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			   struct fuse_file_info *fi)
+		    struct fuse_file_info *fi)
 {
 	do_readdir(req, ino, size, off, fi, true);
 }

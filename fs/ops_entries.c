@@ -424,7 +424,7 @@ static int rename_over(struct pool *p, struct name *src_nm, struct name *dst_nm,
 }
 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
+	       const char *newname, unsigned int flags)
 {
 	struct pool *p = pool_of(req);
 	struct node *src_dir = NULL, *dst_dir = NULL, *src = NULL, *dst = NULL;

@@ -94,8 +94,9 @@ static int check_setattr(struct pool *p, fuse_req_t req, struct node *n, const s
 	uid_t caller = caller_uid(req);
 	int r;
 
-	r = (what & (ACCESS_ATTR_MODE | ACCESS_ATTR_OWNER)) ? pool_may_act(p, caller, n, ACCESS_REMODE)
-								   : 0;
+	r = (what & (ACCESS_ATTR_MODE | ACCESS_ATTR_OWNER))
+		    ? pool_may_act(p, caller, n, ACCESS_REMODE)
+		    : 0;
 	if (r == 0)
 		r = access_check_setattr(&p->policy, caller, n->uid, what, via_handle);
 	if (r < 0) {
@@ -165,7 +166,7 @@ static int set_times(struct pool *p, struct node *n, const struct stat *attr, in
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-		       struct fuse_file_info *fi)
+		struct fuse_file_info *fi)
 {
 	const int times = FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 			  FUSE_SET_ATTR_MTIME_NOW;
@@ -184,8 +185,8 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	if (r == 0 && (to_set & FUSE_SET_ATTR_MODE))
 		n->perm = access_effective_mode(attr->st_mode);
 	/* POSIX: every successful attribute change moves ctime, chown to oneself included. */
-	if (r == 0 && (to_set & (times | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
-				 FUSE_SET_ATTR_SIZE)))
+	if (r == 0 && (to_set & (times | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+				 FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE)))
 		pool_touch_ctime(n);
 	reply_attr(req, p, n, r);
 }
@@ -283,7 +284,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fd >= 0 && p->dp->register_early) {
 		spare_id = p->dp->register_early(p, req, fd, fi->flags);
 		if (spare_id < 0)
-			spare_id = 0; /* tried again under the lock, after the checks, which answer first */
+			/* tried again under the lock, after the checks, which answer first */
+			spare_id = 0;
 	}
 	pool_lock(p);
 	r = get_owned(p, req, ino, "open", &n);
@@ -309,7 +311,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      struct fuse_file_info *fi)
+	       struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
@@ -364,8 +366,7 @@ fail:
 	fuse_reply_err(req, -r);
 }
 
-void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
 
@@ -377,7 +378,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
-			 struct fuse_file_info *fi)
+		  struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
@@ -410,7 +411,8 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_inf
 {
 	(void)ino;
 	/* tmpfs has nowhere further to write; this only reports errors the fd has seen. */
-	fuse_reply_err(req, (datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh)) < 0 ? errno : 0);
+	fuse_reply_err(req,
+		       (datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh)) < 0 ? errno : 0);
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -456,10 +458,11 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
-			 struct fuse_file_info *fi)
+		  struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
-	unsigned how = (mode & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) ? 0 : POOL_RESIZE_GROWS;
+	unsigned how = (mode & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) ? 0
+									     : POOL_RESIZE_GROWS;
 	struct pool_resize rz;
 	struct node *n;
 	int r;

@@ -14,27 +14,25 @@
 #include "ops.h"
 #include "pool.h"
 
-
 /* ---- requests (ops_request.c) ---- */
 
 struct pool *pool_of(fuse_req_t req);
 uid_t caller_uid(fuse_req_t req);
 int get_node(struct pool *p, fuse_ino_t ino, struct node **out);
-int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what,
-	struct node **out);
+int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what, struct node **out);
 int check_name(const char *name);
 void fill_entry(struct pool *p, const struct node *dir, struct node *n, const struct stat *st,
-	struct fuse_entry_param *e);
+		struct fuse_entry_param *e);
 int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out);
-int get_name(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
-	const char *what, struct name **out);
-int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
-	const char *what, struct node **out);
+int get_name(struct pool *p, fuse_req_t req, struct node *dir, const char *name, const char *what,
+	     struct name **out);
+int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name, const char *what,
+	      struct node **out);
 bool reply_lost(struct pool *p, fuse_req_t req);
 int reply_entry(struct pool *p, fuse_req_t req, const struct fuse_entry_param *e);
 int reply_open(struct pool *p, fuse_req_t req, const struct fuse_file_info *fi);
 int reply_create(struct pool *p, fuse_req_t req, const struct fuse_entry_param *e,
-	const struct fuse_file_info *fi);
+		 const struct fuse_file_info *fi);
 void forget_one(struct pool *p, uint64_t ino);
 void forget_new_entry(struct pool *p, uint64_t ino, uint64_t dir_ino, const char *name);
 
@@ -47,9 +45,9 @@ void forget_new_entry(struct pool *p, uint64_t ino, uint64_t dir_ino, const char
  * (ops_files.c); `who` comes from autohold_caller(), also called before the lock. */
 struct new_file {
 	uint64_t ino;
-	uid_t uid;            /* its owner, the creator: the store it is in */
-	int fd;               /* -1 without a handle */
-	int backing_id;       /* passthrough registration (register_early), 0 if none */
+	uid_t uid;	/* its owner, the creator: the store it is in */
+	int fd;		/* -1 without a handle */
+	int backing_id; /* passthrough registration (register_early), 0 if none */
 	struct stat st;
 };
 int new_file_make(struct pool *p, fuse_req_t req, uid_t uid, int flags, struct new_file *nf);
@@ -64,7 +62,7 @@ struct new_entry {
 	const char *target;
 };
 int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fuse_ino_t parent,
-	const char *name, const struct new_entry *what, struct node **out);
+	       const char *name, const struct new_entry *what, struct node **out);
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
 void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);
@@ -76,39 +74,37 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-	const char *newname, unsigned int flags);
+	       const char *newname, unsigned int flags);
 
 /* ops_files.c: attributes and file data. */
 void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-	struct fuse_file_info *fi);
+		struct fuse_file_info *fi);
 void op_access(fuse_req_t req, fuse_ino_t ino, int mask);
 void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-	struct fuse_file_info *fi);
-void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	struct fuse_file_info *fi);
+	       struct fuse_file_info *fi);
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
-	struct fuse_file_info *fi);
+		  struct fuse_file_info *fi);
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
-	struct fuse_file_info *fi);
+		  struct fuse_file_info *fi);
 
 /* ops_dirs.c: folders; ops_free_dir_handles() frees those the kernel never released (unmount). */
 void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
-void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	struct fuse_file_info *fi);
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	struct fuse_file_info *fi);
+		    struct fuse_file_info *fi);
 void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void op_statfs(fuse_req_t req, fuse_ino_t ino);
 void ops_free_dir_handles(struct pool *p);
 
 /* ops_xattrs.c: extended attributes, holds and the pool's own texts. */
-void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-	size_t size, int flags);
+void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
+		 int flags);
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
 void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);

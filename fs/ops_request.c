@@ -39,8 +39,7 @@ int get_node(struct pool *p, fuse_ino_t ino, struct node **out)
 }
 
 /* get_node + the owner-only rule. */
-int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what,
-		     struct node **out)
+int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what, struct node **out)
 {
 	int r = get_node(p, ino, out);
 
@@ -104,8 +103,8 @@ int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out)
 }
 
 /* The name `name` in `dir`, if the caller may touch its entry: 0, -ENOENT or -EACCES. */
-int get_name(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
-	     const char *what, struct name **out)
+int get_name(struct pool *p, fuse_req_t req, struct node *dir, const char *name, const char *what,
+	     struct name **out)
 {
 	struct name *nm = pool_name_in(p, dir, name);
 	struct node *n;
@@ -122,8 +121,8 @@ int get_name(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
 }
 
 /* The entry `name` in `dir`, if the caller may touch it: 0, -ENOENT or -EACCES. */
-int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name,
-	      const char *what, struct node **out)
+int get_child(struct pool *p, fuse_req_t req, struct node *dir, const char *name, const char *what,
+	      struct node **out)
 {
 	struct name *nm;
 	int r = get_name(p, req, dir, name, what, &nm);
@@ -156,7 +155,7 @@ int reply_open(struct pool *p, fuse_req_t req, const struct fuse_file_info *fi)
 }
 
 int reply_create(struct pool *p, fuse_req_t req, const struct fuse_entry_param *e,
-			const struct fuse_file_info *fi)
+		 const struct fuse_file_info *fi)
 {
 	return reply_lost(p, req) ? -ENOENT : fuse_reply_create(req, e, fi);
 }

@@ -46,15 +46,17 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 {
 	bool set = value != NULL;
 
-	if (strcmp(name, POOLFS_XATTR_DEBUG_FAULT) != 0 && strcmp(name, POOLFS_XATTR_DEBUG_CHECK) != 0)
+	if (strcmp(name, POOLFS_XATTR_DEBUG_FAULT) != 0 &&
+	    strcmp(name, POOLFS_XATTR_DEBUG_CHECK) != 0)
 		return 0;
 	if (n->ino != POOL_ROOT_INO || pool_may_act(p, caller_uid(req), n, ACCESS_CHANGE) < 0) {
 		*r = -EPERM;
 		return 1;
 	}
 	if (set || !out) {
-		*r = set && strcmp(name, POOLFS_XATTR_DEBUG_FAULT) == 0 ? fault_arm(&p->fault, value, size)
-								  : -EPERM;
+		*r = set && strcmp(name, POOLFS_XATTR_DEBUG_FAULT) == 0
+			     ? fault_arm(&p->fault, value, size)
+			     : -EPERM;
 		return 1;
 	}
 	*out = malloc(4096);
@@ -63,7 +65,7 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 		return 1;
 	}
 	*r = strcmp(name, POOLFS_XATTR_DEBUG_FAULT) == 0 ? fault_report(&p->fault, *out, 4096)
-						   : pool_check(p, *out, 4096);
+							 : pool_check(p, *out, 4096);
 	if (*r == 0 || *r == -EUCLEAN)
 		*r = (int)strlen(*out); /* a broken invariant is reported as text, not an error */
 	return 1;
@@ -81,7 +83,6 @@ static int ops_reset(struct pool *p, const char *value, size_t size)
 	return 0;
 }
 
-
 /* Only user.* is stored: every other name gets EOPNOTSUPP (replied here; true then). Not
  * ENODATA for security.* either: `ls -l` asks for security.selinux on every file unless a
  * filesystem says it has no such namespace (then once per device), and the kernel reads
@@ -94,8 +95,8 @@ static bool refuse_namespace(fuse_req_t req, const char *name)
 	fuse_reply_err(req, EOPNOTSUPP);
 	return true;
 }
-void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-			size_t size, int flags)
+void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
+		 int flags)
 {
 	struct pool *p = pool_of(req);
 	bool hold = strcmp(name, POOLFS_XATTR_HOLD) == 0;
@@ -137,8 +138,7 @@ out:
 }
 
 /* The value of xattr `name` of `n` in a new buffer: its length, or a negative errno. Lock held. */
-static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const char *name,
-		       char **out)
+static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const char *name, char **out)
 {
 	const struct xattr *x;
 	int r;

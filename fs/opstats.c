@@ -7,10 +7,11 @@
 #include "opstats.h"
 
 static const char *const names[OPSTAT_COUNT] = {
-	"lookup", "forget", "getattr", "setattr", "access", "mknod", "mkdir", "unlink", "rmdir",
-	"rename", "create", "open", "read", "write", "flush", "fsync", "release", "fallocate",
-	"opendir", "readdir", "readdirplus", "releasedir", "fsyncdir", "statfs", "setxattr",
-	"getxattr", "listxattr", "removexattr", "other",
+	"lookup",   "forget",	"getattr",     "setattr",     "access",	  "mknod",
+	"mkdir",    "unlink",	"rmdir",       "rename",      "create",	  "open",
+	"read",	    "write",	"flush",       "fsync",	      "release",  "fallocate",
+	"opendir",  "readdir",	"readdirplus", "releasedir",  "fsyncdir", "statfs",
+	"setxattr", "getxattr", "listxattr",   "removexattr", "other",
 };
 
 uint64_t opstats_now(void)

@@ -33,12 +33,30 @@ int options_parse_size(const char *text, uint64_t *out)
 	if (errno || end == text)
 		return errno == ERANGE ? -ERANGE : -EINVAL;
 	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	default: return -EINVAL;
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		end++;
+		break;
+	default:
+		return -EINVAL;
 	}
 	if (*end == 'B' || *end == 'b')
 		end++;
@@ -85,7 +103,8 @@ static int parse_enum(const char *value, const char *const names[], int count)
 }
 
 static const char *const datapath_names[] = {"auto", "passthrough", "pagecache"};
-static const char *const autohold_names[] = {"none", POOLFS_SCOPE_WORD_PROCESS, POOLFS_SCOPE_WORD_SESSION, POOLFS_SCOPE_WORD_CGROUP};
+static const char *const autohold_names[] = {"none", POOLFS_SCOPE_WORD_PROCESS,
+					     POOLFS_SCOPE_WORD_SESSION, POOLFS_SCOPE_WORD_CGROUP};
 static const char *const uring_names[] = {"auto", "on", "off"};
 static const char *const huge_names[] = {"never", "within_size", "always", "advise"};
 

@@ -21,20 +21,20 @@ enum huge_choice { HUGE_NEVER, HUGE_WITHIN_SIZE, HUGE_ALWAYS, HUGE_ADVISE };
 
 struct pool_options {
 	char backing[4096];
-	bool backing_given;       /* backing= was given: no private tmpfs instance (unless max_size) */
-	enum huge_choice huge;    /* default within_size */
+	bool backing_given;    /* backing= was given: no private tmpfs instance (unless max_size) */
+	enum huge_choice huge; /* default within_size */
 	bool huge_given;
 	enum datapath_choice datapath;
 	enum autohold_choice autohold;
 	uint64_t linger_ms;
-	uint64_t max_size;        /* bytes, 0 = unlimited */
-	uint64_t max_user_size;   /* bytes, 0 = unlimited */
+	uint64_t max_size;	   /* bytes, 0 = unlimited */
+	uint64_t max_user_size;	   /* bytes, 0 = unlimited */
 	uint64_t max_user_entries; /* files and folders per user, 0 = unlimited */
-	uint64_t max_user_meta;   /* daemon memory per user for xattrs and holds, 0 = unlimited */
+	uint64_t max_user_meta;	   /* daemon memory per user for xattrs and holds, 0 = unlimited */
 	enum uring_choice uring;
 	bool root_exempt;
-	bool allow_other;         /* seen on its way to FUSE: decides how long the kernel may cache */
-	bool allow_root;          /* likewise: root, a second user, may enter a plain user's pool */
+	bool allow_other; /* seen on its way to FUSE: decides how long the kernel may cache */
+	bool allow_root;  /* likewise: root, a second user, may enter a plain user's pool */
 };
 
 void options_init(struct pool_options *o);

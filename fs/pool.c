@@ -234,7 +234,8 @@ static int linger_arm(struct pool *p, uint64_t due)
 	struct itimerspec cur;
 	if (timerfd_gettime(p->linger_timer_fd, &cur) == 0 &&
 	    (cur.it_value.tv_sec || cur.it_value.tv_nsec)) {
-		uint64_t cur_ms = (uint64_t)cur.it_value.tv_sec * 1000 + (uint64_t)cur.it_value.tv_nsec / 1000000;
+		uint64_t cur_ms = (uint64_t)cur.it_value.tv_sec * 1000 +
+				  (uint64_t)cur.it_value.tv_nsec / 1000000;
 		if (cur_ms <= in)
 			return 0;
 	}
@@ -397,8 +398,8 @@ void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struc
 	}
 	if (++p->denied_count > 20)
 		return;
-	log_info("denied: uid %u may not %s inode %" PRIu64 " (owner uid %u)", (unsigned)caller, what,
-		 n->ino, (unsigned)n->uid);
+	log_info("denied: uid %u may not %s inode %" PRIu64 " (owner uid %u)", (unsigned)caller,
+		 what, n->ino, (unsigned)n->uid);
 }
 
 /* ---- init / teardown ------------------------------------------------------------------------ */
@@ -449,10 +450,12 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	p->linger_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (p->linger_timer_fd < 0)
 		return -errno;
-	r = backing_open(&p->backing, &(struct backing_cfg){
-		.dir = opts->backing, .dir_given = opts->backing_given, .limit = opts->max_size,
-		.huge = options_huge_name(opts->huge), .huge_given = opts->huge_given,
-		.user_limit = opts->max_user_size});
+	r = backing_open(&p->backing, &(struct backing_cfg){.dir = opts->backing,
+							    .dir_given = opts->backing_given,
+							    .limit = opts->max_size,
+							    .huge = options_huge_name(opts->huge),
+							    .huge_given = opts->huge_given,
+							    .user_limit = opts->max_user_size});
 	if (r < 0)
 		return r;
 	return 0;

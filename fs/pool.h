@@ -53,29 +53,29 @@
  * longest text, a flat price so that any name may go first (docs/interface.md "Limits"). */
 #define POOL_NAME_COST 320u
 /* For container_of: a node from its embedded name ends. */
-#define POOL_NODE_OF_ENDS(e) ((struct node *)(void *)((char *)(e) - offsetof(struct node, ends)))
+#define POOL_NODE_OF_ENDS(e) ((struct node *)(void *)((char *)(e)-offsetof(struct node, ends)))
 
 struct node {
 	uint64_t ino;
-	mode_t type;                  /* S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO or S_IFSOCK */
-	bool is_dir;                  /* type == S_IFDIR */
+	mode_t type; /* S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO or S_IFSOCK */
+	bool is_dir; /* type == S_IFDIR */
 	uid_t uid;
 	gid_t gid;
-	mode_t perm;                  /* effective permission bits */
+	mode_t perm; /* effective permission bits */
 	/* Its names, and for a folder the names in it (name_table.h). A folder has at most one name;
 	 * a file, symlink, FIFO or socket one per hard link. */
 	struct name_ends ends;
-	struct node *ino_next;        /* inode hash chain */
-	char *target;                 /* symlinks: what it points to */
+	struct node *ino_next; /* inode hash chain */
+	char *target;	       /* symlinks: what it points to */
 	struct lifetime life;
-	uint64_t nlookup;             /* the kernel's references (LOOKUP replies minus FORGETs) */
-	struct timespec atime, mtime;  /* all but files, which use the backing file's */
-	struct timespec ctime;        /* files: the last change the backing file did not see */
+	uint64_t nlookup;	      /* the kernel's references (LOOKUP replies minus FORGETs) */
+	struct timespec atime, mtime; /* all but files, which use the backing file's */
+	struct timespec ctime;	      /* files: the last change the backing file did not see */
 	struct xattr_list xattrs;
 	struct hold *holds;
-	uint64_t reserved;            /* bytes counted against the quotas (files) */
-	uint64_t linger_due_ms;       /* monotonic ms when a lingering removal is due, 0 if none */
-	uint64_t linger_base_ms;      /* when linger= ends for this unused spell, 0 while in use */
+	uint64_t reserved;	 /* bytes counted against the quotas (files) */
+	uint64_t linger_due_ms;	 /* monotonic ms when a lingering removal is due, 0 if none */
+	uint64_t linger_base_ms; /* when linger= ends for this unused spell, 0 while in use */
 	/* LOOKUPs answered while the entry was in use whose OPEN has not come yet: the kernel looks
 	 * a name up and then opens the inode, and the last user may close in between. Removal
 	 * waits for such an OPEN for up to POOL_OPEN_GRACE_MS (see pool_note_lookup). */
@@ -83,8 +83,8 @@ struct node {
 		pid_t tid;
 		uint64_t ms;
 	} pending_open[4];
-	int backing_id;               /* passthrough registration, 0 if none */
-	uint32_t open_gen;            /* counts opens: a probe made outside the lock is stale once it moved */
+	int backing_id;	   /* passthrough registration, 0 if none */
+	uint32_t open_gen; /* counts opens: a probe made outside the lock is stale once it moved */
 	/* Removal of an entry whose names the kernel may cache waits until the kernel has dropped
 	 * them (docs/design.md "Caching"): asked, with so many invalidations outstanding
 	 * (unnaming), done (unnamed). */
@@ -107,21 +107,21 @@ struct node {
 	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */
 	bool battr_valid;
 	struct stat battr;
-	struct node *zombie_next;     /* on the free-after-unlock list */
+	struct node *zombie_next; /* on the free-after-unlock list */
 };
 
 struct user_usage {
 	uid_t uid;
 	uint64_t entries;
 	uint64_t bytes;
-	uint64_t meta;                /* daemon memory for the user's xattrs and hold records */
+	uint64_t meta; /* daemon memory for the user's xattrs and hold records */
 	struct user_usage *next;
 };
 
 struct pending_inval {
 	struct pending_inval *next;
 	uint64_t parent;
-	uint64_t ino;                 /* unnaming this node: report back (pool_name_invalidated) */
+	uint64_t ino; /* unnaming this node: report back (pool_name_invalidated) */
 	size_t namelen;
 	char name[];
 };
@@ -142,50 +142,50 @@ struct watch;
 
 struct pool {
 	pthread_mutex_t lock;
-	pthread_cond_t release_done;  /* a node's `releasing` went false (with `lock`) */
+	pthread_cond_t release_done; /* a node's `releasing` went false (with `lock`) */
 	struct pool_options opts;
 	struct access_policy policy;
 	struct backing backing;
 	uid_t owner_uid;
 	gid_t owner_gid;
-	pid_t daemon_pid;             /* to ignore our own fanotify events */
+	pid_t daemon_pid; /* to ignore our own fanotify events */
 	struct node *root;
 	/* The next inode number: taken without the lock (pool_new_ino), since CREATE makes the
 	 * backing file, named by it, before taking the lock. Never reused. */
 	_Atomic uint64_t next_ino;
 	struct node **ino_table;
 	size_t ino_buckets, ino_count;
-	struct name_table names;      /* every name, apart from the entries (name_table.h) */
+	struct name_table names; /* every name, apart from the entries (name_table.h) */
 	struct node *zombies;
 	struct pending_inval *inval_head, **inval_tail;
 	/* Backing files of removed nodes, unlinked by pool_unlock() after the lock is released:
 	 * freeing a big file's pages takes milliseconds (docs/design.md "Locking and threads"). */
 	struct backing_file *unlink_files;
 	size_t unlink_count, unlink_cap;
-	uint64_t entries;             /* live files and folders, root excluded */
-	uint64_t bytes;               /* sum of `reserved` */
-	uint64_t meta;                /* sum of the users' `meta` */
+	uint64_t entries; /* live files and folders, root excluded */
+	uint64_t bytes;	  /* sum of `reserved` */
+	uint64_t meta;	  /* sum of the users' `meta` */
 	struct user_usage *users;
 	struct hold_source *sources;
-	struct handle_link dir_handles;  /* open folder handles (sentinel), freed at unmount */
-	size_t lingering;             /* nodes with linger_due_ms set */
+	struct handle_link dir_handles; /* open folder handles (sentinel), freed at unmount */
+	size_t lingering;		/* nodes with linger_due_ms set */
 	const struct datapath *dp;
 	void *dp_state;
 	struct watch *watch;
 	int linger_timer_fd;
-	int hold_poll_fd;             /* timerfd for processes watched without a pidfd, -1 until needed */
-	char cgroup2_root[4096];      /* where cgroup v2 is mounted, "" if nowhere */
+	int hold_poll_fd; /* timerfd for processes watched without a pidfd, -1 until needed */
+	char cgroup2_root[4096]; /* where cgroup v2 is mounted, "" if nowhere */
 	/* Hands a name to the kernel-invalidation thread (set by main.c); with `ino`, the thread
 	 * calls pool_name_invalidated() once the kernel has dropped it. 0 or -ENOMEM. */
 	int (*inval)(void *ctx, uint64_t parent, const char *name, size_t len, uint64_t ino);
 	void *inval_ctx;
 	double entry_timeout, attr_timeout;
 	const char *mountpoint;
-	void *session;                /* struct fuse_session *, to stop the loop from INIT */
-	const char *init_error;       /* why INIT refused the requested data path */
-	struct fault_state fault;     /* test-only fault injection (fault.h); inert otherwise */
-	struct opstats opstats;       /* requests served, by type (lock-free) */
-	atomic_int uring_seen;        /* transport.h: a request came over io_uring (lock not needed) */
+	void *session;		  /* struct fuse_session *, to stop the loop from INIT */
+	const char *init_error;	  /* why INIT refused the requested data path */
+	struct fault_state fault; /* test-only fault injection (fault.h); inert otherwise */
+	struct opstats opstats;	  /* requests served, by type (lock-free) */
+	atomic_int uring_seen;	  /* transport.h: a request came over io_uring (lock not needed) */
 	/* Per-user stores: RELEASEs between pool_release_enter and _leave (changed under `lock`,
 	 * which release_done's waiters hold). */
 	int releases_in_flight;
@@ -195,7 +195,7 @@ struct pool {
 };
 
 int pool_init(struct pool *p, const struct pool_options *opts);
-void pool_destroy(struct pool *p);   /* accepts a half-built pool */
+void pool_destroy(struct pool *p); /* accepts a half-built pool */
 
 void pool_lock(struct pool *p);
 /* Unlocks, then queues invalidations and frees forgotten nodes. */
@@ -205,7 +205,7 @@ void pool_unlock(struct pool *p);
 void *pool_alloc(struct pool *p, size_t size);
 char *pool_strdup(struct pool *p, const char *s);
 
-struct node *pool_node(struct pool *p, uint64_t ino);      /* NULL if unknown */
+struct node *pool_node(struct pool *p, uint64_t ino); /* NULL if unknown */
 /* The entry named `name` in `dir`, NULL if none. */
 struct node *pool_child(struct pool *p, struct node *dir, const char *name);
 
@@ -294,8 +294,8 @@ void pool_backing_changed(struct node *n);
 void pool_touch_ctime(struct node *n);
 
 /* user.* xattrs of `n`, charged to its owner's max_user_meta (-EDQUOT past it). */
-int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void *value,
-		   size_t size, int flags);
+int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void *value, size_t size,
+		   int flags);
 int pool_xattr_remove(struct pool *p, struct node *n, const char *name);
 
 /* Quotas: account for `n` growing (or shrinking) to `new_size` bytes. -ENOSPC / -EDQUOT. */
@@ -305,14 +305,14 @@ int pool_reserve(struct pool *p, struct node *n, uint64_t new_size);
  * (pool_resize.c). */
 struct pool_resize {
 	uint64_t ino;
-	uid_t uid;             /* the file's owner: its store (backing.h) */
-	uint64_t end;          /* the size (truncate) or the end of the range (fallocate) asked */
-	uint64_t before;       /* the reservation before begin: given back if the I/O fails */
-	uint64_t reserved;     /* the reservation begin left */
-	bool sets_size;        /* truncate: the file ends at `end` afterwards */
+	uid_t uid;	   /* the file's owner: its store (backing.h) */
+	uint64_t end;	   /* the size (truncate) or the end of the range (fallocate) asked */
+	uint64_t before;   /* the reservation before begin: given back if the I/O fails */
+	uint64_t reserved; /* the reservation begin left */
+	bool sets_size;	   /* truncate: the file ends at `end` afterwards */
 };
-#define POOL_RESIZE_GROWS 1u      /* reserve up to `end` (not for KEEP_SIZE, PUNCH_HOLE) */
-#define POOL_RESIZE_SETS_SIZE 2u  /* the file's size becomes `end` (truncate) */
+#define POOL_RESIZE_GROWS 1u	 /* reserve up to `end` (not for KEEP_SIZE, PUNCH_HOLE) */
+#define POOL_RESIZE_SETS_SIZE 2u /* the file's size becomes `end` (truncate) */
 /* Lock held: reserve per `how` for a resize of file `n` to `end`. 0, -EISDIR, -EFBIG, -ENOSPC
  * or -EDQUOT (then nothing changed). Every 0 must be followed by pool_resize_commit(), with the
  * lock dropped for the I/O between (node pointers are stale after it). */
@@ -331,8 +331,8 @@ void pool_release_enter(struct pool *p);
 void pool_release_leave(struct pool *p);
 /* No lock: the I/O step of a resize on `fd` (backing_resize, or fallocate(2) with `mode`, `off`
  * and `len` when `fallocate` is set), retried once as above. 0 or -errno. */
-int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz, bool fallocate,
-		   int mode, off_t off, off_t len);
+int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz, bool fallocate, int mode,
+		   off_t off, off_t len);
 
 /* Re-read every file's size from the backing store into the usage counters. */
 void pool_refresh_usage(struct pool *p);
@@ -341,14 +341,14 @@ void pool_refresh_usage(struct pool *p);
  * (pool_hold_caller): the lock is not held across those reads (docs/design.md "What runs
  * outside the lock"). */
 struct hold_caller {
-	pid_t tid;             /* the thread the kernel reported */
-	pid_t tgid;            /* its process; 0 if not looked up, -1 if gone */
-	pid_t sid;             /* session holds: its session; 0 if not looked up, -1 if gone */
+	pid_t tid;  /* the thread the kernel reported */
+	pid_t tgid; /* its process; 0 if not looked up, -1 if gone */
+	pid_t sid;  /* session holds: its session; 0 if not looked up, -1 if gone */
 	/* Session holds in a session whose leader is gone: the source found by the /proc walk
 	 * (session_anchor), anchor_kind HOLD_PIN if not looked up. */
 	enum hold_kind anchor_kind;
 	pid_t anchor;
-	int cgroup_r;          /* cgroup holds: 0 with `cgroup` found, else a negative errno */
+	int cgroup_r; /* cgroup holds: 0 with `cgroup` found, else a negative errno */
 	char cgroup[4096];
 };
 /* No lock: look up what a hold of `kind` taken by thread `tid` needs from /proc. */
@@ -362,7 +362,7 @@ void pool_autohold(struct pool *p, struct node *n, uid_t uid, const struct hold_
  * made here, under the lock). */
 int pool_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
 	      const struct hold_request *req);
-int pool_release_holds(struct pool *p, struct node *n, uid_t uid);   /* -ENODATA if none */
+int pool_release_holds(struct pool *p, struct node *n, uid_t uid); /* -ENODATA if none */
 /* Charge one hold record to `uid`'s max_user_meta (-EDQUOT), and the inverse: unlink `h` from
  * `n` and its source, refund it and free it. */
 int pool_hold_charge(struct pool *p, uid_t uid);

@@ -65,7 +65,8 @@ static int check_links(struct check *c, struct node *n)
 
 	for (struct name *k = n->ends.children; k; k = k->sib_next) {
 		if (k->dir != &n->ends)
-			return fail(c, "inode %" PRIu64 ": a name in it has another folder\n", n->ino);
+			return fail(c, "inode %" PRIu64 ": a name in it has another folder\n",
+				    n->ino);
 		if (pool_name_in(c->p, n, k->text) != k)
 			return fail(c, "inode %" PRIu64 ": name '%s' not in the name table\n",
 				    pool_name_entry(k)->ino, k->text);
@@ -74,12 +75,13 @@ static int check_links(struct check *c, struct node *n)
 	}
 	for (struct name *k = n->ends.names; k; k = k->alias_next) {
 		if (k->entry != &n->ends || !k->dir)
-			return fail(c, "inode %" PRIu64 ": one of its names is not its own\n", n->ino);
+			return fail(c, "inode %" PRIu64 ": one of its names is not its own\n",
+				    n->ino);
 		names++;
 	}
 	if (names != n->ends.nnames || (n->is_dir && names > 1))
-		return fail(c, "inode %" PRIu64 ": %u names listed, counter says %u\n", n->ino, names,
-			    n->ends.nnames);
+		return fail(c, "inode %" PRIu64 ": %u names listed, counter says %u\n", n->ino,
+			    names, n->ends.nnames);
 	if (children != n->life.children)
 		return fail(c, "inode %" PRIu64 ": %u children listed, counter says %u\n", n->ino,
 			    children, n->life.children);
@@ -110,7 +112,8 @@ static int check_node(struct check *c, struct node *n)
 		return check_links(c, n);
 	if (n->life.removed) {
 		if (n->life.linked || n->holds || n->xattrs.head || n->reserved)
-			return fail(c, "inode %" PRIu64 ": removed but still named or charged\n", n->ino);
+			return fail(c, "inode %" PRIu64 ": removed but still named or charged\n",
+				    n->ino);
 		return 0;
 	}
 	r = check_links(c, n);
@@ -149,8 +152,10 @@ static int check_totals(struct check *c)
 	struct pool *p = c->p;
 
 	if (c->entries != p->entries || c->bytes != p->bytes)
-		return fail(c, "pool counters: entries %" PRIu64 "/%" PRIu64 " bytes %" PRIu64
-			    "/%" PRIu64 " (counted/kept)\n", c->entries, p->entries, c->bytes, p->bytes);
+		return fail(c,
+			    "pool counters: entries %" PRIu64 "/%" PRIu64 " bytes %" PRIu64
+			    "/%" PRIu64 " (counted/kept)\n",
+			    c->entries, p->entries, c->bytes, p->bytes);
 	if (c->names != p->names.count)
 		return fail(c, "name table holds %zu names, %" PRIu64 " entries are named\n",
 			    p->names.count, c->names);
@@ -162,14 +167,16 @@ static int check_totals(struct check *c)
 	for (struct user_usage *u = p->users; u; u = u->next)
 		meta += u->meta;
 	if (meta != p->meta)
-		return fail(c, "users' meta adds up to %" PRIu64 ", pool counter says %" PRIu64 "\n",
+		return fail(c,
+			    "users' meta adds up to %" PRIu64 ", pool counter says %" PRIu64 "\n",
 			    meta, p->meta);
 	for (struct user_usage *u = p->users; u; u = u->next) {
 		struct tally *t = tally_of(c, u->uid);
 		if (!t)
 			return -ENOMEM;
 		if (t->entries != u->entries || t->bytes != u->bytes || t->meta != u->meta)
-			return fail(c, "uid %u: entries %" PRIu64 "/%" PRIu64 " bytes %" PRIu64
+			return fail(c,
+				    "uid %u: entries %" PRIu64 "/%" PRIu64 " bytes %" PRIu64
 				    "/%" PRIu64 " meta %" PRIu64 "/%" PRIu64 " (counted/kept)\n",
 				    (unsigned)u->uid, t->entries, u->entries, t->bytes, u->bytes,
 				    t->meta, u->meta);

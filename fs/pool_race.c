@@ -14,7 +14,8 @@ void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look
 	 * otherwise overtake this thread's OPEN. A thread looking the same entry up again is
 	 * polling (pool_drop_stale_lookup): not noted, and apply() caps every grace at
 	 * POOL_OPEN_GRACE_MS after the entry fell unused, so no poller keeps it. */
-	if (!pool_has_backing(n) || (!first_look && !lifetime_in_use(&n->life, pool_held_above(p, n))))
+	if (!pool_has_backing(n) ||
+	    (!first_look && !lifetime_in_use(&n->life, pool_held_above(p, n))))
 		return;
 	for (size_t i = 0; i < slots; i++) {
 		if (n->pending_open[i].tid == tid) {

@@ -30,7 +30,10 @@ int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how
 		return -EINVAL;
 	if (end > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	*rz = (struct pool_resize){.ino = n->ino, .uid = n->uid, .end = end, .before = n->reserved,
+	*rz = (struct pool_resize){.ino = n->ino,
+				   .uid = n->uid,
+				   .end = end,
+				   .before = n->reserved,
 				   .sets_size = how & POOL_RESIZE_SETS_SIZE};
 	if ((how & POOL_RESIZE_GROWS) && end > n->reserved) {
 		r = pool_reserve(p, n, end);

@@ -24,7 +24,8 @@ static int text_add(struct text *t, const char *fmt, ...)
 	int w;
 
 	va_start(ap, fmt);
-	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt,
+		      ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
 	va_end(ap);
 	if (w < 0 || (size_t)w >= t->cap - t->used)
 		return -ERANGE;
@@ -36,13 +37,15 @@ int pool_refs_text(struct pool *p, struct node *n, char **out)
 {
 	/* Room kept for the closing "more N" line when the holds do not all fit. */
 	const size_t reserve = 32;
-	struct text t = {.buf = pool_alloc(p, ((size_t)POOLFS_XATTR_VALUE_MAX)), .cap = ((size_t)POOLFS_XATTR_VALUE_MAX) - reserve};
+	struct text t = {.buf = pool_alloc(p, ((size_t)POOLFS_XATTR_VALUE_MAX)),
+			 .cap = ((size_t)POOLFS_XATTR_VALUE_MAX) - reserve};
 	uint32_t shown = 0;
 	int r;
 
 	if (!t.buf)
 		return -ENOMEM;
-	r = text_add(&t, "opens %u\nmapped %s\n", n->life.opens, n->life.maybe_mapped ? "yes" : "no");
+	r = text_add(&t, "opens %u\nmapped %s\n", n->life.opens,
+		     n->life.maybe_mapped ? "yes" : "no");
 	if (r == 0 && n->is_dir)
 		r = text_add(&t, "children %u\n", n->life.children);
 	else if (r == 0)
@@ -75,8 +78,10 @@ int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len)
 	int r;
 
 	pool_refresh_usage(p);
-	r = text_add(&t, "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64 "\n"
-		     "max_size %" PRIu64 "\nmax_user_size %" PRIu64 "\nmax_user_entries %" PRIu64 "\n"
+	r = text_add(&t,
+		     "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64 "\n"
+		     "max_size %" PRIu64 "\nmax_user_size %" PRIu64 "\nmax_user_entries %" PRIu64
+		     "\n"
 		     "max_user_meta %" PRIu64 "\ndatapath %s\n",
 		     p->entries, p->bytes, p->meta, p->opts.max_size, p->opts.max_user_size,
 		     p->opts.max_user_entries, p->opts.max_user_meta, p->dp ? p->dp->name : "none");

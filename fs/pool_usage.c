@@ -134,8 +134,8 @@ void pool_free_xattrs(struct pool *p, struct node *n)
 	xattr_clear(&n->xattrs);
 }
 
-int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void *value,
-		   size_t size, int flags)
+int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void *value, size_t size,
+		   int flags)
 {
 	int64_t cost = xattr_set_cost(&n->xattrs, name, size), done = 0;
 	int r;

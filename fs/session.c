@@ -22,8 +22,10 @@ int proc_stat_parse(const char *text, struct proc_stat *out)
 	 * seven counters (10-15 unsigned, 16-21 signed) and starttime(22). */
 	if (!s || s[1] != ' ')
 		return -EINVAL;
-	if (sscanf(s + 2, "%c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-			  "%*d %llu", &state, &ppid, &pgrp, &sid, &start) < 4)
+	if (sscanf(s + 2,
+		   "%c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+		   "%*d %llu",
+		   &state, &ppid, &pgrp, &sid, &start) < 4)
 		return -EINVAL;
 	if (ppid < 0 || sid < 0)
 		return -EINVAL;

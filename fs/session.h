@@ -11,10 +11,10 @@
 
 /* The fields of /proc/PID/stat the daemon needs. */
 struct proc_stat {
-	char state;       /* R, S, D, Z, X ... */
+	char state; /* R, S, D, Z, X ... */
 	pid_t ppid;
 	pid_t sid;
-	unsigned long long start_time;  /* field 22, clock ticks after boot; 0 if the text ends
+	unsigned long long start_time; /* field 22, clock ticks after boot; 0 if the text ends
 					 * before it. Tells a process from a later one with its pid. */
 };
 

@@ -61,7 +61,8 @@ int tmpfs_instance_open(uint64_t size, const char *huge, const char **why)
 	if (r == 0)
 		r = set_string(fs_fd, "nr_inodes", "0", why, "tmpfs nr_inodes=0");
 	if (r == 0 && huge)
-		r = set_string(fs_fd, "huge", huge, why, "tmpfs huge= (no transparent huge pages here?)");
+		r = set_string(fs_fd, "huge", huge, why,
+			       "tmpfs huge= (no transparent huge pages here?)");
 	if (r == 0 && syscall(SYS_fsconfig, fs_fd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		*why = "creating the tmpfs instance";
 		r = -errno;

@@ -67,14 +67,16 @@ int transport_init(struct pool *p, struct fuse_conn_info *conn)
 		/* The switch was on at startup (or uring=auto found it off and said so then). */
 		if (choice == URING_ON) {
 			p->init_error = "uring=on is not available here: the kernel did not offer "
-					"io_uring at INIT (was " TRANSPORT_URING_PARAM " turned off?)";
+					"io_uring at INIT (was " TRANSPORT_URING_PARAM
+					" turned off?)";
 			return -EOPNOTSUPP;
 		}
 		log_info("transport=/dev/fuse (uring=auto: the kernel does not offer io_uring)");
 		return 0;
 	}
 	log_info("transport=io_uring requested (uring=%s; libfuse falls back to /dev/fuse and says "
-		 "so if its rings cannot start)", options_uring_name(choice));
+		 "so if its rings cannot start)",
+		 options_uring_name(choice));
 	return 0;
 }
 
@@ -86,8 +88,9 @@ void transport_first_uring(struct pool *p)
 #else
 /* FUSE_MINOR_VERSION is the libfuse this daemon was compiled against: that decides, not the
  * library found at run time. */
-#define NO_URING_WHY "this poolfs was built against libfuse 3.%d, which has no io_uring transport " \
-		     "(it needs libfuse >= 3.18)"
+#define NO_URING_WHY                                                                               \
+	"this poolfs was built against libfuse 3.%d, which has no io_uring transport "             \
+	"(it needs libfuse >= 3.18)"
 
 int transport_prepare(enum uring_choice choice, struct fuse_args *args)
 {

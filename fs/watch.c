@@ -19,10 +19,10 @@ struct registration {
 
 struct watch {
 	int epfd;
-	int stop_fd;                 /* eventfd: wakes the loop to stop */
+	int stop_fd; /* eventfd: wakes the loop to stop */
 	pthread_t thread;
 	bool started;
-	pthread_mutex_t regs_lock;   /* guards the registration list (add from any thread) */
+	pthread_mutex_t regs_lock; /* guards the registration list (add from any thread) */
 	struct registration *regs;
 };
 
@@ -59,7 +59,8 @@ int watch_start(struct watch **out)
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&w->regs_lock, NULL);
-	if (w->epfd < 0 || w->stop_fd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->stop_fd, &ev) < 0) {
+	if (w->epfd < 0 || w->stop_fd < 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->stop_fd, &ev) < 0) {
 		r = -errno;
 		goto fail;
 	}

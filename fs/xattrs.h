@@ -18,7 +18,7 @@ struct xattr {
 
 struct xattr_list {
 	struct xattr *head;
-	size_t bytes;          /* sum of name lengths and value sizes */
+	size_t bytes; /* sum of name lengths and value sizes */
 };
 
 /* Allocation hook (the daemon's may fail on purpose in fault-injection builds). */

@@ -26,10 +26,10 @@ int env_shell_quote(const char *s, char *buf, size_t len)
 
 	/* Worst case per byte is 4 ('\''), plus the two quotes and the NUL. */
 #define PUT(c)                                                                                     \
-	do {                                                                                           \
-		if (o + 1 >= len)                                                                          \
-			return -ERANGE;                                                                        \
-		buf[o++] = (c);                                                                            \
+	do {                                                                                       \
+		if (o + 1 >= len)                                                                  \
+			return -ERANGE;                                                            \
+		buf[o++] = (c);                                                                    \
 	} while (0)
 	PUT('\'');
 	for (; *s; s++) {

@@ -39,8 +39,8 @@ static ssize_t pio_full(int fd, void *buf, size_t n, off_t off, bool writing)
 }
 
 /* Fill *out from a parsed header and a mapping of the file. */
-static void fill(struct poolfs_array *out, const struct npy_meta *m, size_t data_offset, uint64_t nbytes,
-                 void *map, size_t map_len, int writable)
+static void fill(struct poolfs_array *out, const struct npy_meta *m, size_t data_offset,
+		 uint64_t nbytes, void *map, size_t map_len, int writable)
 {
 	memset(out, 0, sizeof *out);
 	out->map_base = map;
@@ -59,7 +59,7 @@ static void fill(struct poolfs_array *out, const struct npy_meta *m, size_t data
 }
 
 int poolfs_array_create(const char *path, enum poolfs_dtype dtype, int ndim, const size_t *shape,
-                        int fortran_order, struct poolfs_array *out)
+			int fortran_order, struct poolfs_array *out)
 {
 	struct npy_meta m;
 	unsigned char hdr[NPY_HEADER_BUILD_MAX];

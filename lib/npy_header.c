@@ -25,12 +25,12 @@ static const struct {
 	const char *descr;
 	size_t size;
 } dtypes[POOLFS_DTYPE_COUNT] = {
-	[POOLFS_DTYPE_F8] = {"<f8", 8},   [POOLFS_DTYPE_F4] = {"<f4", 4},
-	[POOLFS_DTYPE_I8] = {"<i8", 8},   [POOLFS_DTYPE_I4] = {"<i4", 4},
-	[POOLFS_DTYPE_I2] = {"<i2", 2},   [POOLFS_DTYPE_I1] = {"|i1", 1},
-	[POOLFS_DTYPE_U8] = {"<u8", 8},   [POOLFS_DTYPE_U4] = {"<u4", 4},
-	[POOLFS_DTYPE_U2] = {"<u2", 2},   [POOLFS_DTYPE_U1] = {"|u1", 1},
-	[POOLFS_DTYPE_B1] = {"|b1", 1},   [POOLFS_DTYPE_C16] = {"<c16", 16},
+	[POOLFS_DTYPE_F8] = {"<f8", 8}, [POOLFS_DTYPE_F4] = {"<f4", 4},
+	[POOLFS_DTYPE_I8] = {"<i8", 8}, [POOLFS_DTYPE_I4] = {"<i4", 4},
+	[POOLFS_DTYPE_I2] = {"<i2", 2}, [POOLFS_DTYPE_I1] = {"|i1", 1},
+	[POOLFS_DTYPE_U8] = {"<u8", 8}, [POOLFS_DTYPE_U4] = {"<u4", 4},
+	[POOLFS_DTYPE_U2] = {"<u2", 2}, [POOLFS_DTYPE_U1] = {"|u1", 1},
+	[POOLFS_DTYPE_B1] = {"|b1", 1}, [POOLFS_DTYPE_C16] = {"<c16", 16},
 	[POOLFS_DTYPE_C8] = {"<c8", 8},
 };
 
@@ -263,7 +263,8 @@ static int parse_dim(struct cursor *c, uint64_t *v, bool *big)
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return -EPROTO; /* includes '-': a negative dimension is malformed */
-		if (__builtin_mul_overflow(x, 10, &x) || __builtin_add_overflow(x, (uint64_t)(s[i] - '0'), &x))
+		if (__builtin_mul_overflow(x, 10, &x) ||
+		    __builtin_add_overflow(x, (uint64_t)(s[i] - '0'), &x))
 			*big = true;
 	}
 	if (x > INT64_MAX)
@@ -476,7 +477,8 @@ static bool append(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
 	va_start(ap, fmt);
 	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
 	 * several files (llvm/llvm-project#40656), and then flags this call. */
-	int n = vsnprintf(buf + *pos, cap - *pos, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+	int n = vsnprintf(buf + *pos, cap - *pos, fmt,
+			  ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
 	va_end(ap);
 	if (n < 0 || (size_t)n >= cap - *pos)
 		return false;
@@ -497,10 +499,10 @@ ssize_t npy_header_build(const struct npy_meta *m, int major, void *out, size_t 
 	char dict[NPY_HEADER_BUILD_MAX];
 	size_t n = 0;
 	bool ok = append(dict, sizeof dict, &n, "{'descr': '%s', 'fortran_order': %s, 'shape': (",
-	                 dtypes[m->dtype].descr, m->fortran_order ? "True" : "False");
+			 dtypes[m->dtype].descr, m->fortran_order ? "True" : "False");
 	for (int i = 0; ok && i < m->ndim; i++)
 		ok = append(dict, sizeof dict, &n, "%s%llu", i ? ", " : "",
-		            (unsigned long long)m->shape[i]);
+			    (unsigned long long)m->shape[i]);
 	if (ok)
 		ok = append(dict, sizeof dict, &n, "%s), }", m->ndim == 1 ? "," : "");
 	if (!ok)

@@ -74,7 +74,7 @@ static bool is_help(const char *a)
 /* "--name VALUE" or "--name=VALUE" at argv[*i]: 1 and *value set (and *i advanced past a separate
  * VALUE), 0 if argv[*i] is not that option, -1 if the value is missing (reported). */
 static int option_value(const char *cmd, int argc, char **argv, int *i, const char *name,
-                        const char **value)
+			const char **value)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
@@ -134,7 +134,8 @@ static int scope_option(const char *cmd, int argc, char **argv, int *i, struct s
 	} else if (strcmp(a, "--process") == 0) {
 		/* The library offers it, but here "the calling process" is poolctl itself, which exits
 		 * at once and would take the hold with it. */
-		usage_error(cmd, "--process would end with poolctl itself; use --pid N (e.g. --pid $$)");
+		usage_error(cmd,
+			    "--process would end with poolctl itself; use --pid N (e.g. --pid $$)");
 		return -1;
 	} else {
 		return 0;
@@ -153,8 +154,8 @@ static int scope_option(const char *cmd, int argc, char **argv, int *i, struct s
  * (opt returns 1 consumed, 0 unknown, -1 error already reported). Returns the index of the first
  * operand, or -1 (exit with *status). */
 static int parse_options(const struct command *c, int argc, char **argv,
-                         int (*opt)(const char *cmd, int argc, char **argv, int *i, void *ctx),
-                         void *ctx, int *status)
+			 int (*opt)(const char *cmd, int argc, char **argv, int *i, void *ctx),
+			 void *ctx, int *status)
 {
 	int i;
 	for (i = 1; i < argc; i++) {
@@ -210,8 +211,8 @@ static void print_uid(uid_t uid)
 /* parse_options, then exactly one operand (`what` names it in the message): its index, or -1
  * (exit with *status). */
 static int one_operand(const char *cmd, int argc, char **argv,
-                       int (*opt)(const char *cmd, int argc, char **argv, int *i, void *ctx),
-                       void *ctx, const char *what, int *status)
+		       int (*opt)(const char *cmd, int argc, char **argv, int *i, void *ctx),
+		       void *ctx, const char *what, int *status)
 {
 	int i = parse_options(find_command(cmd), argc, argv, opt, ctx, status);
 
@@ -227,7 +228,7 @@ static int one_operand(const char *cmd, int argc, char **argv,
 /* Run `fn` on each PATH operand argv[i..], reporting each failure: the last failure's exit status,
  * or EXIT_OK. */
 static int each_path(const char *cmd, int argc, char **argv, int i,
-                     int (*fn)(const char *path, void *ctx), void *ctx)
+		     int (*fn)(const char *path, void *ctx), void *ctx)
 {
 	int status = EXIT_OK;
 
@@ -285,7 +286,8 @@ static void print_refs(const char *path, const struct poolfs_refs *r)
 		printf("%s\n", h->truncated ? " (scope shortened)" : "");
 	}
 	if (r->nholds > r->nlisted)
-		printf("    ... %llu more not listed\n", (unsigned long long)(r->nholds - r->nlisted));
+		printf("    ... %llu more not listed\n",
+		       (unsigned long long)(r->nholds - r->nlisted));
 }
 
 static int refs_one(const char *path, void *ctx)
@@ -458,11 +460,11 @@ static int cmd_help(int argc, char **argv)
 }
 
 #define SCOPE_HELP                                                                                 \
-	"  --session  until the session of the calling shell ends (the default)\n"                     \
-	"  --pin      until released (or the entry is unlinked, or the pool unmounted)\n"              \
-	"  --cgroup   until the cgroup v2 group of the caller has no process left\n"                   \
-	"             (a Slurm job, a systemd unit, a container)\n"                                    \
-	"  --pid N    until process N exits (e.g. --pid $$ for the calling shell)\n"                   \
+	"  --session  until the session of the calling shell ends (the default)\n"                 \
+	"  --pin      until released (or the entry is unlinked, or the pool unmounted)\n"          \
+	"  --cgroup   until the cgroup v2 group of the caller has no process left\n"               \
+	"             (a Slurm job, a systemd unit, a container)\n"                                \
+	"  --pid N    until process N exits (e.g. --pid $$ for the calling shell)\n"               \
 	"(--process is refused: it would mean poolctl itself, which exits at once.)\n"
 
 static const struct command commands[] = {
@@ -508,12 +510,12 @@ static const struct command *find_command(const char *name)
 static void print_main_help(FILE *f)
 {
 	fprintf(f, "usage: poolctl [--help] [--version] COMMAND [ARGS...]\n\n"
-	           "Control entries of a poolfs pool: holds, references, usage, job folders.\n\n"
-	           "Commands:\n");
+		   "Control entries of a poolfs pool: holds, references, usage, job folders.\n\n"
+		   "Commands:\n");
 	for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
 		fprintf(f, "  %s\n", commands[k].synopsis);
 	fprintf(f, "\n'poolctl help COMMAND' describes one command.\n"
-	           "Exit status: 0 success, 1 an operation failed, 2 usage error.\n");
+		   "Exit status: 0 success, 1 an operation failed, 2 usage error.\n");
 }
 
 int main(int argc, char **argv)

@@ -132,8 +132,9 @@ static int make_job_folder(const struct env_args *a, const char *prefix, char *o
 	if ((r = poolfs_hold(out, a->scope, a->pid)) < 0) {
 		/* Empty and unheld: remove it so a failed call leaves nothing behind. */
 		if (rmdir(out) < 0 && errno != ENOENT)
-			fprintf(stderr, "poolctl: env: %s: cannot remove after the failed hold: %s\n", out,
-			        strerror(errno));
+			fprintf(stderr,
+				"poolctl: env: %s: cannot remove after the failed hold: %s\n", out,
+				strerror(errno));
 		return r;
 	}
 	return 0;
@@ -163,7 +164,8 @@ int poolctl_env(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	if (env_folder_prefix(jobid, prefix, sizeof prefix) < 0) {
-		fprintf(stderr, "poolctl: env: SLURM_JOB_ID='%s' is not a job id (digits only)\n", jobid);
+		fprintf(stderr, "poolctl: env: SLURM_JOB_ID='%s' is not a job id (digits only)\n",
+			jobid);
 		return ENV_USAGE;
 	}
 	if ((r = make_job_folder(&a, prefix, path)) < 0) {
@@ -173,7 +175,8 @@ int poolctl_env(int argc, char **argv)
 	if ((r = env_format(path, out, sizeof out)) < 0) {
 		fprintf(stderr, "poolctl: env: %s: %s\n", path, strerror(-r));
 		if ((r = poolfs_release(path)) < 0)
-			fprintf(stderr, "poolctl: env: %s: cannot release: %s\n", path, strerror(-r));
+			fprintf(stderr, "poolctl: env: %s: cannot release: %s\n", path,
+				strerror(-r));
 		return ENV_FAILED;
 	}
 	fputs(out, stdout);

@@ -98,16 +98,24 @@ static bool is_lingering(const struct entry *e)
 /* The kind of entry, for --json's "type". */
 static const char *kind_name(mode_t m)
 {
-	return S_ISDIR(m) ? "folder" : S_ISLNK(m) ? "symlink" : S_ISFIFO(m) ? "fifo"
-	       : S_ISSOCK(m) ? "socket" : S_ISREG(m) ? "file" : "other";
+	return S_ISDIR(m)    ? "folder"
+	       : S_ISLNK(m)  ? "symlink"
+	       : S_ISFIFO(m) ? "fifo"
+	       : S_ISSOCK(m) ? "socket"
+	       : S_ISREG(m)  ? "file"
+			     : "other";
 }
 
 static void mode_text(mode_t m, char out[11])
 {
 	static const char bits[] = "rwxrwxrwx";
 
-	out[0] = S_ISDIR(m) ? 'd' : S_ISREG(m) ? '-' : S_ISLNK(m) ? 'l' : S_ISFIFO(m) ? 'p'
-		 : S_ISSOCK(m) ? 's' : '?';
+	out[0] = S_ISDIR(m)    ? 'd'
+		 : S_ISREG(m)  ? '-'
+		 : S_ISLNK(m)  ? 'l'
+		 : S_ISFIFO(m) ? 'p'
+		 : S_ISSOCK(m) ? 's'
+			       : '?';
 	for (int i = 0; i < 9; i++)
 		out[1 + i] = (m & (0400 >> i)) ? bits[i] : '-';
 	out[10] = '\0';
@@ -190,8 +198,8 @@ static void print_json(struct out *o, const struct entry *e)
 	       (long long)e->st.st_mtime);
 	/* the daemon's count of names; null from a daemon that does not say */
 	if (e->refs.names || !e->has_refs)
-		printf("\"names\": %lu, ", e->has_refs ? (unsigned long)e->refs.names
-							: (unsigned long)e->st.st_nlink);
+		printf("\"names\": %lu, ",
+		       e->has_refs ? (unsigned long)e->refs.names : (unsigned long)e->st.st_nlink);
 	else
 		printf("\"names\": null, ");
 	printf("\"opens\": %llu, \"mapped\": %s, \"children\": %llu, \"holds\": [",

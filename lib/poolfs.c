@@ -16,8 +16,6 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-
-
 /* How many fresh uuids poolfs_mkunique()/poolfs_mkjob() try before giving up on EEXIST. */
 #define UNIQUE_TRIES 16
 
@@ -96,7 +94,7 @@ static int read_text(const char *path, const char *name, char **text, size_t *le
 
 /* Read the text answer `name` of `path` and parse it into `out` with `parse`. */
 static int read_parsed(const char *path, const char *name,
-                       int (*parse)(const char *text, size_t len, void *out), void *out)
+		       int (*parse)(const char *text, size_t len, void *out), void *out)
 {
 	char *text;
 	size_t len;
@@ -195,7 +193,7 @@ static int check_room(const char *dir, size_t name_len, char *out_path, size_t l
 }
 
 int poolfs_mkunique(const char *dir, const char *prefix, const char *suffix, int flags, mode_t mode,
-                    char *out_path, size_t len)
+		    char *out_path, size_t len)
 {
 	char path[PATH_MAX], id[37];
 	const char *pre = prefix ? prefix : "", *suf = suffix ? suffix : "";

@@ -42,12 +42,13 @@ extern "C" {
  */
 
 enum poolfs_scope {
-	POOLFS_SCOPE_UNKNOWN = -1, /* only in poolfs_refs() output: a scope this library does not know */
-	POOLFS_SCOPE_PIN = 0,      /* until released, until the entry is unlinked, or unmount */
-	POOLFS_SCOPE_PID,          /* until process `pid` exits */
-	POOLFS_SCOPE_PROCESS,      /* until the calling process exits */
-	POOLFS_SCOPE_SESSION,      /* until the caller's session leader exits (the usual choice) */
-	POOLFS_SCOPE_CGROUP,       /* until the caller's cgroup v2 group has no process left */
+	/* only in poolfs_refs() output: a scope this library does not know */
+	POOLFS_SCOPE_UNKNOWN = -1,
+	POOLFS_SCOPE_PIN = 0, /* until released, until the entry is unlinked, or unmount */
+	POOLFS_SCOPE_PID,     /* until process `pid` exits */
+	POOLFS_SCOPE_PROCESS, /* until the calling process exits */
+	POOLFS_SCOPE_SESSION, /* until the caller's session leader exits (the usual choice) */
+	POOLFS_SCOPE_CGROUP,  /* until the caller's cgroup v2 group has no process left */
 };
 
 /* Take a hold on `path` with `scope`; `pid` is used only with POOLFS_SCOPE_PID (pass 0 otherwise).
@@ -76,26 +77,27 @@ POOLFS_API int poolfs_release(const char *path);
 #define POOLFS_SCOPE_TEXT_MAX 256
 
 struct poolfs_hold_info {
-	enum poolfs_scope scope; /* PIN, PID (also how "process" holds are reported), SESSION, CGROUP,
+	enum poolfs_scope
+		scope; /* PIN, PID (also how "process" holds are reported), SESSION, CGROUP,
 	                          * or UNKNOWN for a scope newer than this library; PROCESS (pid 0)
 	                          * only for a daemon that writes a bare "process" line */
-	pid_t pid;               /* PID: the process; SESSION: the session leader; else 0 */
-	uid_t uid;               /* the owner of the hold */
-	int truncated;           /* 1 if `text` was cut to fit (a very long cgroup path) */
+	pid_t pid;     /* PID: the process; SESSION: the session leader; else 0 */
+	uid_t uid;     /* the owner of the hold */
+	int truncated; /* 1 if `text` was cut to fit (a very long cgroup path) */
 	char text[POOLFS_SCOPE_TEXT_MAX]; /* the scope as the daemon wrote it: "pin", "pid:N",
 	                          * "session:N", "cgroup:/PATH"; NUL-terminated */
 };
 
 struct poolfs_refs {
-	uint64_t opens;          /* open handles (file or folder handles) on this entry */
-	int mapped;              /* 1 if a memory mapping may still be live */
-	int folder;              /* 1 if the entry is a folder (then `children` is valid) */
-	uint64_t children;       /* number of child entries (folders only, else 0) */
-	uint64_t nholds;         /* total number of holds on this entry (the daemon's count) */
-	unsigned nlisted;        /* how many of them are described in holds[] (at most
+	uint64_t opens;	   /* open handles (file or folder handles) on this entry */
+	int mapped;	   /* 1 if a memory mapping may still be live */
+	int folder;	   /* 1 if the entry is a folder (then `children` is valid) */
+	uint64_t children; /* number of child entries (folders only, else 0) */
+	uint64_t nholds;   /* total number of holds on this entry (the daemon's count) */
+	unsigned nlisted;  /* how many of them are described in holds[] (at most
 	                          * POOLFS_REFS_MAX_HOLDS; fewer than nholds when there are more) */
 	struct poolfs_hold_info holds[POOLFS_REFS_MAX_HOLDS];
-	uint32_t names;          /* the entry's names (hard links; 0 once unlinked), or 0 from a
+	uint32_t names; /* the entry's names (hard links; 0 once unlinked), or 0 from a
 	                          * daemon that does not say. Last, in what was the struct's tail
 	                          * padding: the struct keeps its size and layout. */
 };
@@ -112,23 +114,23 @@ POOLFS_API int poolfs_refs(const char *path, struct poolfs_refs *out);
 
 struct poolfs_user_usage {
 	uid_t uid;
-	uint64_t entries;        /* this user's files and folders */
-	uint64_t bytes;          /* bytes reserved for them in the backing store */
-	uint64_t meta;           /* daemon memory for their xattrs and holds (0 from older daemons) */
+	uint64_t entries; /* this user's files and folders */
+	uint64_t bytes;	  /* bytes reserved for them in the backing store */
+	uint64_t meta;	  /* daemon memory for their xattrs and holds (0 from older daemons) */
 };
 
 struct poolfs_usage {
-	uint64_t entries;        /* files and folders in the pool (all users) */
-	uint64_t bytes;          /* bytes reserved in the backing store (all users) */
-	uint64_t max_size;       /* pool quota in bytes, 0 if unlimited */
-	uint64_t max_user_size;  /* per-user quota in bytes (data and metadata), 0 if unlimited */
-	uint64_t meta;           /* daemon memory for xattrs and holds (all users) */
+	uint64_t entries;	   /* files and folders in the pool (all users) */
+	uint64_t bytes;		   /* bytes reserved in the backing store (all users) */
+	uint64_t max_size;	   /* pool quota in bytes, 0 if unlimited */
+	uint64_t max_user_size;	   /* per-user quota in bytes (data and metadata), 0 if unlimited */
+	uint64_t meta;		   /* daemon memory for xattrs and holds (all users) */
 	uint64_t max_user_entries; /* files and folders per user, 0 if unlimited */
-	uint64_t max_user_meta;  /* xattr and hold memory per user in bytes, 0 if unlimited */
-	char datapath[32];       /* "pagecache" or "passthrough" (NUL-terminated) */
-	unsigned nusers;         /* number of per-user lines the daemon sent (only the caller's own
+	uint64_t max_user_meta;	   /* xattr and hold memory per user in bytes, 0 if unlimited */
+	char datapath[32];	   /* "pagecache" or "passthrough" (NUL-terminated) */
+	unsigned nusers;  /* number of per-user lines the daemon sent (only the caller's own
 	                          * unless the caller is root) */
-	unsigned nlisted;        /* how many are in users[] (at most POOLFS_USAGE_MAX_USERS) */
+	unsigned nlisted; /* how many are in users[] (at most POOLFS_USAGE_MAX_USERS) */
 	struct poolfs_user_usage users[POOLFS_USAGE_MAX_USERS];
 };
 
@@ -160,7 +162,7 @@ POOLFS_API int poolfs_pool_root(const char *path, char *buf, size_t len);
  *   -EEXIST        every name tried existed (practically impossible);
  *   or the errno of open(2). */
 POOLFS_API int poolfs_mkunique(const char *dir, const char *prefix, const char *suffix, int flags,
-                               mode_t mode, char *out_path, size_t len);
+			       mode_t mode, char *out_path, size_t len);
 
 /* Create a folder "job-<uuid>" (mode 0700) in `pool` (the pool root or any folder in it) and take a
  * hold on it with `scope` (`pid` as for poolfs_hold(); POOLFS_SCOPE_SESSION is the usual choice: the
@@ -170,7 +172,7 @@ POOLFS_API int poolfs_mkunique(const char *dir, const char *prefix, const char *
  * Returns 0, or -ERANGE (out_path too small; nothing is created), the errno of mkdir(2), or an error
  * of poolfs_hold() (-EINVAL, -ESRCH, -ENOPROTOOPT, -ENOTSUP...). */
 POOLFS_API int poolfs_mkjob(const char *pool, enum poolfs_scope scope, pid_t pid, char *out_path,
-                            size_t len);
+			    size_t len);
 
 /* ---------------------------------------------------------------------------------------------
  * Typed arrays in numpy's .npy format, mapped with MAP_SHARED, so numpy.load(path, mmap_mode="r")
@@ -198,18 +200,18 @@ enum poolfs_dtype {
 #define POOLFS_ARRAY_MAX_DIMS 64
 
 struct poolfs_array {
-	void *data;              /* the first element (page-aligned mapping + header size, which is a
+	void *data;	 /* the first element (page-aligned mapping + header size, which is a
 	                          * multiple of 64 for files this library or numpy writes); not to be
 	                          * dereferenced when nbytes == 0 */
-	size_t nbytes;           /* bytes of element data: itemsize * nelems */
-	size_t nelems;           /* product of shape (1 for ndim == 0) */
-	size_t itemsize;         /* bytes per element */
+	size_t nbytes;	 /* bytes of element data: itemsize * nelems */
+	size_t nelems;	 /* product of shape (1 for ndim == 0) */
+	size_t itemsize; /* bytes per element */
 	enum poolfs_dtype dtype;
-	int ndim;                /* 0 (a scalar) .. POOLFS_ARRAY_MAX_DIMS */
+	int ndim; /* 0 (a scalar) .. POOLFS_ARRAY_MAX_DIMS */
 	size_t shape[POOLFS_ARRAY_MAX_DIMS];
-	int fortran_order;       /* 1: column-major (first index fastest); 0: C order */
-	int writable;            /* 1 if mapped PROT_READ | PROT_WRITE */
-	size_t data_offset;      /* where the data starts in the file (the header length) */
+	int fortran_order;  /* 1: column-major (first index fastest); 0: C order */
+	int writable;	    /* 1 if mapped PROT_READ | PROT_WRITE */
+	size_t data_offset; /* where the data starts in the file (the header length) */
 	/* private to the library */
 	void *map_base;
 	size_t map_len;
@@ -239,7 +241,8 @@ struct poolfs_array {
  * poolfs_array_close(). On a pool the file lives while it stays mapped or held: take a hold
  * (poolfs_hold) if readers must find it after you close it. */
 POOLFS_API int poolfs_array_create(const char *path, enum poolfs_dtype dtype, int ndim,
-                                   const size_t *shape, int fortran_order, struct poolfs_array *out);
+				   const size_t *shape, int fortran_order,
+				   struct poolfs_array *out);
 
 /* Open an existing .npy file, validate its header (magic, version, the 'descr', 'fortran_order' and
  * 'shape' keys, the file size) and map its data: flags O_RDONLY (PROT_READ) or O_RDWR (PROT_READ |

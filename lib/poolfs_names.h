@@ -8,10 +8,10 @@
 
 /* Every name under this prefix is the daemon's; users cannot store attributes there. */
 #define POOLFS_XATTR_PREFIX "user.poolfs."
-#define POOLFS_XATTR_HOLD "user.poolfs.hold"   /* set: take a hold; remove: release yours */
-#define POOLFS_XATTR_REFS "user.poolfs.refs"   /* get: what keeps the entry alive */
-#define POOLFS_XATTR_STAT "user.poolfs.stat"   /* get on the root: usage per user and limits */
-#define POOLFS_XATTR_OPS "user.poolfs.ops"     /* get/set "reset" on the root: request counters */
+#define POOLFS_XATTR_HOLD "user.poolfs.hold" /* set: take a hold; remove: release yours */
+#define POOLFS_XATTR_REFS "user.poolfs.refs" /* get: what keeps the entry alive */
+#define POOLFS_XATTR_STAT "user.poolfs.stat" /* get on the root: usage per user and limits */
+#define POOLFS_XATTR_OPS "user.poolfs.ops"   /* get/set "reset" on the root: request counters */
 /* Only in the test build of the daemon (poolfs-faultsim). */
 #define POOLFS_XATTR_DEBUG_FAULT "user.poolfs.debug.fault"
 #define POOLFS_XATTR_DEBUG_CHECK "user.poolfs.debug.check"

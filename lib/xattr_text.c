@@ -65,7 +65,8 @@ static bool parse_u64(struct span a, uint64_t *out)
 	for (size_t i = 0; i < a.n; i++) {
 		if (a.s[i] < '0' || a.s[i] > '9')
 			return false;
-		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(a.s[i] - '0'), &v))
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(a.s[i] - '0'), &v))
 			return false;
 	}
 	*out = v;
@@ -168,7 +169,7 @@ struct num_key {
 
 /* If `key` is in keys[0..n), its number into `out`: 1, or -EPROTO if off-format; 0 if not there. */
 static int num_line(const struct num_key *keys, size_t n, struct span key, struct span v, void *out,
-                    unsigned *bit)
+		    unsigned *bit)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!span_eq(key, keys[i].name))
@@ -212,10 +213,11 @@ static int parse_hold(struct span v, struct poolfs_hold_info *h)
 			return -EPROTO;
 	} else if (scope.n > 7 && memcmp(scope.s, POOLFS_SCOPE_WORD_CGROUP ":", 7) == 0) {
 		h->scope = POOLFS_SCOPE_CGROUP;
-	} else if (span_eq(scope, POOLFS_SCOPE_WORD_PID) || span_eq(scope, POOLFS_SCOPE_WORD_SESSION) ||
-	           (scope.n >= 4 && memcmp(scope.s, POOLFS_SCOPE_WORD_PID ":", 4) == 0) ||
-	           (scope.n >= 8 && memcmp(scope.s, POOLFS_SCOPE_WORD_SESSION ":", 8) == 0) ||
-	           (scope.n >= 7 && memcmp(scope.s, POOLFS_SCOPE_WORD_CGROUP ":", 7) == 0)) {
+	} else if (span_eq(scope, POOLFS_SCOPE_WORD_PID) ||
+		   span_eq(scope, POOLFS_SCOPE_WORD_SESSION) ||
+		   (scope.n >= 4 && memcmp(scope.s, POOLFS_SCOPE_WORD_PID ":", 4) == 0) ||
+		   (scope.n >= 8 && memcmp(scope.s, POOLFS_SCOPE_WORD_SESSION ":", 8) == 0) ||
+		   (scope.n >= 7 && memcmp(scope.s, POOLFS_SCOPE_WORD_CGROUP ":", 7) == 0)) {
 		return -EPROTO; /* a known kind without its argument */
 	} else {
 		h->scope = POOLFS_SCOPE_UNKNOWN;
@@ -357,7 +359,8 @@ int usage_parse(const char *text, size_t len, struct poolfs_usage *out)
 
 	memset(&u, 0, sizeof u);
 	/* Every key with a bit is required (the bits name exactly those). */
-	ret = parse_lines(text, len, usage_line, &u, S_ENTRIES | S_BYTES | S_MAX | S_MAXUSER | S_DATAPATH);
+	ret = parse_lines(text, len, usage_line, &u,
+			  S_ENTRIES | S_BYTES | S_MAX | S_MAXUSER | S_DATAPATH);
 	if (ret == 0)
 		*out = u;
 	return ret;

@@ -25,7 +25,8 @@ int main(int argc, char **argv)
 	size_t n = strtoul(argv[2], NULL, 10), len = n * sizeof(double);
 	int fd = open(argv[1], O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0 || n == 0) {
-		fprintf(stderr, "producer: %s: %s\n", argv[1], n ? strerror(errno) : "N must be > 0");
+		fprintf(stderr, "producer: %s: %s\n", argv[1],
+			n ? strerror(errno) : "N must be > 0");
 		return 1;
 	}
 	/* Growing the file reserves its space: a full pool says ENOSPC here, never SIGBUS later. */
