@@ -151,8 +151,8 @@ static void fuse_message(enum fuse_log_level level, const char *fmt, va_list ap)
 	size_t used = strnlen(pending, sizeof(pending));
 
 	/* As in vlog(): the caller (libfuse's fuse_log) has started ap. */
-	vsnprintf(pending + used, sizeof(pending) - used, fmt,
-		  ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	vsnprintf(pending + used, sizeof(pending) - used, fmt, ap);
 	used = strnlen(pending, sizeof(pending));
 	if (used == 0 || (pending[used - 1] != '\n' && used < sizeof(pending) - 1))
 		return;

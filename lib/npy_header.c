@@ -477,8 +477,8 @@ static bool append(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
 	va_start(ap, fmt);
 	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
 	 * several files (llvm/llvm-project#40656), and then flags this call. */
-	int n = vsnprintf(buf + *pos, cap - *pos, fmt,
-			  ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	int n = vsnprintf(buf + *pos, cap - *pos, fmt, ap);
 	va_end(ap);
 	if (n < 0 || (size_t)n >= cap - *pos)
 		return false;
