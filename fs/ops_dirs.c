@@ -31,21 +31,6 @@ struct dir_handle {
 	struct dir_entry *entries;
 };
 
-static void dir_handle_link(struct pool *p, struct dir_handle *d)
-{
-	d->link.next = p->dir_handles.next;
-	d->link.prev = &p->dir_handles;
-	p->dir_handles.next->prev = &d->link;
-	p->dir_handles.next = &d->link;
-}
-
-static void dir_handle_unlink(struct dir_handle *d)
-{
-	d->link.prev->next = d->link.next;
-	d->link.next->prev = d->link.prev;
-	d->link.prev = d->link.next = &d->link;
-}
-
 static void dir_handle_free(struct dir_handle *d)
 {
 	if (!d)
@@ -106,14 +91,11 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (r < 0)
 		goto fail;
 	fi->fh = (uint64_t)(uintptr_t)d;
-	n->life.opens++;
-	dir_handle_link(p, d);
+	pool_dir_opened(p, n, &d->link);
 	pool_unlock(p);
 	if (reply_open(p, req, fi) < 0) {
 		pool_lock(p);
-		n->life.opens--;
-		dir_handle_unlink(d);
-		pool_recheck(p, n);
+		pool_dir_closed(p, n, &d->link);
 		pool_unlock(p);
 		dir_handle_free(d);
 	}
@@ -217,15 +199,9 @@ void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
 	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
-	struct node *n;
 
 	pool_lock(p);
-	n = pool_node(p, ino);
-	if (n && n->life.opens > 0) {
-		n->life.opens--;
-		pool_recheck(p, n);
-	}
-	dir_handle_unlink(d);
+	pool_dir_closed(p, pool_node(p, ino), &d->link);
 	pool_unlock(p);
 	dir_handle_free(d);
 	fuse_reply_err(req, 0);

@@ -40,10 +40,8 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	/* Its last RELEASE is proving, outside the lock, that no mapping is left: answer after it,
 	 * as when it held the lock, or this lookup would hold the removal for an OPEN
 	 * (pool_note_lookup) that a poll for the name to vanish never sends. */
-	while (r == 0 && n->releasing) {
-		pthread_cond_wait(&p->release_done, &p->lock);
+	while (r == 0 && pool_wait_release(p, n))
 		r = get_child(p, req, dir, name, "look up", &n);
-	}
 	again = r == 0 && pool_drop_stale_lookup(p, n, fuse_req_ctx(req)->pid);
 	if (again)
 		r = get_child(p, req, dir, name, "look up", &n);
@@ -166,11 +164,8 @@ int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fu
 			what->nf ? what->nf->ino : pool_new_ino(p), out);
 	if (r < 0)
 		return r;
-	if (what->nf) {
-		/* Nothing but the daemon has touched the new file: its attributes hold while idle. */
-		(*out)->battr = what->nf->st;
-		(*out)->battr_valid = true;
-	}
+	if (what->nf)
+		pool_backing_known(*out, &what->nf->st);
 	pool_autohold(p, *out, caller_uid(req), who);
 	return 0;
 }

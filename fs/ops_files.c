@@ -25,25 +25,10 @@
  * entry. */
 static void reply_attr(fuse_req_t req, struct pool *p, struct node *n, int r)
 {
-	struct stat st, backing;
+	struct stat st;
 
-	if (r == 0 && pool_stat_needs_backing(n)) {
-		uint64_t ino = n->ino;
-		uid_t owner = n->uid;
-
-		pool_unlock(p);
-		r = backing_stat(&p->backing, owner, ino, &backing);
-		pool_lock(p);
-		n = pool_node(p, ino);
-		if (!n)
-			r = -ESTALE;
-		else if (r == 0 && !n->life.removed)
-			pool_stat_with(p, n, &backing, &st);
-		else if (r == 0 || r == -ENOENT)
-			r = pool_stat(p, n, &st); /* removed meanwhile */
-	} else if (r == 0) {
-		r = pool_stat(p, n, &st);
-	}
+	if (r == 0)
+		r = pool_stat_fresh(p, &n, &st);
 	pool_unlock(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);
@@ -116,32 +101,10 @@ static int check_setattr(struct pool *p, fuse_req_t req, struct node *n, const s
 	return r;
 }
 
-/* Truncate or extend to `size`. The lock is dropped for the I/O (pool_resize.c): *np is
- * looked up again, NULL if the node was freed meanwhile. */
-static int set_size(struct pool *p, struct node **np, uint64_t size,
-		    const struct fuse_file_info *fi)
+/* SETATTR's times as utimensat(2) takes them. */
+static void times_asked(const struct stat *attr, int to_set, struct timespec ts[2])
 {
-	struct pool_resize rz;
-	int fd, r;
-
-	r = pool_resize_begin(p, *np, size, POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, &rz);
-	if (r < 0)
-		return r;
-	pool_unlock(p);
-	fault_stall(&p->fault);
-	fd = fi ? (int)fi->fh : backing_open_file(&p->backing, rz.uid, rz.ino, O_RDWR);
-	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : pool_resize_io(p, fd, &rz, false, 0, 0, 0);
-	if (!fi && fd >= 0)
-		close(fd);
-	pool_lock(p);
-	*np = pool_resize_commit(p, &rz, r);
-	return *np || r < 0 ? r : -ESTALE;
-}
-
-static int set_times(struct pool *p, struct node *n, const struct stat *attr, int to_set)
-{
-	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}}, now;
-
+	ts[0].tv_nsec = ts[1].tv_nsec = UTIME_OMIT;
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
 		ts[0].tv_nsec = UTIME_NOW;
 	else if (to_set & FUSE_SET_ATTR_ATIME)
@@ -150,19 +113,6 @@ static int set_times(struct pool *p, struct node *n, const struct stat *attr, in
 		ts[1].tv_nsec = UTIME_NOW;
 	else if (to_set & FUSE_SET_ATTR_MTIME)
 		ts[1] = attr->st_mtim;
-	if (pool_has_backing(n)) {
-		int r;
-
-		pool_backing_changed(n);
-		r = backing_utimens(&p->backing, n->uid, n->ino, ts);
-		return r == -ENOENT ? -ESTALE : r;
-	}
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (ts[0].tv_nsec != UTIME_OMIT)
-		n->atime = ts[0].tv_nsec == UTIME_NOW ? now : ts[0];
-	if (ts[1].tv_nsec != UTIME_OMIT)
-		n->mtime = ts[1].tv_nsec == UTIME_NOW ? now : ts[1];
-	return 0;
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -178,12 +128,20 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	r = get_node(p, ino, &n);
 	if (r == 0)
 		r = check_setattr(p, req, n, attr, to_set, fi != NULL);
+	/* A truncate's I/O runs outside the lock (pool_resize); n is looked up again after it. The
+	 * kernel strips O_TRUNC from OPEN and sends this, under the inode's lock. */
 	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
-		r = set_size(p, &n, (uint64_t)attr->st_size, fi);
-	if (r == 0 && (to_set & times))
-		r = set_times(p, n, attr, to_set);
+		r = pool_resize(p, &n, (uint64_t)attr->st_size,
+				POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, fi ? (int)fi->fh : -1,
+				NULL);
+	if (r == 0 && (to_set & times)) {
+		struct timespec ts[2];
+
+		times_asked(attr, to_set, ts);
+		r = pool_set_times(p, n, ts);
+	}
 	if (r == 0 && (to_set & FUSE_SET_ATTR_MODE))
-		n->perm = access_effective_mode(attr->st_mode);
+		pool_set_perm(n, attr->st_mode);
 	/* POSIX: every successful attribute change moves ctime, chown to oneself included. */
 	if (r == 0 && (to_set & (times | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
 				 FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE)))
@@ -215,12 +173,10 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd, i
 	int r;
 
 	fi->fh = (uint64_t)fd;
-	n->life.opens++;
-	n->open_gen++;
-	pool_note_open(p, n, fuse_req_ctx(req)->pid);
+	pool_handle_opened(p, n, fuse_req_ctx(req)->pid);
 	r = p->dp->open(p, n, req, fd, spare_id, fi);
 	if (r < 0) {
-		n->life.opens--;
+		pool_handle_unopened(n);
 		return r;
 	}
 	/* After the data path's choice, which may read the idle file's size from the node. */
@@ -241,7 +197,7 @@ static void drop_spare(struct pool *p, int *spare_id)
 static void close_handle(struct pool *p, struct node *n, const struct fuse_file_info *fi)
 {
 	close((int)fi->fh);
-	if (n->life.opens > 0 && --n->life.opens == 0 && p->dp->last_release)
+	if (pool_handle_closed(n) && p->dp->last_release)
 		p->dp->last_release(p, n);
 	pool_recheck(p, n);
 }
@@ -273,7 +229,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	/* No O_TRUNC here: without FUSE_CAP_ATOMIC_O_TRUNC (op_init) the kernel strips it and
-	 * truncates with a SETATTR after the OPEN, under the inode's lock (set_size).
+	 * truncates with a SETATTR after the OPEN, under the inode's lock (op_setattr).
 	 * The backing file is opened, and registered where the handle may need it, before the lock
 	 * (docs/design.md "What runs outside the lock"): inode numbers are never reused, so the
 	 * file is this inode's or none. The daemon's fd is always read-write: on the page-cache
@@ -428,14 +384,14 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n) {
-		if (n->life.opens > 0 && --n->life.opens == 0) {
+		if (pool_handle_closed(n)) {
 			if (p->dp->release_begin)
 				p->dp->release_begin(p, n, &rel);
 			else if (p->dp->last_release)
 				p->dp->last_release(p, n);
 		}
 		/* LOOKUPs wait for a probe's answer, not for a mere unregistration. */
-		n->releasing = rel.pending && rel.probe;
+		pool_release_probing(n, rel.pending && rel.probe);
 		pool_recheck(p, n);
 	} else {
 		log_warn("release of unknown inode %" PRIu64, (uint64_t)ino);
@@ -446,11 +402,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (rel.pending) {
 		p->dp->release_io(p, &rel);
 		pool_lock(p);
-		/* Only a removed and forgotten node is freed, and `releasing` keeps it unremoved. */
-		n = pool_node(p, rel.ino);
-		if (n && rel.probe)
-			n->releasing = false;
-		pthread_cond_broadcast(&p->release_done);
+		n = pool_release_probed(p, rel.ino, rel.probe);
 		p->dp->release_commit(p, n, &rel);
 		pool_unlock(p);
 	}
@@ -463,7 +415,6 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 	struct pool *p = pool_of(req);
 	unsigned how = (mode & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) ? 0
 									     : POOL_RESIZE_GROWS;
-	struct pool_resize rz;
 	struct node *n;
 	int r;
 
@@ -471,19 +422,12 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	/* The allocation runs outside the lock, as a resize does (pool_resize.c). */
+	/* The allocation runs outside the lock, as a truncate does (pool_resize). */
 	pool_lock(p);
 	r = get_node(p, ino, &n);
 	if (r == 0)
-		r = pool_resize_begin(p, n, (uint64_t)off + (uint64_t)len, how, &rz);
-	pool_unlock(p);
-	if (r < 0) {
-		fuse_reply_err(req, -r);
-		return;
-	}
-	r = pool_resize_io(p, (int)fi->fh, &rz, true, mode, off, len);
-	pool_lock(p);
-	pool_resize_commit(p, &rz, r);
+		r = pool_resize(p, &n, (uint64_t)off + (uint64_t)len, how, (int)fi->fh,
+				&(struct pool_fallocate){.mode = mode, .off = off, .len = len});
 	pool_unlock(p);
 	fuse_reply_err(req, -r);
 }

@@ -163,7 +163,8 @@ static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const cha
 		*out = pool_alloc(p, ((size_t)POOLFS_XATTR_VALUE_MAX));
 		if (!*out)
 			return -ENOMEM;
-		r = pool_stat_text(p, caller_uid(req), *out, ((size_t)POOLFS_XATTR_VALUE_MAX));
+		r = pool_stat_text(p, caller_uid(req), p->dp ? p->dp->name : "none", *out,
+				   ((size_t)POOLFS_XATTR_VALUE_MAX));
 		return r;
 	}
 	if (is_reserved(name))

@@ -1,5 +1,7 @@
-/* pool: the pool object — node table, names, usage counters, holds, one lock — and the place
- * where lifetime decisions (lifetime.h) are applied.
+/* pool: the pool object — node table, names, usage counters, holds, one lock — and what the
+ * request handlers may call: this header is their whole view of the pool. The pool's own files
+ * share more through pool_internal.h, in layers that call only downward (docs/design.md
+ * "Layout"); which file defines each function below is in pool.c's header comment.
  *
  * Every field below is protected by `lock`. Handlers in ops_*.c lock, look nodes up, call pool_*
  * functions and unlock with pool_unlock(), which also hands name invalidations to the notify
@@ -10,16 +12,17 @@
  * watch thread (pidfds, cgroup events, timers, fanotify) and the notify thread. The lock is held
  * only for bookkeeping; the slow system calls of the hot paths run outside it: CREATE and OPEN
  * make, open and register the backing file before locking (register_early), resizes allocate
- * between two lock sections (pool_resize.c), RELEASE closes, unregisters and probes after
+ * between two lock sections (pool_resize), RELEASE closes, unregisters and probes after
  * unlocking (datapath.h release_begin/io/commit), close events are probed in batches between
- * two short lock sections, and an idle file's attributes come from its node. A result computed outside the lock is applied only if the node did not change meanwhile
- * (open_gen). So two requests run at once on two cores, meeting only in short sections.
+ * two short lock sections, and an idle file's attributes come from its node. A result computed
+ * outside the lock is applied only if the node did not change meanwhile (open_gen). So two requests run at once on two cores, meeting only in short sections.
  *
  * Lock order (a thread holding one may take those after it, never before):
  *   1. pool.lock
  *   2. watch.c regs_lock, notify.c queue lock, log.c sink lock (leaves: nothing is taken under
  *      them, and no kernel notification is sent while pool.lock is held)
- * next_ino, the opstats counters and uring_seen are atomics and need no lock. */
+ * next_ino, the opstats counters, uring_seen and releases_in_flight are atomics and need no
+ * lock. */
 #ifndef POOLFS_POOL_H
 #define POOLFS_POOL_H
 
@@ -186,9 +189,9 @@ struct pool {
 	struct fault_state fault; /* test-only fault injection (fault.h); inert otherwise */
 	struct opstats opstats;	  /* requests served, by type (lock-free) */
 	atomic_int uring_seen;	  /* transport.h: a request came over io_uring (lock not needed) */
-	/* Per-user stores: RELEASEs between pool_release_enter and _leave (changed under `lock`,
-	 * which release_done's waiters hold). */
-	int releases_in_flight;
+	/* Per-user stores: RELEASEs between pool_release_enter and _leave (no lock; a leave
+	 * broadcasts release_done under `lock`, which its waiters hold while they test it). */
+	atomic_int releases_in_flight;
 	/* log_denied rate limit */
 	long denied_window;
 	int denied_count;
@@ -213,7 +216,6 @@ struct node *pool_child(struct pool *p, struct node *dir, const char *name);
 uint64_t pool_new_ino(struct pool *p);
 /* The entry a name names, the folder it is in (NULL once detached). */
 struct node *pool_name_entry(const struct name *nm);
-struct node *pool_name_dir(const struct name *nm);
 /* The folder of `n`'s newest name: a folder's folder (it has one name), a new entry's; NULL for
  * the root and for an entry without a name. */
 struct node *pool_parent(const struct node *n);
@@ -255,9 +257,6 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count);
 /* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply);
  * `name_cached`: the reply lets it cache the name (fill_entry gave an entry timeout). */
 void pool_lookup_add(struct node *n, bool name_cached);
-/* May the kernel cache a name in `dir`? Not directly in the shared root of a multi-user pool:
- * that LOOKUP is where other users are refused (docs/design.md "Caching"). */
-bool pool_name_cacheable(const struct pool *p, const struct node *dir);
 /* May a reply naming `n` in `dir` now let the kernel cache the name? Not if it may not be cached
  * at all, nor while the entry is unused, on its way out: a poller waiting for the name to vanish
  * must keep looking it up, or the open it never makes would hold the removal
@@ -269,29 +268,30 @@ void pool_name_invalidated(struct pool *p, uint64_t ino);
  * created it was lost. Queue its invalidation (sent after unlock). */
 void pool_forget_name(struct pool *p, uint64_t dir_ino, const char *name);
 
-/* A LOOKUP by thread `tid` is answered with `n`; an OPEN (or CREATE) of `n` by `tid` arrived. */
+/* A LOOKUP by thread `tid` is answered with `n` (pool_race.c). */
 void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look);
-void pool_note_open(struct pool *p, struct node *n, pid_t tid);
 /* Thread `tid` looks `n` up again: the walk its earlier noted LOOKUP belonged to ended without an
  * OPEN (a thread walks a name and opens it with no other request between), so that note no
  * longer holds the removal. Drops it and rechecks `n`; true if there was one (`n` may be
  * unlinked now). This is what lets `while (stat(name) == 0) sleep` see a removal at once. */
 bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid);
 
-/* Is `n` kept by a hold on a folder above one of its names? Only holds whose owner may access
- * `n` count. */
-bool pool_held_above(const struct pool *p, const struct node *n);
 /* Fill a stat for `n` (files: from the backing file). */
 int pool_stat(struct pool *p, struct node *n, struct stat *st);
 /* The same for a file whose backing file's attributes the caller read itself (`backing`, with
  * fstat outside the lock: a new file in CREATE, GETATTR of a file in use). */
 void pool_stat_with(struct pool *p, struct node *n, const struct stat *backing, struct stat *st);
-/* Whether pool_stat(n) would ask the backing file (a file in use, or whose copy is stale). */
-bool pool_stat_needs_backing(const struct node *n);
 /* The daemon changed `n`'s backing file (size, times): its cached attributes are stale. */
 void pool_backing_changed(struct node *n);
 /* An attribute of `n` changed (chmod, chown, times, size, xattrs): its ctime is now. */
 void pool_touch_ctime(struct node *n);
+/* A new file's backing attributes, `st`, known (nothing but the daemon touched it). */
+void pool_backing_known(struct node *n, const struct stat *st);
+/* utimensat(2)'s `ts` (UTIME_NOW, UTIME_OMIT) for `n`: a file's backing file, else the node's.
+ * 0, -ESTALE or the errno. */
+int pool_set_times(struct pool *p, struct node *n, const struct timespec ts[2]);
+/* chmod: the permission bits of `mode` (access.h's effective mode). */
+void pool_set_perm(struct node *n, mode_t mode);
 
 /* user.* xattrs of `n`, charged to its owner's max_user_meta (-EDQUOT past it). */
 int pool_xattr_set(struct pool *p, struct node *n, const char *name, const void *value, size_t size,
@@ -301,41 +301,48 @@ int pool_xattr_remove(struct pool *p, struct node *n, const char *name);
 /* Quotas: account for `n` growing (or shrinking) to `new_size` bytes. -ENOSPC / -EDQUOT. */
 int pool_reserve(struct pool *p, struct node *n, uint64_t new_size);
 
-/* A file's resize (SETATTR size, FALLOCATE) in three steps, the I/O outside the lock
- * (pool_resize.c). */
-struct pool_resize {
-	uint64_t ino;
-	uid_t uid;	   /* the file's owner: its store (backing.h) */
-	uint64_t end;	   /* the size (truncate) or the end of the range (fallocate) asked */
-	uint64_t before;   /* the reservation before begin: given back if the I/O fails */
-	uint64_t reserved; /* the reservation begin left */
-	bool sets_size;	   /* truncate: the file ends at `end` afterwards */
-};
 #define POOL_RESIZE_GROWS 1u	 /* reserve up to `end` (not for KEEP_SIZE, PUNCH_HOLE) */
 #define POOL_RESIZE_SETS_SIZE 2u /* the file's size becomes `end` (truncate) */
-/* Lock held: reserve per `how` for a resize of file `n` to `end`. 0, -EISDIR, -EFBIG, -ENOSPC
- * or -EDQUOT (then nothing changed). Every 0 must be followed by pool_resize_commit(), with the
- * lock dropped for the I/O between (node pointers are stale after it). */
-int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how,
-		      struct pool_resize *rz);
-/* Lock held: settle the reservation to the I/O's `result` (0 or negative errno). Returns the
- * node, NULL if it was freed meanwhile. */
-struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, int result);
+/* A resize by fallocate(2) rather than a truncate. */
+struct pool_fallocate {
+	int mode;
+	off_t off, len;
+};
+/* Lock held (and dropped for the I/O, so *np is looked up again after it): resize file *np per
+ * `how` to `end`, by truncate (`fa` NULL) or fallocate, on `fd` or, if it is -1, on the backing
+ * file opened here. The growth is reserved first. 0, -EISDIR, -EFBIG, -ENOSPC, -EDQUOT, the
+ * I/O's errno, or -ESTALE if the node went meanwhile (then *np is NULL). */
+int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, int fd,
+		const struct pool_fallocate *fa);
 
 /* Per-user stores (backing.h): a file's room in its owner's tmpfs comes back only once the last
  * reference to its backing file goes, which RELEASE drops after the daemon's count already gave
  * it back. RELEASE marks that span (no lock; nothing without per-user stores), and a resize that
  * the store refuses with ENOSPC while the count says it fits waits for it (bounded: 2 s) before
- * its one retry: pool_resize_io. */
+ * its one retry. */
 void pool_release_enter(struct pool *p);
 void pool_release_leave(struct pool *p);
-/* No lock: the I/O step of a resize on `fd` (backing_resize, or fallocate(2) with `mode`, `off`
- * and `len` when `fallocate` is set), retried once as above. 0 or -errno. */
-int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz, bool fallocate, int mode,
-		   off_t off, off_t len);
 
-/* Re-read every file's size from the backing store into the usage counters. */
-void pool_refresh_usage(struct pool *p);
+/* Handles (pool_handles.c; lock held). A file handle opened by thread `tid`; the data path
+ * refused it after all; closed (true if it was the last). */
+void pool_handle_opened(struct pool *p, struct node *n, pid_t tid);
+void pool_handle_unopened(struct node *n);
+bool pool_handle_closed(struct node *n);
+/* The last RELEASE of `n` probes outside the lock (`probing`): LOOKUPs of it wait
+ * (pool_wait_release). Then, with the lock again: the probe of inode `ino` is over; returns the
+ * node, NULL if it went. */
+void pool_release_probing(struct node *n, bool probing);
+struct node *pool_release_probed(struct pool *p, uint64_t ino, bool probed);
+/* If `n`'s last RELEASE is probing, wait for a probe to end (the lock is dropped meanwhile:
+ * look `n` up again) and return true; else false. */
+bool pool_wait_release(struct pool *p, const struct node *n);
+/* A folder handle `h` of `n` opened, closed (`n` may be NULL: the node went). The pool keeps
+ * the open ones listed, to free at unmount. */
+void pool_dir_opened(struct pool *p, struct node *n, struct handle_link *h);
+void pool_dir_closed(struct pool *p, struct node *n, struct handle_link *h);
+/* pool_stat for a reply: a file in use is statted with the lock dropped, so *np is looked up
+ * again (NULL and -ESTALE if it went). */
+int pool_stat_fresh(struct pool *p, struct node **np, struct stat *st);
 
 /* The caller a hold is taken for, with what /proc says about it read before the pool lock
  * (pool_hold_caller): the lock is not held across those reads (docs/design.md "What runs
@@ -363,22 +370,13 @@ void pool_autohold(struct pool *p, struct node *n, uid_t uid, const struct hold_
 int pool_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
 	      const struct hold_request *req);
 int pool_release_holds(struct pool *p, struct node *n, uid_t uid); /* -ENODATA if none */
-/* Charge one hold record to `uid`'s max_user_meta (-EDQUOT), and the inverse: unlink `h` from
- * `n` and its source, refund it and free it. */
-int pool_hold_charge(struct pool *p, uid_t uid);
-void pool_hold_refund(struct pool *p, uid_t uid);
-void pool_hold_free(struct pool *p, struct node *n, struct hold *h);
-/* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
-void pool_source_ended(struct pool *p, struct hold_source *src);
-/* At unmount (no other thread runs): close and free every hold source. */
-void pool_sources_free(struct pool *p);
 
 /* The user.poolfs.refs text of `n` in a new buffer (free() it), at most ((size_t)POOLFS_XATTR_VALUE_MAX)
  * bytes: when the hold lines would not fit, the last ones give way to "more N". Returns the
  * length or a negative errno. */
 int pool_refs_text(struct pool *p, struct node *n, char **out);
-/* user.poolfs.stat; returns length or negative errno. */
-int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len);
+/* user.poolfs.stat, naming `datapath` as the data path in use; returns length or negative errno. */
+int pool_stat_text(struct pool *p, uid_t caller, const char *datapath, char *buf, size_t len);
 /* A user's usage (zeroes if it has none), for statfs. */
 struct user_usage pool_user_usage(struct pool *p, uid_t uid);
 
@@ -393,7 +391,5 @@ int pool_may_act(struct pool *p, uid_t caller, const struct node *n, enum access
 /* May `caller` look at / use `n` (everyone may use the shared root)? */
 bool pool_may(struct pool *p, uid_t caller, const struct node *n);
 void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n);
-
-uint64_t pool_now_ms(void);
 
 #endif

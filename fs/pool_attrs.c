@@ -13,6 +13,36 @@ void pool_backing_changed(struct node *n)
 	n->battr_valid = false;
 }
 
+void pool_backing_known(struct node *n, const struct stat *st)
+{
+	n->battr = *st;
+	n->battr_valid = true;
+}
+
+int pool_set_times(struct pool *p, struct node *n, const struct timespec ts[2])
+{
+	struct timespec now;
+
+	if (pool_has_backing(n)) {
+		int r;
+
+		pool_backing_changed(n);
+		r = backing_utimens(&p->backing, n->uid, n->ino, ts);
+		return r == -ENOENT ? -ESTALE : r;
+	}
+	pool_set_now(&now);
+	if (ts[0].tv_nsec != UTIME_OMIT)
+		n->atime = ts[0].tv_nsec == UTIME_NOW ? now : ts[0];
+	if (ts[1].tv_nsec != UTIME_OMIT)
+		n->mtime = ts[1].tv_nsec == UTIME_NOW ? now : ts[1];
+	return 0;
+}
+
+void pool_set_perm(struct node *n, mode_t mode)
+{
+	n->perm = access_effective_mode(mode);
+}
+
 bool pool_stat_needs_backing(const struct node *n)
 {
 	return pool_has_backing(n) && !n->life.removed &&
@@ -93,9 +123,4 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st)
 	st->st_uid = n->uid;
 	st->st_gid = n->gid;
 	return 0;
-}
-
-void pool_touch_ctime(struct node *n)
-{
-	pool_set_now(&n->ctime);
 }

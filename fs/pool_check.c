@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "pool_internal.h"
 
 struct tally {
 	uid_t uid;

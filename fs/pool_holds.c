@@ -18,6 +18,7 @@
 #include "log.h"
 #include "poolfs_names.h"
 #include "pool.h"
+#include "pool_internal.h"
 #include "session.h"
 #include "watch.h"
 

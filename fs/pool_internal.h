@@ -1,18 +1,41 @@
-/* pool_internal: what the pool's own files (pool*.c) share and nothing else may use.
- * All of it runs with the pool lock held. */
+/* pool_internal: what the pool's own files (pool*.c) share and nothing else may use; the
+ * handlers see pool.h only (scripts/layers.py checks both). In the order of the layers, bottom
+ * first (docs/design.md "Layout"): a file calls only the files listed before it. Everything
+ * here runs with the pool lock held unless it says otherwise. */
 #ifndef POOLFS_POOL_INTERNAL_H
 #define POOLFS_POOL_INTERNAL_H
 
 #include "pool.h"
 
-/* pool_tree.c */
+/* pool_core.c */
+/* pool_alloc for allocators that take a context (name_table.h, xattrs.h). */
+void *pool_alloc_cb(void *pool, size_t size);
+void pool_set_now(struct timespec *ts);
+/* Queue a name for the invalidation thread (sent after unlock); with `ino`, the thread reports
+ * back (pool_name_invalidated). 0 or -ENOMEM (the kernel then keeps the name until its timeout:
+ * slower, not wrong). */
+int pool_queue_inval(struct pool *p, uint64_t parent, const char *name, uint64_t ino);
+uint64_t pool_now_ms(void);
+
+/* pool_tree.c: the bare table changes; the accounting of names is pool_names.c's. */
 void pool_ino_insert(struct pool *p, struct node *n);
 void pool_ino_remove(struct pool *p, struct node *n);
-/* Take `nm` out of its folder and its entry (freed after the lock is released); no
- * accounting: pool_unlink is the removal of a name, this is its bookkeeping. */
+/* Take `nm` out of its folder and its entry (freed after the lock is released). */
 void pool_detach_name(struct pool *p, struct name *nm);
-void pool_drop_holds(struct pool *p, struct node *n);
-void pool_set_now(struct timespec *ts);
+/* Remove name `nm` (pool_detach_name, and its entry's ctime). */
+void pool_name_remove(struct pool *p, struct name *nm);
+/* A new entry with its first name, in the inode table (pool_create's table part). -ENOMEM. */
+int pool_entry_new(struct pool *p, struct node *dir, const char *name, mode_t type, uid_t uid,
+		   gid_t gid, mode_t mode, const char *target, uint64_t ino, struct node **out);
+/* One more name for `n` (pool_link's table part). -ENOMEM. */
+int pool_name_add(struct pool *p, struct node *n, struct node *dir, const char *name);
+/* pool_move's table part: `replaced` goes by pool_name_remove. 0 or -ENOMEM, nothing changed. */
+int pool_name_move(struct pool *p, struct name *nm, struct node *dir, const char *name,
+		   struct name *replaced);
+/* Free a node's memory (after the lock is released, or at unmount). Its holds are gone already,
+ * except at unmount, when no other thread runs. */
+void pool_node_free(struct node *n);
+struct node *pool_name_dir(const struct name *nm);
 
 /* pool_usage.c */
 /* `uid`'s usage record; with `create`, made if missing (NULL when out of memory). */
@@ -20,12 +43,60 @@ struct user_usage *pool_usage_of(struct pool *p, uid_t uid, bool create);
 /* Count `n` as `new_size` bytes against the quotas (no check: what the store already holds). */
 int pool_account(struct pool *p, struct node *n, uint64_t new_size);
 void pool_free_xattrs(struct pool *p, struct node *n);
+/* Free every hold record of `n` (its last name went, or it is removed). */
+void pool_drop_holds(struct pool *p, struct node *n);
 /* Charge (delta > 0) or refund daemon memory to `uid`: max_user_meta, and with the user's
  * data max_user_size (-EDQUOT) and max_size (-ENOSPC). Refunds never fail. */
 int pool_meta_charge(struct pool *p, uid_t uid, int64_t delta);
+/* Re-read every file's size from the backing store into the usage counters. */
+void pool_refresh_usage(struct pool *p);
+/* Charge one hold record to `uid`'s max_user_meta (-EDQUOT), and the inverse: unlink `h` from
+ * `n` and its source, refund it and free it. */
+int pool_hold_charge(struct pool *p, uid_t uid);
+void pool_hold_refund(struct pool *p, uid_t uid);
+void pool_hold_free(struct pool *p, struct node *n, struct hold *h);
 
-/* pool.c */
-/* pool_alloc for allocators that take a context (name_table.h, xattrs.h). */
-void *pool_alloc_cb(void *pool, size_t size);
+/* pool_attrs.c */
+/* Whether pool_stat(n) would ask the backing file (a file in use, or whose copy is stale). */
+bool pool_stat_needs_backing(const struct node *n);
+
+/* pool_resize.c: the steps of pool_resize (pool_handles.c). */
+struct pool_resize {
+	uint64_t ino;
+	uid_t uid;	   /* the file's owner: its store (backing.h) */
+	uint64_t end;	   /* the size (truncate) or the end of the range (fallocate) asked */
+	uint64_t before;   /* the reservation before begin: given back if the I/O fails */
+	uint64_t reserved; /* the reservation begin left */
+	bool sets_size;	   /* truncate: the file ends at `end` afterwards */
+};
+/* Reserve per `how` for a resize of file `n` to `end`. 0, -EISDIR, -EFBIG, -ENOSPC or -EDQUOT
+ * (then nothing changed). Every 0 must be followed by pool_resize_commit(), with the lock dropped
+ * for the I/O between (node pointers are stale after it). */
+int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how,
+		      struct pool_resize *rz);
+/* Settle the reservation to the I/O's `result` (0 or negative errno). Returns the node, NULL if
+ * it was freed meanwhile. */
+struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, int result);
+/* No lock: the I/O on `fd`, retried once after RELEASEs in flight (pool_release_enter). */
+int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
+		   const struct pool_fallocate *fa);
+
+/* pool_lifetime.c */
+/* May the kernel cache a name in `dir`? Not directly in the shared root of a multi-user pool:
+ * that LOOKUP is where other users are refused (docs/design.md "Caching"). */
+bool pool_name_cacheable(const struct pool *p, const struct node *dir);
+/* Is `n` kept by a hold on a folder above one of its names? Only holds whose owner may access
+ * `n` count. */
+bool pool_held_above(const struct pool *p, const struct node *n);
+
+/* pool_race.c */
+/* An OPEN (or CREATE) of `n` by thread `tid` arrived (pool_handle_opened). */
+void pool_note_open(struct pool *p, struct node *n, pid_t tid);
+
+/* pool_holds.c */
+/* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
+void pool_source_ended(struct pool *p, struct hold_source *src);
+/* At unmount (no other thread runs): close and free every hold source. */
+void pool_sources_free(struct pool *p);
 
 #endif

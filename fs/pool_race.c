@@ -4,6 +4,7 @@
  * OPEN; a thread that looks the same entry up again was polling, not opening, and its note goes.
  * Every function runs with the pool lock held (see pool.h). */
 #include "pool.h"
+#include "pool_internal.h"
 
 void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look)
 {

@@ -70,22 +70,21 @@ struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, in
 
 void pool_release_enter(struct pool *p)
 {
-	if (!backing_per_user(&p->backing))
-		return;
-	pool_lock(p);
-	p->releases_in_flight++;
-	pool_unlock(p);
+	if (backing_per_user(&p->backing))
+		atomic_fetch_add(&p->releases_in_flight, 1);
 }
 
 void pool_release_leave(struct pool *p)
 {
 	if (!backing_per_user(&p->backing))
 		return;
-	pool_lock(p);
-	if (p->releases_in_flight > 0)
-		p->releases_in_flight--;
+	atomic_fetch_sub(&p->releases_in_flight, 1);
+	/* A waiter tests the count holding the mutex and sleeps releasing it: broadcasting under
+	 * the mutex cannot fall between the two. The section changes no pool state, so the bare
+	 * mutex does (pool_unlock's hand-on has nothing to hand on). */
+	pthread_mutex_lock(&p->lock);
 	pthread_cond_broadcast(&p->release_done);
-	pool_unlock(p);
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* Wait (lock not held) until no RELEASE is between enter and leave, at most 2 s. True if one
@@ -98,7 +97,7 @@ static bool wait_releases(struct pool *p)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
 	pthread_mutex_lock(&p->lock);
-	while (p->releases_in_flight > 0) {
+	while (atomic_load(&p->releases_in_flight) > 0) {
 		waited = true;
 		if (pthread_cond_timedwait(&p->release_done, &p->lock, &until) != 0)
 			break;
@@ -107,23 +106,22 @@ static bool wait_releases(struct pool *p)
 	return waited;
 }
 
-static int resize_once(int fd, const struct pool_resize *rz, bool use_fallocate, int mode,
-		       off_t off, off_t len)
+static int resize_once(int fd, const struct pool_resize *rz, const struct pool_fallocate *fa)
 {
-	if (!use_fallocate)
+	if (!fa)
 		return backing_resize(fd, rz->end);
-	return fallocate(fd, mode, off, len) < 0 ? -errno : 0;
+	return fallocate(fd, fa->mode, fa->off, fa->len) < 0 ? -errno : 0;
 }
 
-int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz, bool use_fallocate,
-		   int mode, off_t off, off_t len)
+int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
+		   const struct pool_fallocate *fa)
 {
-	int r = resize_once(fd, rz, use_fallocate, mode, off, len);
+	int r = resize_once(fd, rz, fa);
 
 	/* The daemon's count said it fits (begin reserved it), the user's store did not: a file
 	 * whose room the count gave back may still be on its way out of the store. */
 	if (r == -ENOSPC && backing_per_user(&p->backing) && wait_releases(p))
-		r = resize_once(fd, rz, use_fallocate, mode, off, len);
+		r = resize_once(fd, rz, fa);
 	/* Still full: passthrough writes the count never saw used the user's store up. */
 	if (r == -ENOSPC && backing_per_user(&p->backing))
 		r = backing_store_full_errno(&p->backing);

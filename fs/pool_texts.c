@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "datapath.h"
 #include "poolfs_names.h"
 #include "pool.h"
+#include "pool_internal.h"
 
 /* Appends to a growing text; -ERANGE once it would pass `cap`. */
 struct text {
@@ -24,8 +24,8 @@ static int text_add(struct text *t, const char *fmt, ...)
 	int w;
 
 	va_start(ap, fmt);
-	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt,
-		      ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	w = vsnprintf(t->buf + t->used, t->cap - t->used, fmt, ap);
 	va_end(ap);
 	if (w < 0 || (size_t)w >= t->cap - t->used)
 		return -ERANGE;
@@ -72,7 +72,7 @@ int pool_refs_text(struct pool *p, struct node *n, char **out)
 	return (int)t.used;
 }
 
-int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len)
+int pool_stat_text(struct pool *p, uid_t caller, const char *datapath, char *buf, size_t len)
 {
 	struct text t = {.buf = buf, .cap = len};
 	int r;
@@ -84,7 +84,7 @@ int pool_stat_text(struct pool *p, uid_t caller, char *buf, size_t len)
 		     "\n"
 		     "max_user_meta %" PRIu64 "\ndatapath %s\n",
 		     p->entries, p->bytes, p->meta, p->opts.max_size, p->opts.max_user_size,
-		     p->opts.max_user_entries, p->opts.max_user_meta, p->dp ? p->dp->name : "none");
+		     p->opts.max_user_entries, p->opts.max_user_meta, datapath);
 	for (struct user_usage *u = p->users; u && r == 0; u = u->next) {
 		if (caller != 0 && u->uid != caller)
 			continue;

@@ -1,8 +1,9 @@
 /* pool_tree: the entry table (nodes by inode number) and the pool's use of the name table
  * (name_table.h): creating entries, adding, removing, moving and swapping names, with what each
- * changes besides the names themselves (a folder's child count, times, the charge for extra
- * names). Calls only down: into name_table.c and the accounting (pool_usage.c), never into the
- * lifetime rules (see pool.h). Every function runs with the pool lock held. */
+ * changes besides the names themselves (a folder's child count, times), and the nodes' memory.
+ * No accounting and no lifetime: pool_names.c charges for names, pool_lifetime.c removes them.
+ * Calls only pool_core.c and name_table.c (docs/design.md "Layout"). Every function runs with
+ * the pool lock held. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -108,11 +109,6 @@ struct node *pool_child(struct pool *p, struct node *dir, const char *name)
 	return nm ? pool_name_entry(nm) : NULL;
 }
 
-void pool_set_now(struct timespec *ts)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-}
-
 /* A name was added to or taken from `dir`: its counts and times follow. */
 static void dir_changed(struct node *dir)
 {
@@ -142,51 +138,34 @@ void pool_detach_name(struct pool *p, struct name *nm)
 	n->life.linked = n->ends.nnames > 0;
 }
 
-void pool_drop_holds(struct pool *p, struct node *n)
+void pool_touch_ctime(struct node *n)
 {
-	while (n->holds)
-		pool_hold_free(p, n, n->holds);
-	n->life.holds = 0;
+	pool_set_now(&n->ctime);
 }
 
-void pool_unlink(struct pool *p, struct name *nm)
+void pool_name_remove(struct pool *p, struct name *nm)
 {
 	struct node *n = pool_name_entry(nm);
 
 	if (!nm->dir)
 		return;
-	/* Any name may go first: the flat price of an extra name is given back while others
-	 * remain, so the last one is the free one. */
-	if (n->ends.nnames > 1)
-		pool_meta_charge(p, n->uid, -(int64_t)POOL_NAME_COST);
 	pool_detach_name(p, nm);
-	if (!n->life.linked)
-		pool_drop_holds(p, n); /* an entry's holds end with its last name */
 	pool_touch_ctime(n);
 }
 
-int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name)
+int pool_name_add(struct pool *p, struct node *n, struct node *dir, const char *name)
 {
-	struct name *nm;
-	int r;
+	struct name *nm = name_new(name, pool_alloc_cb, p);
 
-	if (n->ends.nnames >= NAMES_MAX_PER_ENTRY)
-		return -EMLINK;
-	r = pool_meta_charge(p, n->uid, (int64_t)POOL_NAME_COST);
-	if (r < 0)
-		return r;
-	nm = name_new(name, pool_alloc_cb, p);
-	if (!nm) {
-		pool_meta_charge(p, n->uid, -(int64_t)POOL_NAME_COST);
+	if (!nm)
 		return -ENOMEM;
-	}
 	attach_name(p, nm, dir, n);
 	pool_touch_ctime(n);
 	return 0;
 }
 
-int pool_move(struct pool *p, struct name *nm, struct node *dir, const char *name,
-	      struct name *replaced)
+int pool_name_move(struct pool *p, struct name *nm, struct node *dir, const char *name,
+		   struct name *replaced)
 {
 	struct node *n = pool_name_entry(nm);
 	struct name *moved = name_new(name, pool_alloc_cb, p);
@@ -194,7 +173,7 @@ int pool_move(struct pool *p, struct name *nm, struct node *dir, const char *nam
 	if (!moved)
 		return -ENOMEM;
 	if (replaced)
-		pool_unlink(p, replaced);
+		pool_name_remove(p, replaced);
 	pool_detach_name(p, nm);
 	attach_name(p, moved, dir, n);
 	pool_touch_ctime(n);
@@ -247,26 +226,12 @@ static struct node *node_new(struct pool *p, uint64_t ino, mode_t type, uid_t ui
 	return n;
 }
 
-int pool_create(struct pool *p, struct node *dir, const char *name, mode_t type, uid_t uid,
-		gid_t gid, mode_t mode, const char *target, uint64_t ino, struct node **out)
+int pool_entry_new(struct pool *p, struct node *dir, const char *name, mode_t type, uid_t uid,
+		   gid_t gid, mode_t mode, const char *target, uint64_t ino, struct node **out)
 {
-	int64_t target_cost = target ? (int64_t)strlen(target) + 1 : 0;
-	struct user_usage *u;
-	struct node *n;
-	struct name *nm;
-	int r;
+	struct node *n = node_new(p, ino, type, uid, gid, access_effective_mode(mode));
+	struct name *nm = name_new(name, pool_alloc_cb, p);
 
-	u = pool_usage_of(p, uid, true);
-	if (!u)
-		return -ENOMEM;
-	if (p->opts.max_user_entries && u->entries >= p->opts.max_user_entries)
-		return -EDQUOT;
-	/* A symlink's target is daemon memory, charged like an xattr. */
-	r = target_cost ? pool_meta_charge(p, uid, target_cost) : 0;
-	if (r < 0)
-		return r;
-	n = node_new(p, ino, type, uid, gid, access_effective_mode(mode));
-	nm = name_new(name, pool_alloc_cb, p);
 	if (n && target)
 		n->target = pool_strdup(p, target);
 	if (!n || !nm || (target && !n->target)) {
@@ -274,14 +239,22 @@ int pool_create(struct pool *p, struct node *dir, const char *name, mode_t type,
 			free(n->target);
 		free(n);
 		free(nm);
-		if (target_cost)
-			pool_meta_charge(p, uid, -target_cost);
 		return -ENOMEM;
 	}
 	attach_name(p, nm, dir, n);
 	pool_ino_insert(p, n);
-	p->entries++;
-	u->entries++;
 	*out = n;
 	return 0;
+}
+
+void pool_node_free(struct node *n)
+{
+	xattr_clear(&n->xattrs);
+	while (n->holds) {
+		struct hold *h = n->holds;
+		hold_unlink(&n->holds, h);
+		free(h);
+	}
+	free(n->target);
+	free(n);
 }

@@ -104,6 +104,13 @@ void pool_hold_free(struct pool *p, struct node *n, struct hold *h)
 	free(h);
 }
 
+void pool_drop_holds(struct pool *p, struct node *n)
+{
+	while (n->holds)
+		pool_hold_free(p, n, n->holds);
+	n->life.holds = 0;
+}
+
 struct user_usage pool_user_usage(struct pool *p, uid_t uid)
 {
 	struct user_usage *u = pool_usage_of(p, uid, false), none = {.uid = uid};

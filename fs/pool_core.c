@@ -1,0 +1,99 @@
+/* pool_core: the pool object's primitives, under every other pool module — its allocations
+ * (with fault injection), the clocks, the queue of names the kernel must drop, and the access
+ * rule applied to a node (access.h). Calls nothing else of the pool (docs/design.md "Layout"). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "pool.h"
+#include "pool_internal.h"
+
+uint64_t pool_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void *pool_alloc(struct pool *p, size_t size)
+{
+	if (fault_fire(&p->fault, FAULT_ALLOC))
+		return NULL;
+	return calloc(1, size);
+}
+
+void *pool_alloc_cb(void *pool, size_t size)
+{
+	return pool_alloc(pool, size);
+}
+
+char *pool_strdup(struct pool *p, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	char *copy = pool_alloc(p, len);
+
+	if (copy)
+		memcpy(copy, s, len);
+	return copy;
+}
+
+void pool_set_now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+}
+
+/* Queue a name for the invalidation thread (sent after unlock); with `ino`, report back. */
+int pool_queue_inval(struct pool *p, uint64_t parent, const char *name, uint64_t ino)
+{
+	size_t len = strlen(name);
+	struct pending_inval *pi = pool_alloc(p, sizeof(*pi) + len + 1);
+
+	if (!pi) {
+		/* Without the invalidation the kernel keeps a dead name until its timeout; opens
+		 * then get ESTALE and retry a fresh lookup, so this is slower, not wrong. */
+		log_warn("out of memory queueing an invalidation");
+		return -ENOMEM;
+	}
+	pi->next = NULL;
+	pi->parent = parent;
+	pi->ino = ino;
+	pi->namelen = len;
+	memcpy(pi->name, name, len + 1);
+	*p->inval_tail = pi;
+	p->inval_tail = &pi->next;
+	return 0;
+}
+
+void pool_forget_name(struct pool *p, uint64_t dir_ino, const char *name)
+{
+	pool_queue_inval(p, dir_ino, name, 0);
+}
+
+int pool_may_act(struct pool *p, uid_t caller, const struct node *n, enum access_act act)
+{
+	return access_check_act(&p->policy, caller, n->uid, n == p->root, act);
+}
+
+bool pool_may(struct pool *p, uid_t caller, const struct node *n)
+{
+	return pool_may_act(p, caller, n, ACCESS_USE) == 0;
+}
+
+void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struct node *n)
+{
+	long now = (long)time(NULL);
+
+	/* At most 20 lines a second: a hostile loop must not flood the log. */
+	if (p->denied_window != now) {
+		p->denied_window = now;
+		p->denied_count = 0;
+	}
+	if (++p->denied_count > 20)
+		return;
+	log_info("denied: uid %u may not %s inode %" PRIu64 " (owner uid %u)", (unsigned)caller,
+		 what, n->ino, (unsigned)n->uid);
+}

@@ -1,0 +1,362 @@
+/* pool_lifetime: the application of lifetime decisions (lifetime.h) — removal, lingering, the
+ * kernel's references and names — and the pool lock, whose release hands on what a section left
+ * for after it (invalidations, nodes and names to free, backing files to unlink). Calls the
+ * tables, accounting and attributes below it, never the holds or handlers above
+ * (docs/design.md "Layout"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pool.h"
+#include "pool_internal.h"
+#include "watch.h"
+
+bool pool_name_cacheable(const struct pool *p, const struct node *dir)
+{
+	return !(options_multi_user(&p->opts) && dir == p->root);
+}
+
+bool pool_name_cached_now(const struct pool *p, const struct node *dir, const struct node *n)
+{
+	/* The walk up for a folder hold only when nothing closer keeps the entry. */
+	return pool_name_cacheable(p, dir) &&
+	       (n->is_dir || lifetime_in_use(&n->life, false) || pool_held_above(p, n));
+}
+
+void pool_lookup_add(struct node *n, bool name_cached)
+{
+	n->nlookup++;
+	if (name_cached)
+		n->unnamed = false; /* the kernel may cache the name again */
+}
+
+/* Before an unused entry's names go, the kernel must drop its cached copies: an open(O_CREAT)
+ * through a cached name that reached a removed entry would fail with ESTALE, and the kernel's
+ * one retry can lose the same race again under churn. So the removal waits one round trip of
+ * the invalidation thread for every name the kernel may cache; an OPEN meanwhile finds the
+ * entry and keeps it. True while waiting. Lock held. */
+static bool unname_first(struct pool *p, struct node *n)
+{
+	uint32_t asked = 0;
+
+	if (n->is_dir || n->unnamed || n->nlookup == 0)
+		return false;
+	if (n->unnaming)
+		return true;
+	for (struct name *nm = n->ends.names; nm && p->inval; nm = nm->alias_next) {
+		/* A name that cannot be asked about is removed at once (the ESTALE race, not a
+		 * leak). */
+		if (pool_name_cacheable(p, pool_name_dir(nm)) &&
+		    pool_queue_inval(p, pool_name_dir(nm)->ino, nm->text, n->ino) == 0)
+			asked++;
+	}
+	n->unnaming = asked;
+	return asked > 0;
+}
+
+void pool_name_invalidated(struct pool *p, uint64_t ino)
+{
+	struct node *n;
+
+	pool_lock(p);
+	n = pool_node(p, ino);
+	if (n && n->unnaming && !n->life.removed && --n->unnaming == 0) {
+		n->unnamed = true;
+		pool_recheck(p, n);
+	}
+	pool_unlock(p);
+}
+
+static void unlink_backing(struct pool *p, const struct backing_file *f)
+{
+	int r = backing_unlink(&p->backing, f->uid, f->ino);
+
+	if (r < 0 && r != -ENOENT)
+		log_warn("removing backing file of inode %" PRIu64 ": %s", f->ino, strerror(-r));
+}
+
+/* Have pool_unlock() unlink the backing file of `ino` once the lock is released (inode numbers
+ * are never reused, so nothing can meet the file meanwhile); unlinked at once if the list cannot
+ * grow. Lock held. */
+static void unlink_backing_later(struct pool *p, const struct backing_file *f)
+{
+	if (p->unlink_count == p->unlink_cap) {
+		size_t cap = p->unlink_cap ? p->unlink_cap * 2 : 16;
+		struct backing_file *grown = realloc(p->unlink_files, cap * sizeof(*grown));
+
+		if (!grown) {
+			unlink_backing(p, f);
+			return;
+		}
+		p->unlink_files = grown;
+		p->unlink_cap = cap;
+	}
+	p->unlink_files[p->unlink_count++] = *f;
+}
+
+/* The data of `n` is gone for good: unlink its backing file, forget its accounting. */
+static void destroy(struct pool *p, struct node *n)
+{
+	struct user_usage *u;
+
+	if (pool_has_backing(n)) {
+		unlink_backing_later(p, &(struct backing_file){.ino = n->ino, .uid = n->uid});
+		pool_reserve(p, n, 0);
+	}
+	if (n->target)
+		pool_meta_charge(p, n->uid, -(int64_t)(strlen(n->target) + 1));
+	u = pool_usage_of(p, n->uid, false);
+	if (u && u->entries)
+		u->entries--;
+	if (p->entries)
+		p->entries--;
+	n->unnaming = 0;
+	if (n->linger_due_ms) {
+		n->linger_due_ms = 0;
+		p->lingering--;
+	}
+	/* Normally an unlinked entry has no holds left (unlink drops them); drop any anyway,
+	 * here under the lock, so no source keeps a pointer to a node about to be freed. */
+	pool_drop_holds(p, n);
+	pool_free_xattrs(p, n);
+	n->life.removed = true;
+	if (lifetime_can_free(&n->life, n->nlookup)) {
+		pool_ino_remove(p, n);
+		n->zombie_next = p->zombies;
+		p->zombies = n;
+	}
+}
+
+bool pool_held_above(const struct pool *p, const struct node *n)
+{
+	const struct node *walked = NULL;
+
+	/* Every name's folders: a hard link in a held folder keeps the entry under all names. Names
+	 * made one after another in one folder sit next to each other in the list: a folder just
+	 * walked is not walked again, so 65000 links in one folder cost one walk, not 65000. */
+	for (const struct name *nm = n->ends.names; nm; nm = nm->alias_next) {
+		if (pool_name_dir(nm) == walked)
+			continue;
+		walked = pool_name_dir(nm);
+		for (const struct node *a = walked; a; a = pool_parent(a)) {
+			if (a->life.holds == 0)
+				continue;
+			for (const struct hold *h = a->holds; h; h = h->node_next)
+				if (access_hold_keeps(&p->policy, h->uid, n->uid))
+					return true;
+		}
+	}
+	return false;
+}
+
+/* Arm the linger timer for `due` (or earlier). 0 or -errno: without a timer the removal would
+ * never come, so the caller then removes at once. */
+static int linger_arm(struct pool *p, uint64_t due)
+{
+	struct itimerspec its = {0};
+	uint64_t now = pool_now_ms();
+	uint64_t in = due > now ? due - now : 1;
+
+	if (p->linger_timer_fd < 0)
+		return -EBADF;
+	/* One timer for all: re-armed to the nearest due time each time a removal lingers; the
+	 * expiry handler re-arms for whatever is still pending. */
+	its.it_value.tv_sec = (time_t)(in / 1000);
+	its.it_value.tv_nsec = (long)(in % 1000) * 1000000;
+	struct itimerspec cur;
+	if (timerfd_gettime(p->linger_timer_fd, &cur) == 0 &&
+	    (cur.it_value.tv_sec || cur.it_value.tv_nsec)) {
+		uint64_t cur_ms = (uint64_t)cur.it_value.tv_sec * 1000 +
+				  (uint64_t)cur.it_value.tv_nsec / 1000000;
+		if (cur_ms <= in)
+			return 0;
+	}
+	if (timerfd_settime(p->linger_timer_fd, 0, &its, NULL) < 0) {
+		int r = -errno;
+		log_error("cannot arm the linger timer: %s; removing at once", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* An unused entry goes under every name at once (docs/interface.md "Lifetime"). Each folder
+ * that lost a name but the last is rechecked here; the last is returned, for pool_recheck's
+ * walk up. Folders have one name, so past the first level the walk is a single chain. */
+static struct node *remove_names(struct pool *p, struct node *n)
+{
+	struct name *nm;
+	struct node *dir = NULL;
+
+	while ((nm = n->ends.names)) {
+		if (dir)
+			pool_recheck(p, dir);
+		dir = pool_name_dir(nm);
+		pool_queue_inval(p, dir->ino, nm->text, 0);
+		pool_unlink(p, nm);
+	}
+	return dir;
+}
+
+/* Apply the verdict to one node. Returns the folder above that lost a child, if any. */
+static struct node *apply(struct pool *p, struct node *n)
+{
+	enum lifetime_verdict v = lifetime_decide(&n->life, pool_held_above(p, n));
+	struct node *parent;
+
+	if (v == LIFETIME_KEEP) {
+		if ((n->linger_due_ms || n->linger_base_ms) &&
+		    lifetime_in_use(&n->life, pool_held_above(p, n))) {
+			if (n->linger_due_ms)
+				p->lingering--;
+			n->linger_due_ms = 0;
+			n->linger_base_ms = 0;
+		}
+		return NULL;
+	}
+	if (v == LIFETIME_REMOVE) {
+		uint64_t now = pool_now_ms();
+		uint64_t due;
+
+		/* linger= counts from the moment the entry fell unused; a grace below may push the
+		 * removal later, and a grace that ends early (pool_drop_stale_lookup) pulls it back. */
+		if (!n->linger_base_ms)
+			n->linger_base_ms = now + p->opts.linger_ms;
+		due = n->linger_base_ms;
+		/* Someone looked the name up while it was in use and has not opened it yet: give
+		 * that OPEN a moment, or their open(O_CREAT) would fail with ESTALE twice over
+		 * under churn (the kernel retries only once). */
+		for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++) {
+			uint64_t until = n->pending_open[i].ms + POOL_OPEN_GRACE_MS;
+
+			if (until > n->linger_base_ms + POOL_OPEN_GRACE_MS)
+				until = n->linger_base_ms + POOL_OPEN_GRACE_MS;
+			if (n->pending_open[i].tid && until > now && until > due)
+				due = until;
+		}
+		if (due > now && (due == n->linger_due_ms || linger_arm(p, due) == 0)) {
+			if (!n->linger_due_ms)
+				p->lingering++;
+			n->linger_due_ms = due;
+			return NULL;
+		}
+		if (n->linger_due_ms) {
+			n->linger_due_ms = 0;
+			p->lingering--;
+		}
+	}
+	if (v == LIFETIME_REMOVE && unname_first(p, n))
+		return NULL;
+	parent = v == LIFETIME_REMOVE ? remove_names(p, n) : NULL;
+	destroy(p, n);
+	return parent;
+}
+
+void pool_recheck(struct pool *p, struct node *n)
+{
+	while (n)
+		n = apply(p, n);
+}
+
+void pool_recheck_subtree(struct pool *p, struct node *n)
+{
+	/* Children first, so that a folder sees its final child count. A removal detaches names
+	 * (freed only after the lock is released), so the next sibling is fetched before applying;
+	 * if that one was detached meanwhile (another name of an entry removed below), the walk
+	 * starts over: only a removal can cause that, so it ends. */
+	if (n->is_dir) {
+		struct name *c, *next;
+restart:
+		for (c = n->ends.children; c; c = next) {
+			next = c->sib_next;
+			pool_recheck_subtree(p, pool_name_entry(c));
+			if (next && !next->dir)
+				goto restart;
+		}
+	}
+	pool_recheck(p, n);
+}
+
+void pool_linger_expire(struct pool *p)
+{
+	uint64_t now = pool_now_ms(), next_due = 0;
+
+	/* Linger is rare and short: a scan of the table is simpler than a second index. */
+	for (size_t b = 0; b < p->ino_buckets && p->lingering; b++) {
+		struct node *n = p->ino_table[b], *next;
+		for (; n; n = next) {
+			next = n->ino_next;
+			if (!n->linger_due_ms)
+				continue;
+			if (n->linger_due_ms <= now)
+				pool_recheck(p, n);
+			else if (!next_due || n->linger_due_ms < next_due)
+				next_due = n->linger_due_ms;
+		}
+	}
+	if (next_due)
+		linger_arm(p, next_due);
+}
+
+void pool_forget(struct pool *p, struct node *n, uint64_t count)
+{
+	n->nlookup = count > n->nlookup ? 0 : n->nlookup - count;
+	if (n->ino != POOL_ROOT_INO && lifetime_can_free(&n->life, n->nlookup)) {
+		pool_ino_remove(p, n);
+		n->zombie_next = p->zombies;
+		p->zombies = n;
+	}
+}
+
+void pool_lock(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+}
+
+void pool_unlock(struct pool *p)
+{
+	struct pending_inval *inval = p->inval_head;
+	struct node *zombies = p->zombies;
+	struct name *dead_names = names_take_dead(&p->names);
+	struct backing_file *unlinks = p->unlink_files;
+	size_t nunlinks = p->unlink_count;
+
+	p->inval_head = NULL;
+	p->inval_tail = &p->inval_head;
+	p->zombies = NULL;
+	if (nunlinks) {
+		p->unlink_files = NULL;
+		p->unlink_count = p->unlink_cap = 0;
+	}
+	pthread_mutex_unlock(&p->lock);
+
+	for (size_t i = 0; i < nunlinks; i++)
+		unlink_backing(p, &unlinks[i]);
+	if (nunlinks)
+		free(unlinks);
+
+	while (zombies) {
+		struct node *n = zombies;
+		zombies = n->zombie_next;
+		pool_node_free(n);
+	}
+	names_free_list(dead_names);
+	while (inval) {
+		struct pending_inval *next = inval->next;
+		bool sent = p->inval && p->inval(p->inval_ctx, inval->parent, inval->name,
+						 inval->namelen, inval->ino) == 0;
+		/* An entry waiting to be unnamed must not wait forever: go on without it. */
+		if (!sent && inval->ino)
+			pool_name_invalidated(p, inval->ino);
+		free(inval);
+		inval = next;
+	}
+}
