@@ -67,7 +67,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	r = get_owned(p, req, ino, "list", &n);
 	if (r < 0)
 		goto fail;
-	if (!n->is_dir) {
+	if (!node_is_dir(n)) {
 		r = -ENOTDIR;
 		goto fail;
 	}

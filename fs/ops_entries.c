@@ -189,7 +189,7 @@ static void reply_new_name(fuse_req_t req, struct pool *p, struct node *dir, con
 	}
 	/* Nothing keeps a file nobody opened, nor a symlink, FIFO or socket, but a hold: without
 	 * one it goes at once (docs/interface.md "Kinds of entry"). */
-	if (r == 0 && !n->is_dir)
+	if (r == 0 && !node_is_dir(n))
 		pool_recheck(p, n);
 	pool_unlock(p);
 	if (r < 0)
@@ -314,7 +314,7 @@ static int check_link(struct pool *p, fuse_req_t req, fuse_ino_t ino, fuse_ino_t
 		pool_log_denied(p, caller_uid(req), "link", *np);
 		return -EPERM;
 	}
-	if ((*np)->is_dir)
+	if (node_is_dir((*np)))
 		return -EPERM;
 	if (!(*np)->life.linked)
 		return -ENOENT; /* an open, unlinked file cannot be named again */
@@ -348,11 +348,11 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 /* May `n` be removed by an operation that expects a folder (rmdir) or not (unlink)? */
 static int check_removable(const struct node *n, bool want_dir)
 {
-	if (want_dir && !n->is_dir)
+	if (want_dir && !node_is_dir(n))
 		return -ENOTDIR;
-	if (!want_dir && n->is_dir)
+	if (!want_dir && node_is_dir(n))
 		return -EISDIR;
-	if (n->is_dir && n->life.children > 0)
+	if (node_is_dir(n) && n->life.children > 0)
 		return -ENOTEMPTY;
 	return 0;
 }
@@ -454,7 +454,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	r = 0;
 	if (dst == src)
 		goto out; /* the same name, or two names of one entry: POSIX says do nothing */
-	if (src->is_dir && is_ancestor(src, dst_dir)) {
+	if (node_is_dir(src) && is_ancestor(src, dst_dir)) {
 		r = -EINVAL;
 		goto out;
 	}
@@ -463,7 +463,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 			r = -ENOENT;
 			goto out;
 		}
-		if (dst->is_dir && is_ancestor(dst, src_dir)) {
+		if (node_is_dir(dst) && is_ancestor(dst, src_dir)) {
 			r = -EINVAL;
 			goto out;
 		}
@@ -481,7 +481,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 			goto out;
 		}
 		/* Replacing an entry is removing it: the same type rules as unlink/rmdir. */
-		r = check_removable(dst, src->is_dir);
+		r = check_removable(dst, node_is_dir(src));
 		if (r < 0)
 			goto out;
 	}

@@ -88,7 +88,7 @@ static int check_setattr(struct pool *p, fuse_req_t req, struct node *n, const s
 		pool_log_denied(p, caller, "change", n);
 		return r;
 	}
-	if ((what & ACCESS_ATTR_SIZE) && n->is_dir)
+	if ((what & ACCESS_ATTR_SIZE) && node_is_dir(n))
 		return -EISDIR;
 	if ((what & ACCESS_ATTR_SIZE) && !pool_has_backing(n))
 		return -EINVAL; /* a symlink, FIFO or socket has no size to set, as anywhere */
@@ -158,7 +158,7 @@ void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	pool_lock(p);
 	r = get_owned(p, req, ino, "access", &n);
 	if (r == 0 && mask != F_OK)
-		r = access_check_mask_as(n->perm, n->is_dir, caller_uid(req), mask);
+		r = access_check_mask_as(n->perm, node_is_dir(n), caller_uid(req), mask);
 	pool_unlock(p);
 	fuse_reply_err(req, -r);
 }
@@ -207,7 +207,7 @@ static int check_open(const struct node *n, int flags, uid_t caller)
 {
 	int want = 0;
 
-	if (n->is_dir)
+	if (node_is_dir(n))
 		return -EISDIR;
 	if (!pool_has_backing(n))
 		return -ENXIO; /* the kernel opens FIFOs itself and never sockets or symlinks */

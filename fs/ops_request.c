@@ -97,7 +97,7 @@ int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out)
 
 	if (r < 0)
 		return r == -ESTALE ? -ENOENT : r;
-	if (!(*out)->is_dir)
+	if (!node_is_dir((*out)))
 		return -ENOTDIR;
 	return 0;
 }

@@ -43,7 +43,6 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 		return -ENOMEM;
 	p->root->ino = POOL_ROOT_INO;
 	p->root->type = S_IFDIR;
-	p->root->is_dir = true;
 	p->root->ends.is_dir = true;
 	p->root->uid = p->owner_uid;
 	p->root->gid = p->owner_gid;

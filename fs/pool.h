@@ -61,7 +61,6 @@
 struct node {
 	uint64_t ino;
 	mode_t type; /* S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO or S_IFSOCK */
-	bool is_dir; /* type == S_IFDIR */
 	uid_t uid;
 	gid_t gid;
 	mode_t perm; /* effective permission bits */
@@ -112,6 +111,13 @@ struct node {
 	struct stat battr;
 	struct node *zombie_next; /* on the free-after-unlock list */
 };
+
+/* A folder? (The kind is the node's `type`; the pure modules keep their own copy of the bit:
+ * ends.is_dir for the name table, life.is_dir for the lifetime rule, set once at creation.) */
+static inline bool node_is_dir(const struct node *n)
+{
+	return S_ISDIR(n->type);
+}
 
 struct user_usage {
 	uid_t uid;

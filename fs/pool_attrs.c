@@ -106,7 +106,7 @@ int pool_stat(struct pool *p, struct node *n, struct stat *st)
 		 * goes on to a clean ENOENT instead of failing with ESTALE. */
 		st->st_mode = n->type | n->perm;
 		st->st_nlink = 0;
-	} else if (n->is_dir) {
+	} else if (node_is_dir(n)) {
 		st->st_mode = S_IFDIR | n->perm;
 		st->st_nlink = 2 + n->ends.subdirs;
 	} else {

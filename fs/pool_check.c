@@ -72,7 +72,7 @@ static int check_links(struct check *c, struct node *n)
 			return fail(c, "inode %" PRIu64 ": name '%s' not in the name table\n",
 				    pool_name_entry(k)->ino, k->text);
 		children++;
-		subdirs += pool_name_entry(k)->is_dir;
+		subdirs += node_is_dir(pool_name_entry(k));
 	}
 	for (struct name *k = n->ends.names; k; k = k->alias_next) {
 		if (k->entry != &n->ends || !k->dir)
@@ -80,7 +80,7 @@ static int check_links(struct check *c, struct node *n)
 				    n->ino);
 		names++;
 	}
-	if (names != n->ends.nnames || (n->is_dir && names > 1))
+	if (names != n->ends.nnames || (node_is_dir(n) && names > 1))
 		return fail(c, "inode %" PRIu64 ": %u names listed, counter says %u\n", n->ino,
 			    names, n->ends.nnames);
 	if (children != n->life.children)

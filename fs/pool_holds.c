@@ -471,7 +471,7 @@ static int take_hold(struct pool *p, struct node *n, uid_t uid, const struct hol
 	h->src = src;
 	hold_link(&n->holds, h);
 	n->life.holds++;
-	if (n->is_dir)
+	if (node_is_dir(n))
 		n->life.armed = true;
 	/* A cgroup may have emptied between reading /proc and arming inotify: a new source's
 	 * first hold looks once (a source watched before reports its end by itself). */

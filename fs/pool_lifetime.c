@@ -29,7 +29,7 @@ bool pool_name_cached_now(const struct pool *p, const struct node *dir, const st
 {
 	/* The walk up for a folder hold only when nothing closer keeps the entry. */
 	return pool_name_cacheable(p, dir) &&
-	       (n->is_dir || lifetime_in_use(&n->life, false) || pool_held_above(p, n));
+	       (node_is_dir(n) || lifetime_in_use(&n->life, false) || pool_held_above(p, n));
 }
 
 void pool_lookup_add(struct node *n, bool name_cached)
@@ -48,7 +48,7 @@ static bool unname_first(struct pool *p, struct node *n)
 {
 	uint32_t asked = 0;
 
-	if (n->is_dir || n->unnamed || n->nlookup == 0)
+	if (node_is_dir(n) || n->unnamed || n->nlookup == 0)
 		return false;
 	if (n->unnaming)
 		return true;
@@ -272,7 +272,7 @@ void pool_recheck_subtree(struct pool *p, struct node *n)
 	 * (freed only after the lock is released), so the next sibling is fetched before applying;
 	 * if that one was detached meanwhile (another name of an entry removed below), the walk
 	 * starts over: only a removal can cause that, so it ends. */
-	if (n->is_dir) {
+	if (node_is_dir(n)) {
 		struct name *c, *next;
 restart:
 		for (c = n->ends.children; c; c = next) {

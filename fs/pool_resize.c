@@ -24,7 +24,7 @@ int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how
 {
 	int r;
 
-	if (n->is_dir)
+	if (node_is_dir(n))
 		return -EISDIR;
 	if (!pool_has_backing(n))
 		return -EINVAL;

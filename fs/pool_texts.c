@@ -46,7 +46,7 @@ int pool_refs_text(struct pool *p, struct node *n, char **out)
 		return -ENOMEM;
 	r = text_add(&t, "opens %u\nmapped %s\n", n->life.opens,
 		     n->life.maybe_mapped ? "yes" : "no");
-	if (r == 0 && n->is_dir)
+	if (r == 0 && node_is_dir(n))
 		r = text_add(&t, "children %u\n", n->life.children);
 	else if (r == 0)
 		r = text_add(&t, "names %u\n", n->ends.nnames);

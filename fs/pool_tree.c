@@ -215,12 +215,11 @@ static struct node *node_new(struct pool *p, uint64_t ino, mode_t type, uid_t ui
 		return NULL;
 	n->ino = ino;
 	n->type = type;
-	n->is_dir = S_ISDIR(type);
-	n->ends.is_dir = n->is_dir;
+	n->ends.is_dir = node_is_dir(n);
 	n->uid = uid;
 	n->gid = gid;
 	n->perm = perm;
-	n->life.is_dir = n->is_dir;
+	n->life.is_dir = node_is_dir(n);
 	pool_set_now(&n->mtime);
 	n->atime = n->ctime = n->mtime;
 	return n;
