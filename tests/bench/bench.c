@@ -35,25 +35,25 @@ struct row {
 	enum metric m;
 	const char *label;
 	const char *unit;
-	const char *fmt;	/* printf format of one value */
+	const char *fmt; /* printf format of one value */
 };
 
 static const struct row rows[] = {
-	{ M_MMAP_WRITE, "mmap write, fresh file", "GB/s", "%.2f" },
-	{ M_MMAP_READ, "mmap read, other process", "GB/s", "%.2f" },
-	{ M_MMAP_REWRITE, "mmap write, next fresh file", "GB/s", "%.2f" },
-	{ M_PWRITE, "pwrite 1 MiB blocks", "GB/s", "%.2f" },
-	{ M_PREAD, "pread 1 MiB blocks, warm", "GB/s", "%.2f" },
-	{ M_CREATE, "create+4KiB+close+removal", "ops/s", "%.0f" },
-	{ M_CREATE2, "create+4KiB+close+unlink (2 procs)", "ops/s", "%.0f" },
-	{ M_SHM, "shm_open+1MiB+touch+shm_unlink", "ops/s", "%.0f" },
-	{ M_SEM, "sem_open+sem_close+sem_unlink", "ops/s", "%.0f" },
-	{ M_MAP8, "N procs map+read one file", "GB/s", "%.2f" },
-	{ M_MEM_CACHED, "memory/byte held: Cached", "B/B", "%.3f" },
-	{ M_MEM_SHMEM, "memory/byte held: Shmem", "B/B", "%.3f" },
-	{ M_MEM_AVAIL, "memory/byte held: -MemAvailable", "B/B", "%.3f" },
-	{ M_RMLAT_MED, "removal after last munmap: median", "ms", "%.3f" },
-	{ M_RMLAT_MAX, "removal after last munmap: worst", "ms", "%.3f" },
+	{M_MMAP_WRITE, "mmap write, fresh file", "GB/s", "%.2f"},
+	{M_MMAP_READ, "mmap read, other process", "GB/s", "%.2f"},
+	{M_MMAP_REWRITE, "mmap write, next fresh file", "GB/s", "%.2f"},
+	{M_PWRITE, "pwrite 1 MiB blocks", "GB/s", "%.2f"},
+	{M_PREAD, "pread 1 MiB blocks, warm", "GB/s", "%.2f"},
+	{M_CREATE, "create+4KiB+close+removal", "ops/s", "%.0f"},
+	{M_CREATE2, "create+4KiB+close+unlink (2 procs)", "ops/s", "%.0f"},
+	{M_SHM, "shm_open+1MiB+touch+shm_unlink", "ops/s", "%.0f"},
+	{M_SEM, "sem_open+sem_close+sem_unlink", "ops/s", "%.0f"},
+	{M_MAP8, "N procs map+read one file", "GB/s", "%.2f"},
+	{M_MEM_CACHED, "memory/byte held: Cached", "B/B", "%.3f"},
+	{M_MEM_SHMEM, "memory/byte held: Shmem", "B/B", "%.3f"},
+	{M_MEM_AVAIL, "memory/byte held: -MemAvailable", "B/B", "%.3f"},
+	{M_RMLAT_MED, "removal after last munmap: median", "ms", "%.3f"},
+	{M_RMLAT_MAX, "removal after last munmap: worst", "ms", "%.3f"},
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -66,8 +66,8 @@ struct bench {
 	struct bench_cfg cfg;
 	struct bench_target targets[MAX_TARGETS];
 	unsigned ntargets;
-	int raw;			/* index of the raw target, -1 if none */
-	unsigned char only[16];		/* tests selected (all by default) */
+	int raw;		/* index of the raw target, -1 if none */
+	unsigned char only[16]; /* tests selected (all by default) */
 	const char *csv;
 	struct summary sum[MAX_TARGETS][M_COUNT];
 };
@@ -125,8 +125,11 @@ static int add_target(struct bench *b, const char *name, const char *dir, int ki
 		return -EINVAL;
 	}
 	if (kind == TARGET_RAW && sfs.f_type != TMPFS_MAGIC)
-		fprintf(stderr, "poolfs-bench: warning: %s is not tmpfs: the raw numbers are not raw tmpfs\n", dir);
-	b->targets[b->ntargets++] = (struct bench_target){ .name = name, .dir = dir, .is_pool = kind == TARGET_POOL };
+		fprintf(stderr,
+			"poolfs-bench: warning: %s is not tmpfs: the raw numbers are not raw tmpfs\n",
+			dir);
+	b->targets[b->ntargets++] = (struct bench_target){
+		.name = name, .dir = dir, .is_pool = kind == TARGET_POOL};
 	return 0;
 }
 
@@ -160,10 +163,8 @@ static int parse_count(struct bench *b, int opt, const char *arg)
 		int opt;
 		unsigned max;
 	} counts[] = {
-		{&b->cfg.reps, 'r', BENCH_MAX_REPS},
-		{&b->cfg.ncreate, 'n', 10000000},
-		{&b->cfg.nlat, 'l', 10000000},
-		{&b->cfg.nprocs, 'p', 64},
+		{&b->cfg.reps, 'r', BENCH_MAX_REPS}, {&b->cfg.ncreate, 'n', 10000000},
+		{&b->cfg.nlat, 'l', 10000000},	     {&b->cfg.nprocs, 'p', 64},
 		{&b->cfg.ncycles, 'Y', 10000000},
 	};
 
@@ -176,13 +177,19 @@ static int parse_count(struct bench *b, int opt, const char *arg)
 static int parse_args(struct bench *b, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "size", required_argument, NULL, 's' }, { "reps", required_argument, NULL, 'r' },
-		{ "creates", required_argument, NULL, 'n' }, { "latency", required_argument, NULL, 'l' },
-		{ "procs", required_argument, NULL, 'p' }, { "only", required_argument, NULL, 'O' },
-		{ "csv", required_argument, NULL, 'C' }, { "raw", required_argument, NULL, 'R' },
-		{ "pool", required_argument, NULL, 'P' }, { "ref", required_argument, NULL, 'F' },
-		{ "cycles", required_argument, NULL, 'Y' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"size", required_argument, NULL, 's'},
+		{"reps", required_argument, NULL, 'r'},
+		{"creates", required_argument, NULL, 'n'},
+		{"latency", required_argument, NULL, 'l'},
+		{"procs", required_argument, NULL, 'p'},
+		{"only", required_argument, NULL, 'O'},
+		{"csv", required_argument, NULL, 'C'},
+		{"raw", required_argument, NULL, 'R'},
+		{"pool", required_argument, NULL, 'P'},
+		{"ref", required_argument, NULL, 'F'},
+		{"cycles", required_argument, NULL, 'Y'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -250,8 +257,8 @@ static void run_all(struct bench *b)
 
 				if (bt->pool_only && !t->is_pool)
 					continue;
-				fprintf(stderr, "poolfs-bench: rep %u/%u: %s on %s\n", rep + 1, b->cfg.reps, bt->name,
-					t->name);
+				fprintf(stderr, "poolfs-bench: rep %u/%u: %s on %s\n", rep + 1,
+					b->cfg.reps, bt->name, t->name);
 				if (bt->run(&b->cfg, t, rep))
 					t->res.failures++;
 			}
@@ -270,11 +277,13 @@ static void summarize(struct bench *b)
 		}
 		/* latency: over all samples, not per repetition; milliseconds */
 		if (r->nlat) {
-			struct summary *med = &b->sum[k][M_RMLAT_MED], *max = &b->sum[k][M_RMLAT_MAX];
+			struct summary *med = &b->sum[k][M_RMLAT_MED],
+				       *max = &b->sum[k][M_RMLAT_MAX];
 
 			med->n = stats(r->lat, r->nlat, &med->med, &med->min, &med->max);
 			med->med *= 1e3, med->min *= 1e3, med->max *= 1e3;
-			*max = (struct summary){ .med = med->max, .min = med->max, .max = med->max, .n = med->n };
+			*max = (struct summary){
+				.med = med->max, .min = med->max, .max = med->max, .n = med->n};
 		}
 	}
 }
@@ -287,14 +296,15 @@ static double ratio(const struct bench *b, unsigned k, enum metric m)
 		return NAN;
 	/* a file on raw tmpfs costs one byte per byte: much less means the measurement drowned in
 	 * the machine's other allocations (small -s, busy machine), and a ratio to it means nothing */
-	if ((m == M_MEM_CACHED || m == M_MEM_SHMEM || m == M_MEM_AVAIL) && b->sum[b->raw][m].med < 0.5)
+	if ((m == M_MEM_CACHED || m == M_MEM_SHMEM || m == M_MEM_AVAIL) &&
+	    b->sum[b->raw][m].med < 0.5)
 		return NAN;
 	return b->sum[k][m].med / b->sum[b->raw][m].med;
 }
 
 static int row_selected(const struct bench *b, enum metric m)
 {
-	static const int test_of[M_COUNT] = { 0, 0, 0, 1, 1, 2, 3, 4, 4, 4, 5, 5, 6, 7, 8 };
+	static const int test_of[M_COUNT] = {0, 0, 0, 1, 1, 2, 3, 4, 4, 4, 5, 5, 6, 7, 8};
 
 	return b->only[test_of[m]];
 }
@@ -356,7 +366,8 @@ static void print_notes(const struct bench *b)
 			continue;
 		printf("- %s", notes[i]);
 		if (i == rmlat)
-			printf("; %u samples per pool", (b->cfg.nlat + b->cfg.reps - 1) / b->cfg.reps * b->cfg.reps);
+			printf("; %u samples per pool",
+			       (b->cfg.nlat + b->cfg.reps - 1) / b->cfg.reps * b->cfg.reps);
 		printf("\n");
 	}
 }
@@ -369,7 +380,8 @@ static void print_table(const struct bench *b)
 
 	uname(&u);
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M %Z", localtime(&now));
-	printf("\npoolfs-bench %s, kernel %s, %ld CPUs;", date, u.release, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("\npoolfs-bench %s, kernel %s, %ld CPUs;", date, u.release,
+	       sysconf(_SC_NPROCESSORS_ONLN));
 	/* only the big-file tests use -s */
 	if (b->only[0] || b->only[1] || b->only[3] || b->only[4] || b->only[5])
 		printf(" size %.0f MiB,", (double)b->cfg.size / (1 << 20));
@@ -411,8 +423,8 @@ static void print_table(const struct bench *b)
 	print_notes(b);
 	for (unsigned k = 0; k < b->ntargets; k++)
 		if (b->targets[k].res.failures)
-			printf("FAILED: %u measurement(s) on %s (see the messages above)\n", b->targets[k].res.failures,
-			       b->targets[k].name);
+			printf("FAILED: %u measurement(s) on %s (see the messages above)\n",
+			       b->targets[k].res.failures, b->targets[k].name);
 }
 
 static int write_csv(const struct bench *b)
@@ -437,8 +449,8 @@ static int write_csv(const struct bench *b)
 
 			if (!s->n)
 				continue;
-			fprintf(f, "\"%s\",%s,%s,%.6g,%.6g,%.6g,", line, r->unit, b->targets[k].name, s->med, s->min,
-				s->max);
+			fprintf(f, "\"%s\",%s,%s,%.6g,%.6g,%.6g,", line, r->unit,
+				b->targets[k].name, s->med, s->min, s->max);
 			if (isnan(q))
 				fprintf(f, ",");
 			else
@@ -455,9 +467,14 @@ int main(int argc, char **argv)
 	struct bench *b = &bench;
 	unsigned failures = 0;
 
-	b->cfg = (struct bench_cfg){ .size = 1UL << 30, .block = 1UL << 20, .small = 4096, .reps = 5,
-				     .ncreate = 2000, .nlat = 1000, .nprocs = 8,
-				     .ncycles = 1000 };
+	b->cfg = (struct bench_cfg){.size = 1UL << 30,
+				    .block = 1UL << 20,
+				    .small = 4096,
+				    .reps = 5,
+				    .ncreate = 2000,
+				    .nlat = 1000,
+				    .nprocs = 8,
+				    .ncycles = 1000};
 	b->raw = -1;
 	for (size_t i = 0; i < bench_ntests; i++)
 		b->only[i] = !bench_tests[i].asked_only;

@@ -10,14 +10,14 @@
 #include <stdint.h>
 
 struct bench_cfg {
-	size_t size;		/* bytes of the big files (-s) */
-	size_t block;		/* pwrite/pread request size */
-	size_t small;		/* bytes written by each create */
-	unsigned reps;		/* repetitions (-r) */
-	unsigned ncreate;	/* creates per repetition (-n) */
-	unsigned nlat;		/* removal-latency samples in all (-l) */
-	unsigned nprocs;	/* processes mapping one file (-p) */
-	unsigned ncycles;	/* shm and sem cycles per repetition (--cycles) */
+	size_t size;	  /* bytes of the big files (-s) */
+	size_t block;	  /* pwrite/pread request size */
+	size_t small;	  /* bytes written by each create */
+	unsigned reps;	  /* repetitions (-r) */
+	unsigned ncreate; /* creates per repetition (-n) */
+	unsigned nlat;	  /* removal-latency samples in all (-l) */
+	unsigned nprocs;  /* processes mapping one file (-p) */
+	unsigned ncycles; /* shm and sem cycles per repetition (--cycles) */
 };
 
 enum metric {
@@ -51,9 +51,9 @@ struct bench_results {
 };
 
 struct bench_target {
-	const char *name;	/* "raw", "pagecache", "passthrough", ... */
-	const char *dir;	/* where its files go */
-	int is_pool;		/* a pool removes unused files by itself (autohold=none) */
+	const char *name; /* "raw", "pagecache", "passthrough", ... */
+	const char *dir;  /* where its files go */
+	int is_pool;	  /* a pool removes unused files by itself (autohold=none) */
 	struct bench_results res;
 };
 
@@ -63,7 +63,7 @@ struct bench_test {
 	const char *name;
 	int pool_only;
 	int (*run)(const struct bench_cfg *c, struct bench_target *t, unsigned rep);
-	int asked_only;	/* run only when --only names it (not on autohold=none pools) */
+	int asked_only; /* run only when --only names it (not on autohold=none pools) */
 };
 extern const struct bench_test bench_tests[];
 extern const size_t bench_ntests;
@@ -79,13 +79,14 @@ double now_s(void);
 void sleep_s(double s);
 
 struct meminfo {
-	long long avail_kb;	/* MemAvailable plus the free pages on per-CPU lists */
+	long long avail_kb; /* MemAvailable plus the free pages on per-CPU lists */
 	long long shmem_kb, cached_kb;
 };
 int meminfo_read(struct meminfo *mi);
 
 /* dir "/" name-rep-i into buf (PATH_MAX). */
-void bench_path(char *buf, const struct bench_target *t, const char *name, unsigned rep, unsigned i);
+void bench_path(char *buf, const struct bench_target *t, const char *name, unsigned rep,
+		unsigned i);
 
 /* Poll lstat(path) until ENOENT: 0, -ETIMEDOUT or -errno. Spins briefly, then sleeps 20 us steps. */
 int wait_gone(const char *path, double timeout_s);

@@ -150,7 +150,8 @@ static int sem_cycle(const char *name, struct shm_msg *m)
 	sem_t *s = sem_open(name, O_CREAT | O_EXCL, 0600, 1);
 
 	if (s == SEM_FAILED)
-		return child_fail(m, "sem_open (it makes sem.XXXXXX, then link()s it to sem.NAME)", -errno);
+		return child_fail(m, "sem_open (it makes sem.XXXXXX, then link()s it to sem.NAME)",
+				  -errno);
 	if (sem_close(s) < 0) {
 		child_fail(m, "sem_close", -errno);
 		sem_unlink(name);
@@ -171,7 +172,8 @@ static void run_cycles(const struct bench_cfg *c, const char *dir, int sem, stru
 		return;
 	t0 = now_s();
 	for (unsigned i = 0; i < c->ncycles; i++) {
-		snprintf(name, sizeof(name), "/poolfs-bench-%s-%ld-%u", sem ? "sem" : "shm", (long)getpid(), i);
+		snprintf(name, sizeof(name), "/poolfs-bench-%s-%ld-%u", sem ? "sem" : "shm",
+			 (long)getpid(), i);
 		if (sem ? sem_cycle(name, m) : shm_cycle(name, m))
 			return;
 	}
@@ -198,15 +200,16 @@ static int t_cycles(const struct bench_cfg *c, struct bench_target *t, unsigned 
 {
 	const char *test = sem ? "sem" : "shm";
 	struct cycles_args args = {.c = c, .dir = t->dir, .sem = sem};
-	struct shm_msg m = { .ret = -EIO };
+	struct shm_msg m = {.ret = -EIO};
 	int ret = run_in_child(cycles_child, &args, &m, sizeof(m));
 
 	if (ret == -ECHILD)
-		m = (struct shm_msg){ .ret = -ECHILD, .what = "the child process" };
+		m = (struct shm_msg){.ret = -ECHILD, .what = "the child process"};
 	else if (ret)
 		return ret;
 	if (m.ret) {
-		fprintf(stderr, "poolfs-bench: %s on %s: %s: %s\n", test, t->name, m.what, strerror(-m.ret));
+		fprintf(stderr, "poolfs-bench: %s on %s: %s: %s\n", test, t->name, m.what,
+			strerror(-m.ret));
 		return m.ret;
 	}
 	t->res.v[sem ? M_SEM : M_SHM][rep] = c->ncycles / m.secs;

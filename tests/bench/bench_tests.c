@@ -24,7 +24,9 @@
 static int failed(const struct bench_target *t, const char *test, const char *what, int err)
 {
 	fprintf(stderr, "poolfs-bench: %s on %s: %s: %s\n", test, t->name, what,
-		err == -EILSEQ ? "wrong data read back" : err == -ETIMEDOUT ? "timed out" : strerror(-err));
+		err == -EILSEQ	    ? "wrong data read back"
+		: err == -ETIMEDOUT ? "timed out"
+				    : strerror(-err));
 	return err;
 }
 
@@ -236,7 +238,8 @@ static int create_loop(const struct bench_cfg *c, const char *dir, int go)
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 		if (fd < 0)
 			return errno;
-		if (write(fd, buf, c->small) != (ssize_t)c->small || close(fd) < 0 || unlink(path) < 0)
+		if (write(fd, buf, c->small) != (ssize_t)c->small || close(fd) < 0 ||
+		    unlink(path) < 0)
 			return errno ? errno : EIO;
 	}
 	free(buf);
@@ -286,8 +289,9 @@ static int t_create2(const struct bench_cfg *c, struct bench_target *t, unsigned
 		t->res.v[M_CREATE2][rep] = CREATE_PROCS * c->ncreate / (now_s() - t0);
 	for (unsigned k = 0; k < CREATE_PROCS; k++) {
 		/* On a pool the empty folder goes once its pin does. */
-		int r = t->is_pool ? (removexattr(dirs[k], "user.poolfs.hold") < 0 ? -errno
-										     : wait_gone(dirs[k], 10.0))
+		int r = t->is_pool ? (removexattr(dirs[k], "user.poolfs.hold") < 0
+					      ? -errno
+					      : wait_gone(dirs[k], 10.0))
 				   : (rmdir(dirs[k]) < 0 ? -errno : 0);
 		if (r < 0 && ret == 0)
 			ret = failed(t, "create2", dirs[k], r);
@@ -303,7 +307,7 @@ static int t_map8(const struct bench_cfg *c, struct bench_target *t, unsigned re
 	unsigned char *buf;
 	pid_t pids[64];
 	unsigned started = 0, bad = 0;
-	int anchor, gate[2] = { -1, -1 }, ret = 0;
+	int anchor, gate[2] = {-1, -1}, ret = 0;
 	double t0;
 
 	bench_path(path, t, "map8", rep, 0);
@@ -464,14 +468,8 @@ static int t_rmlat(const struct bench_cfg *c, struct bench_target *t, unsigned r
 }
 
 const struct bench_test bench_tests[] = {
-	{ "mmap", 0, t_mmap, 0 },
-	{ "rw", 0, t_rw, 0 },
-	{ "create", 0, t_create, 0 },
-	{ "map8", 0, t_map8, 0 },
-	{ "mem", 0, t_mem, 0 },
-	{ "rmlat", 1, t_rmlat, 0 },
-	{ "create2", 0, t_create2, 0 },
-	{ "shm", 0, t_shm, 1 },
-	{ "sem", 0, t_sem, 1 },
+	{"mmap", 0, t_mmap, 0},	      {"rw", 0, t_rw, 0},   {"create", 0, t_create, 0},
+	{"map8", 0, t_map8, 0},	      {"mem", 0, t_mem, 0}, {"rmlat", 1, t_rmlat, 0},
+	{"create2", 0, t_create2, 0}, {"shm", 0, t_shm, 1}, {"sem", 0, t_sem, 1},
 };
 const size_t bench_ntests = sizeof(bench_tests) / sizeof(bench_tests[0]);

@@ -28,7 +28,8 @@ double now_s(void)
 
 void sleep_s(double s)
 {
-	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	struct timespec ts = {.tv_sec = (time_t)s,
+			      .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -104,8 +105,9 @@ int finish_entry(const struct bench_target *t, const char *path)
 		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 	ret = wait_gone(path, 10.0);
 	if (ret == -ETIMEDOUT) {
-		fprintf(stderr, "poolfs-bench: %s: %s still there 10 s after its last use (not removed)\n", t->name,
-			path);
+		fprintf(stderr,
+			"poolfs-bench: %s: %s still there 10 s after its last use (not removed)\n",
+			t->name, path);
 		unlink(path);
 	}
 	return ret;
@@ -231,7 +233,7 @@ static void map_and_sum_child(void *arg, void *msg)
 int child_map_and_sum(const char *path, size_t size, double *secs)
 {
 	struct map_and_sum_args args = {.path = path, .size = size};
-	struct child_msg msg = { .ret = -EIO };
+	struct child_msg msg = {.ret = -EIO};
 	int ret = run_in_child(map_and_sum_child, &args, &msg, sizeof(msg));
 
 	if (ret)

@@ -82,7 +82,8 @@ int main(int argc, char **argv)
 	if (rank == 0) {
 		double want = (double)n * (double)(n - 1) / 2;
 		ok = total == want;
-		printf("mpi_share: %d ranks, sum %.0f, want %.0f: %s\n", size, total, want, ok ? "ok" : "WRONG");
+		printf("mpi_share: %d ranks, sum %.0f, want %.0f: %s\n", size, total, want,
+		       ok ? "ok" : "WRONG");
 	}
 	MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (hang) {

@@ -21,7 +21,7 @@
 #include <limits.h>
 #include <sys/mman.h>
 
-#define LEN (8UL << 20)	/* 4 huge pages of the private tmpfs */
+#define LEN (8UL << 20) /* 4 huge pages of the private tmpfs */
 #define HALF (LEN / 2)
 #define SRC_SEED 7
 #define MAP_SEED 9
@@ -125,7 +125,8 @@ static void test_register_mapped_file(void **state)
 	iov.iov_base = p;
 	iov.iov_len = LEN;
 	r = io_uring_register_buffers(&ring, &iov, 1);
-	fprintf(stderr, "# io_uring_register_buffers of a %lu MiB mapping of %s (datapath %s): %s\n",
+	fprintf(stderr,
+		"# io_uring_register_buffers of a %lu MiB mapping of %s (datapath %s): %s\n",
 		LEN >> 20, a.path, datapath, r ? errname(-r) : "pinned");
 	if (!pinnable) {
 		if (r != -EFAULT)

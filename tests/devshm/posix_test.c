@@ -111,7 +111,7 @@ static void test_shm_across_processes(void **state)
 	CHECK(fd);
 	CHECK(fstat(fd, &st));
 	CHECK(stat(SHM_DIR, &dir));
-	assert_int_equal(st.st_dev, dir.st_dev);	/* the segment is in /dev/shm as mounted here */
+	assert_int_equal(st.st_dev, dir.st_dev); /* the segment is in /dev/shm as mounted here */
 	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_int_equal(listed(a.name, 0), 1);
 	CHECK(ftruncate(fd, (off_t)SEG));
@@ -203,7 +203,7 @@ static void test_sem_across_processes(void **state)
 
 struct user_arg {
 	struct chan c;
-	char mine[64], other[64];	/* "/devshm-user-UID-PID": a segment and a semaphore each */
+	char mine[64], other[64]; /* "/devshm-user-UID-PID": a segment and a semaphore each */
 };
 
 /* The other user's segment and semaphore, from this one's side: hidden and refused. */
@@ -252,7 +252,7 @@ static int user_fn(void *arg)
 	s = sem_open(a->mine, O_CREAT | O_EXCL, 0600, 1);
 	USER_TRUE(4, s != SEM_FAILED);
 	USER_TRUE(5, CHILD_READY(&a->c) == 0);
-	USER_TRUE(6, CHILD_WAIT_GO(&a->c) == 0);	/* both users' objects exist now */
+	USER_TRUE(6, CHILD_WAIT_GO(&a->c) == 0); /* both users' objects exist now */
 	r = peek_other(a);
 	if (r)
 		return r;
@@ -261,7 +261,7 @@ static int user_fn(void *arg)
 	USER_OK(8, sem_post(s));
 	USER_TRUE(9, pat_check(p, SEG, getuid(), 0) == -1);
 	USER_TRUE(10, CHILD_READY(&a->c) == 0);
-	USER_TRUE(11, CHILD_WAIT_GO(&a->c) == 0);	/* the other user has looked at ours */
+	USER_TRUE(11, CHILD_WAIT_GO(&a->c) == 0); /* the other user has looked at ours */
 	USER_OK(12, shm_unlink(a->mine));
 	USER_OK(13, sem_unlink(a->mine));
 	USER_OK(14, sem_close(s));
@@ -302,7 +302,7 @@ static void test_two_users_at_once(void **state)
 	chan_parent(&b.c);
 	for (int step = 0; step < 2; step++) {
 		if (chan_get(a.c.up[0], CHILD_MS) != 0 || chan_get(b.c.up[0], CHILD_MS) != 0)
-			break;	/* a user failed a step: its exit code below says which */
+			break; /* a user failed a step: its exit code below says which */
 		CHECK_0(chan_put(a.c.down[1]));
 		CHECK_0(chan_put(b.c.down[1]));
 	}
@@ -312,7 +312,8 @@ static void test_two_users_at_once(void **state)
 	rb = tu_reap(pb, CHILD_MS);
 	if (ra || rb)
 		fail_msg("uid %d ended with %d, uid %d with %d (the step numbers in user_fn and "
-			 "peek_other)", UID_A, ra, UID_B, rb);
+			 "peek_other)",
+			 UID_A, ra, UID_B, rb);
 }
 
 /* ---- a killed session ---- */
@@ -371,8 +372,8 @@ static void test_killed_session(void **state)
 		while (!both_gone(a.name) && pool_now_ms() < end)
 			pool_sleep_ms(20);
 		if (!both_gone(a.name))
-			fail_msg("%s (segment %d, semaphore %d) outlived its killed session", a.name,
-				 listed(a.name, 0), listed(a.name, 1));
+			fail_msg("%s (segment %d, semaphore %d) outlived its killed session",
+				 a.name, listed(a.name, 0), listed(a.name, 1));
 	} else {
 		/* tmpfs keeps both: nobody will ever unlink them. */
 		assert_int_equal(listed(a.name, 0), 1);
@@ -393,9 +394,11 @@ int main(void)
 	};
 
 	if (!kind || (strcmp(kind, "pool") != 0 && strcmp(kind, "tmpfs") != 0))
-		return tu_skip_all("DEVSHM_KIND is neither pool nor tmpfs: run me through devshm_ns");
+		return tu_skip_all(
+			"DEVSHM_KIND is neither pool nor tmpfs: run me through devshm_ns");
 	on_pool = strcmp(kind, "pool") == 0;
-	fprintf(stderr, "# /dev/shm is %s (datapath %s)\n", on_pool ? "a pool" : "the tmpfs control",
+	fprintf(stderr, "# /dev/shm is %s (datapath %s)\n",
+		on_pool ? "a pool" : "the tmpfs control",
 		getenv("DEVSHM_DATAPATH") ? getenv("DEVSHM_DATAPATH") : "?");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,8 +81,7 @@ int log_count(const struct pool_fixture *p, const char *needle)
 	return n;
 }
 
-int log_wait_more(const struct pool_fixture *p, const char *needle, int before,
-				int timeout_ms)
+int log_wait_more(const struct pool_fixture *p, const char *needle, int before, int timeout_ms)
 {
 	long long deadline = pool_now_ms() + timeout_ms;
 	int n;

@@ -20,12 +20,12 @@ void ftest_close_all(void);
 /* tu_teardown, after closing what the test registered. */
 int ftest_teardown(void **state);
 
-#define ASSERT_DAEMON_ALIVE(p)                                                                \
-	do {                                                                                  \
-		if (!pool_daemon_alive(p)) {                                                  \
-			pool_dump_log(p);                                                     \
-			fail_msg("%s:%d: the daemon is gone", __FILE__, __LINE__);            \
-		}                                                                             \
+#define ASSERT_DAEMON_ALIVE(p)                                                                     \
+	do {                                                                                       \
+		if (!pool_daemon_alive(p)) {                                                       \
+			pool_dump_log(p);                                                          \
+			fail_msg("%s:%d: the daemon is gone", __FILE__, __LINE__);                 \
+		}                                                                                  \
 	} while (0)
 
 /* The whole file at fd must hold len bytes of pattern seed from offset 0. */

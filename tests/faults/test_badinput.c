@@ -191,7 +191,7 @@ static void test_dot_and_dotdot(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	char a[PATH_MAX], sub[PATH_MAX], into_sub[PATH_MAX], via_dotdot[PATH_MAX], b[PATH_MAX],
-	     dots3[PATH_MAX];
+		dots3[PATH_MAX];
 	struct stat st;
 	int fd;
 
@@ -275,7 +275,7 @@ static void test_deep_paths(void **state)
 	path[len + 1 + rem] = 'f';
 	path[len + 2 + rem] = '\0';
 	CHECK_ERR(open(path, O_RDWR | O_CREAT | O_EXCL, 0600), ENAMETOOLONG);
-	CHECK_ERR(stat(path, &(struct stat){ 0 }), ENAMETOOLONG);
+	CHECK_ERR(stat(path, &(struct stat){0}), ENAMETOOLONG);
 	ASSERT_DAEMON_ALIVE(p);
 
 	/* the file was the only leaf: with it the whole chain goes */
@@ -443,7 +443,7 @@ static void test_chown_cannot_give_away(void **state)
 struct rename_names {
 	char rootf[PATH_MAX];	/* root's file (kept open by the test) */
 	char rootd[PATH_MAX];	/* root's folder (empty, stays) */
-	char rootd_x[PATH_MAX];	/* rootd/x */
+	char rootd_x[PATH_MAX]; /* rootd/x */
 	char mine[PATH_MAX];	/* the other user's file */
 	char ud[PATH_MAX];	/* the other user's folder */
 	char rootd_ud[PATH_MAX];
@@ -480,7 +480,7 @@ static void test_rename_over_other_users_entries(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	struct rename_names n;
 	int fd, before;
-	char buf[16] = { 0 };
+	char buf[16] = {0};
 	struct stat st;
 
 	assert_int_equal(pool_path(p, "rootf", n.rootf, sizeof(n.rootf)), 0);
@@ -580,8 +580,8 @@ static void test_removed_inodes(void **state)
 	expect_stale_or_noent(r, errno, "fstatat(removed folder, \"f\")");
 	errno = 0;
 	r = fstatat(dfd, "", &st, AT_EMPTY_PATH);
-	fprintf(stderr, "# fstatat(removed folder, \"\", AT_EMPTY_PATH): %ld %s (not checked)\n",
-		r, r == -1 ? errname(errno) : "-");
+	fprintf(stderr, "# fstatat(removed folder, \"\", AT_EMPTY_PATH): %ld %s (not checked)\n", r,
+		r == -1 ? errname(errno) : "-");
 	CHECK(ftest_close(dfd));
 
 	/* A file the daemon removed while we hold an O_PATH descriptor: reopening it through
@@ -662,12 +662,11 @@ static void test_negative_and_huge_sizes(void **state)
 	r = fallocate(fd, 0, 0, LLONG_MAX / 2);
 	fprintf(stderr, "# fallocate(LLONG_MAX/2): %ld %s\n", r, r == -1 ? errname(errno) : "-");
 	if (r != -1 || (errno != EFBIG && errno != ENOSPC))
-		fail_msg("fallocate(LLONG_MAX/2): %ld %s, want EFBIG or ENOSPC", r,
-			 errname(errno));
+		fail_msg("fallocate(LLONG_MAX/2): %ld %s, want EFBIG or ENOSPC", r, errname(errno));
 	CHECK(fstat(fd, &st));
 	assert_int_equal(st.st_size, 5);
 	{
-		char buf[8] = { 0 };
+		char buf[8] = {0};
 
 		assert_int_equal(pread(fd, buf, sizeof(buf), 0), 5);
 		assert_string_equal(buf, "12345");
@@ -717,94 +716,124 @@ static void test_after_matrix(void **state)
 enum scene { SC_FILE, SC_DOTS, SC_LONG };
 
 enum bad_op {
-	B_OPEN, B_MKDIR, B_STAT, B_UNLINK, B_RMDIR, B_RENAME, B_RENAME2, B_SETXATTR, B_FSETXATTR,
-	B_GETXATTR, B_REMOVEXATTR, B_LINK, B_LINK_FD, B_SYMLINK, B_SYMLINK_TO, B_MKFIFO, B_MKNOD,
+	B_OPEN,
+	B_MKDIR,
+	B_STAT,
+	B_UNLINK,
+	B_RMDIR,
+	B_RENAME,
+	B_RENAME2,
+	B_SETXATTR,
+	B_FSETXATTR,
+	B_GETXATTR,
+	B_REMOVEXATTR,
+	B_LINK,
+	B_LINK_FD,
+	B_SYMLINK,
+	B_SYMLINK_TO,
+	B_MKFIFO,
+	B_MKNOD,
 	B_BIND,
-	B_TRUNCATE, B_FTRUNCATE, B_FALLOCATE,
+	B_TRUNCATE,
+	B_FTRUNCATE,
+	B_FALLOCATE,
 };
 
 struct bad_row {
-	const char *name;	/* the test case: the request, on what, the errno */
+	const char *name; /* the test case: the request, on what, the errno */
 	enum scene scene;
 	enum bad_op op;
-	const char *path;	/* relative to the mount */
-	const char *arg;	/* a second path, an xattr name, or a symlink target */
-	const char *val;	/* an xattr value (vlen bytes; strlen if vlen is 0) */
+	const char *path; /* relative to the mount */
+	const char *arg;  /* a second path, an xattr name, or a symlink target */
+	const char *val;  /* an xattr value (vlen bytes; strlen if vlen is 0) */
 	size_t vlen;
-	long long a, b;		/* flags, mode, device, length or offset, as the op takes them */
+	long long a, b; /* flags, mode, device, length or offset, as the op takes them */
 	int expect;
-	int also;		/* a second acceptable errno (0: none) */
-	const char *absent;	/* must not exist after the request (NULL: nothing) */
-	bool settles;		/* absent within GONE_MS (it may exist unused for a moment) */
-	int added_names;	/* names the request gave f (links): the scene's nlink is 1 + this */
+	int also;	    /* a second acceptable errno (0: none) */
+	const char *absent; /* must not exist after the request (NULL: nothing) */
+	bool settles;	    /* absent within GONE_MS (it may exist unused for a moment) */
+	int added_names;    /* names the request gave f (links): the scene's nlink is 1 + this */
 };
 
 /* names the kernel passes on with their namespace, the daemon refuses */
-#define UNKNOWN_NAME(tag, nm)                                                                 \
-	{ "getxattr_" tag "_enodata", SC_FILE, B_GETXATTR, "f", nm, .expect = ENODATA },      \
-	{ "setxattr_" tag "_einval", SC_FILE, B_SETXATTR, "f", nm, "pin", .expect = EINVAL }, \
-	{ "removexattr_" tag "_einval", SC_FILE, B_REMOVEXATTR, "f", nm, .expect = EINVAL }
+#define UNKNOWN_NAME(tag, nm)                                                                       \
+	{"getxattr_" tag "_enodata", SC_FILE, B_GETXATTR, "f", nm, .expect = ENODATA},              \
+		{"setxattr_" tag "_einval", SC_FILE, B_SETXATTR, "f", nm, "pin", .expect = EINVAL}, \
+	{                                                                                           \
+		"removexattr_" tag "_einval", SC_FILE, B_REMOVEXATTR, "f", nm, .expect = EINVAL     \
+	}
 /* Only user.* is stored: every other namespace, security.* included, is EOPNOTSUPP (`ls -l` then
  * asks for security.selinux once per pool, not once per file). */
-#define OTHER_NAMESPACE(tag, nm, val, len, get_also)                                          \
-	{ "setxattr_" tag "_eopnotsupp", SC_FILE, B_SETXATTR, "f", nm, val, .vlen = (len),    \
-	  .expect = EOPNOTSUPP },                                                             \
-	{ "fsetxattr_" tag "_eopnotsupp", SC_FILE, B_FSETXATTR, "f", nm, val, .vlen = (len),  \
-	  .expect = EOPNOTSUPP },                                                             \
-	{ "getxattr_" tag "_eopnotsupp", SC_FILE, B_GETXATTR, "f", nm, .expect = EOPNOTSUPP,  \
-	  .also = (get_also) },                                                               \
-	{ "removexattr_" tag "_eopnotsupp", SC_FILE, B_REMOVEXATTR, "f", nm,                  \
-	  .expect = EOPNOTSUPP }
+#define OTHER_NAMESPACE(tag, nm, val, len, get_also)                                               \
+	{"setxattr_" tag "_eopnotsupp", SC_FILE, B_SETXATTR, "f", nm, val, .vlen = (len),          \
+	 .expect = EOPNOTSUPP},                                                                    \
+		{"fsetxattr_" tag "_eopnotsupp",                                                   \
+		 SC_FILE,                                                                          \
+		 B_FSETXATTR,                                                                      \
+		 "f",                                                                              \
+		 nm,                                                                               \
+		 val,                                                                              \
+		 .vlen = (len),                                                                    \
+		 .expect = EOPNOTSUPP},                                                            \
+		{"getxattr_" tag "_eopnotsupp", SC_FILE,	   B_GETXATTR, "f", nm,            \
+		 .expect = EOPNOTSUPP,		.also = (get_also)},                               \
+	{                                                                                          \
+		"removexattr_" tag "_eopnotsupp", SC_FILE, B_REMOVEXATTR, "f", nm,                 \
+			.expect = EOPNOTSUPP                                                       \
+	}
 /* The kernel itself refuses a security.capability value that is no vfs_cap_data (EINVAL) before
  * the daemon is asked: so a well-formed one, revision 2 (magic 0x02000000, little-endian) with
  * no capabilities, 20 bytes. */
-#define CAP_V2_NONE                                                                           \
-	"\x00\x00\x00\x02" "\x00\x00\x00\x00\x00\x00\x00\x00" "\x00\x00\x00\x00\x00\x00\x00\x00"
-#define BAD_SCOPE(tag, scope, len)                                                            \
-	{ "hold_scope_" tag "_einval", SC_FILE, B_SETXATTR, "f", POOLFS_XATTR_HOLD, scope,    \
-	  .vlen = (len), .expect = EINVAL }
+#define CAP_V2_NONE                                                                                \
+	"\x00\x00\x00\x02"                                                                         \
+	"\x00\x00\x00\x00\x00\x00\x00\x00"                                                         \
+	"\x00\x00\x00\x00\x00\x00\x00\x00"
+#define BAD_SCOPE(tag, scope, len)                                                                 \
+	{                                                                                          \
+		"hold_scope_" tag "_einval", SC_FILE, B_SETXATTR, "f", POOLFS_XATTR_HOLD, scope,   \
+			.vlen = (len), .expect = EINVAL                                            \
+	}
 
 #define O_CREAT_RW (O_RDWR | O_CREAT)
 
 static const struct bad_row bad_rows[] = {
 	/* names: 256 bytes are refused by every operation that takes a name; the source of a
 	 * refused rename is where it was */
-	{ "create_excl_256_byte_name_enametoolong", SC_LONG, B_OPEN, "@n256",
-	  .a = O_CREAT_RW | O_EXCL, .expect = ENAMETOOLONG },
-	{ "create_256_byte_name_enametoolong", SC_LONG, B_OPEN, "@n256", .a = O_CREAT_RW,
-	  .expect = ENAMETOOLONG },
-	{ "open_256_byte_name_enametoolong", SC_LONG, B_OPEN, "@n256", .a = O_RDONLY,
-	  .expect = ENAMETOOLONG },
-	{ "mkdir_256_byte_name_enametoolong", SC_LONG, B_MKDIR, "@d256", .expect = ENAMETOOLONG },
-	{ "stat_256_byte_name_enametoolong", SC_LONG, B_STAT, "@n256", .expect = ENAMETOOLONG },
-	{ "unlink_256_byte_name_enametoolong", SC_LONG, B_UNLINK, "@n256",
-	  .expect = ENAMETOOLONG },
-	{ "rmdir_256_byte_name_enametoolong", SC_LONG, B_RMDIR, "@d256", .expect = ENAMETOOLONG },
-	{ "rename_file_to_256_byte_name_enametoolong", SC_LONG, B_RENAME, "@n255", "@n256",
-	  .expect = ENAMETOOLONG },
-	{ "rename_folder_to_256_byte_name_enametoolong", SC_LONG, B_RENAME, "@d255", "@d256",
-	  .expect = ENAMETOOLONG },
-	{ "setxattr_256_byte_name_enametoolong", SC_LONG, B_SETXATTR, "@n256", "user.x", "1",
-	  .expect = ENAMETOOLONG },
+	{"create_excl_256_byte_name_enametoolong", SC_LONG, B_OPEN, "@n256",
+	 .a = O_CREAT_RW | O_EXCL, .expect = ENAMETOOLONG},
+	{"create_256_byte_name_enametoolong", SC_LONG, B_OPEN, "@n256", .a = O_CREAT_RW,
+	 .expect = ENAMETOOLONG},
+	{"open_256_byte_name_enametoolong", SC_LONG, B_OPEN, "@n256", .a = O_RDONLY,
+	 .expect = ENAMETOOLONG},
+	{"mkdir_256_byte_name_enametoolong", SC_LONG, B_MKDIR, "@d256", .expect = ENAMETOOLONG},
+	{"stat_256_byte_name_enametoolong", SC_LONG, B_STAT, "@n256", .expect = ENAMETOOLONG},
+	{"unlink_256_byte_name_enametoolong", SC_LONG, B_UNLINK, "@n256", .expect = ENAMETOOLONG},
+	{"rmdir_256_byte_name_enametoolong", SC_LONG, B_RMDIR, "@d256", .expect = ENAMETOOLONG},
+	{"rename_file_to_256_byte_name_enametoolong", SC_LONG, B_RENAME, "@n255", "@n256",
+	 .expect = ENAMETOOLONG},
+	{"rename_folder_to_256_byte_name_enametoolong", SC_LONG, B_RENAME, "@d255", "@d256",
+	 .expect = ENAMETOOLONG},
+	{"setxattr_256_byte_name_enametoolong", SC_LONG, B_SETXATTR, "@n256", "user.x", "1",
+	 .expect = ENAMETOOLONG},
 
 	/* a folder into itself or its own subfolder; rmdir of "."; creating "." or ".."; nothing
 	 * moves */
-	{ "rename_folder_into_its_subfolder_einval", SC_DOTS, B_RENAME, "a", "a/sub/a",
-	  .expect = EINVAL, .absent = "a/sub/a" },
-	{ "rename_folder_into_itself_einval", SC_DOTS, B_RENAME, "a", "a/a", .expect = EINVAL,
-	  .absent = "a/a" },
-	{ "rename_folder_onto_its_subfolder_einval", SC_DOTS, B_RENAME, "a", "a/sub",
-	  .expect = EINVAL },
-	{ "rmdir_dot_einval", SC_DOTS, B_RMDIR, "a/.", .expect = EINVAL },
-	{ "rmdir_dotdot_enotempty", SC_DOTS, B_RMDIR, "a/sub/..", .expect = ENOTEMPTY },
-	{ "mkdir_dotdot_eexist", SC_DOTS, B_MKDIR, "a/..", .expect = EEXIST },
-	{ "mkdir_dot_eexist", SC_DOTS, B_MKDIR, "a/.", .expect = EEXIST },
-	{ "create_excl_dotdot_eexist", SC_DOTS, B_OPEN, "a/..", .a = O_CREAT_RW | O_EXCL,
-	  .expect = EEXIST },
-	{ "create_dotdot_eisdir", SC_DOTS, B_OPEN, "a/..", .a = O_CREAT_RW, .expect = EISDIR },
-	{ "create_dot_eisdir", SC_DOTS, B_OPEN, "a/.", .a = O_CREAT_RW, .expect = EISDIR },
-	{ "rename_dot_ebusy", SC_DOTS, B_RENAME, "a/.", "b", .expect = EBUSY, .absent = "b" },
-	{ "rename_onto_dotdot_ebusy", SC_DOTS, B_RENAME, "a/sub", "a/..", .expect = EBUSY },
+	{"rename_folder_into_its_subfolder_einval", SC_DOTS, B_RENAME, "a", "a/sub/a",
+	 .expect = EINVAL, .absent = "a/sub/a"},
+	{"rename_folder_into_itself_einval", SC_DOTS, B_RENAME, "a", "a/a", .expect = EINVAL,
+	 .absent = "a/a"},
+	{"rename_folder_onto_its_subfolder_einval", SC_DOTS, B_RENAME, "a", "a/sub",
+	 .expect = EINVAL},
+	{"rmdir_dot_einval", SC_DOTS, B_RMDIR, "a/.", .expect = EINVAL},
+	{"rmdir_dotdot_enotempty", SC_DOTS, B_RMDIR, "a/sub/..", .expect = ENOTEMPTY},
+	{"mkdir_dotdot_eexist", SC_DOTS, B_MKDIR, "a/..", .expect = EEXIST},
+	{"mkdir_dot_eexist", SC_DOTS, B_MKDIR, "a/.", .expect = EEXIST},
+	{"create_excl_dotdot_eexist", SC_DOTS, B_OPEN, "a/..", .a = O_CREAT_RW | O_EXCL,
+	 .expect = EEXIST},
+	{"create_dotdot_eisdir", SC_DOTS, B_OPEN, "a/..", .a = O_CREAT_RW, .expect = EISDIR},
+	{"create_dot_eisdir", SC_DOTS, B_OPEN, "a/.", .a = O_CREAT_RW, .expect = EISDIR},
+	{"rename_dot_ebusy", SC_DOTS, B_RENAME, "a/.", "b", .expect = EBUSY, .absent = "b"},
+	{"rename_onto_dotdot_ebusy", SC_DOTS, B_RENAME, "a/sub", "a/..", .expect = EBUSY},
 
 	/* the daemon's own names: unknown ones are refused, never stored */
 	UNKNOWN_NAME("user_poolfs_nope", "user.poolfs.nope"),
@@ -823,37 +852,39 @@ static const struct bad_row bad_rows[] = {
 	/* kinds of entry (docs/interface.md "Kinds of entry"): a second name of the open file
 	 * stays; with this suite's autohold=none a symlink, FIFO or socket is unheld from birth
 	 * and gone at once; device nodes are refused */
-	{ "link_made", SC_FILE, B_LINK, "f", "link", .expect = 0, .added_names = 1 },
-	{ "link_into_folder_made", SC_FILE, B_LINK, "f", "d/link", .expect = 0, .added_names = 1 },
-	{ "linkat_empty_path_made", SC_FILE, B_LINK_FD, "link", .expect = 0, .added_names = 1 },
-	{ "link_onto_itself_eexist", SC_FILE, B_LINK, "f", "f", .expect = EEXIST },
-	{ "symlink_to_pool_file_unheld_gone", SC_FILE, B_SYMLINK_TO, "symlink", "f", .expect = 0,
-	  .absent = "symlink" , .settles = true },
-	{ "symlink_unheld_gone", SC_FILE, B_SYMLINK, "symlink", "anything", .expect = 0,
-	  .absent = "symlink" , .settles = true },
-	{ "symlink_empty_target_enoent", SC_FILE, B_SYMLINK, "symlink", "", .expect = ENOENT,
-	  .absent = "symlink" },
-	{ "mkfifo_unheld_gone", SC_FILE, B_MKFIFO, "fifo", .expect = 0, .absent = "fifo" , .settles = true },
-	{ "mknod_fifo_unheld_gone", SC_FILE, B_MKNOD, "fifo", .a = S_IFIFO | 0600, .expect = 0,
-	  .absent = "fifo" , .settles = true },
+	{"link_made", SC_FILE, B_LINK, "f", "link", .expect = 0, .added_names = 1},
+	{"link_into_folder_made", SC_FILE, B_LINK, "f", "d/link", .expect = 0, .added_names = 1},
+	{"linkat_empty_path_made", SC_FILE, B_LINK_FD, "link", .expect = 0, .added_names = 1},
+	{"link_onto_itself_eexist", SC_FILE, B_LINK, "f", "f", .expect = EEXIST},
+	{"symlink_to_pool_file_unheld_gone", SC_FILE, B_SYMLINK_TO, "symlink", "f", .expect = 0,
+	 .absent = "symlink", .settles = true},
+	{"symlink_unheld_gone", SC_FILE, B_SYMLINK, "symlink", "anything", .expect = 0,
+	 .absent = "symlink", .settles = true},
+	{"symlink_empty_target_enoent", SC_FILE, B_SYMLINK, "symlink", "", .expect = ENOENT,
+	 .absent = "symlink"},
+	{"mkfifo_unheld_gone", SC_FILE, B_MKFIFO, "fifo", .expect = 0, .absent = "fifo",
+	 .settles = true},
+	{"mknod_fifo_unheld_gone", SC_FILE, B_MKNOD, "fifo", .a = S_IFIFO | 0600, .expect = 0,
+	 .absent = "fifo", .settles = true},
 	/* devices 1:3 and 7:0 (makedev is no constant expression) */
-	{ "mknod_char_device_eperm", SC_FILE, B_MKNOD, "chr", .a = S_IFCHR | 0600, .b = 0x103,
-	  .expect = EPERM, .absent = "chr" },
-	{ "mknod_block_device_eperm", SC_FILE, B_MKNOD, "blk", .a = S_IFBLK | 0600, .b = 0x700,
-	  .expect = EPERM, .absent = "blk" },
-	{ "mknod_socket_unheld_gone", SC_FILE, B_MKNOD, "sockn", .a = S_IFSOCK | 0600, .expect = 0,
-	  .absent = "sockn" , .settles = true },
-	{ "bind_unix_socket_unheld_gone", SC_FILE, B_BIND, "sock", .expect = 0, .absent = "sock" , .settles = true },
+	{"mknod_char_device_eperm", SC_FILE, B_MKNOD, "chr", .a = S_IFCHR | 0600, .b = 0x103,
+	 .expect = EPERM, .absent = "chr"},
+	{"mknod_block_device_eperm", SC_FILE, B_MKNOD, "blk", .a = S_IFBLK | 0600, .b = 0x700,
+	 .expect = EPERM, .absent = "blk"},
+	{"mknod_socket_unheld_gone", SC_FILE, B_MKNOD, "sockn", .a = S_IFSOCK | 0600, .expect = 0,
+	 .absent = "sockn", .settles = true},
+	{"bind_unix_socket_unheld_gone", SC_FILE, B_BIND, "sock", .expect = 0, .absent = "sock",
+	 .settles = true},
 
 	/* O_DIRECT: refused; a refused O_CREAT leaves nothing behind that is in use */
-	{ "open_rdwr_o_direct_einval", SC_FILE, B_OPEN, "f", .a = O_RDWR | O_DIRECT,
-	  .expect = EINVAL },
-	{ "open_rdonly_o_direct_einval", SC_FILE, B_OPEN, "f", .a = O_RDONLY | O_DIRECT,
-	  .expect = EINVAL },
-	{ "open_trunc_o_direct_einval", SC_FILE, B_OPEN, "f", .a = O_WRONLY | O_DIRECT | O_TRUNC,
-	  .expect = EINVAL },
-	{ "create_o_direct_einval", SC_FILE, B_OPEN, "g", .a = O_CREAT_RW | O_DIRECT,
-	  .expect = EINVAL, .absent = "g", .settles = true },
+	{"open_rdwr_o_direct_einval", SC_FILE, B_OPEN, "f", .a = O_RDWR | O_DIRECT,
+	 .expect = EINVAL},
+	{"open_rdonly_o_direct_einval", SC_FILE, B_OPEN, "f", .a = O_RDONLY | O_DIRECT,
+	 .expect = EINVAL},
+	{"open_trunc_o_direct_einval", SC_FILE, B_OPEN, "f", .a = O_WRONLY | O_DIRECT | O_TRUNC,
+	 .expect = EINVAL},
+	{"create_o_direct_einval", SC_FILE, B_OPEN, "g", .a = O_CREAT_RW | O_DIRECT,
+	 .expect = EINVAL, .absent = "g", .settles = true},
 
 	/* hold scopes that mean nothing */
 	BAD_SCOPE("forever", "forever", 0),
@@ -874,19 +905,18 @@ static const struct bad_row bad_rows[] = {
 	BAD_SCOPE("process_1", "process:1", 0),
 	BAD_SCOPE("empty", "", 0),
 	BAD_SCOPE("pin_nul_x", "pin\0x", 5),
-	{ "hold_pid_above_pid_max_esrch", SC_FILE, B_SETXATTR, "f", POOLFS_XATTR_HOLD,
-	  "pid:99999999", .expect = ESRCH },
+	{"hold_pid_above_pid_max_esrch", SC_FILE, B_SETXATTR, "f", POOLFS_XATTR_HOLD,
+	 "pid:99999999", .expect = ESRCH},
 
 	/* negative sizes */
-	{ "truncate_minus_1_einval", SC_FILE, B_TRUNCATE, "f", .a = -1, .expect = EINVAL },
-	{ "ftruncate_minus_1_einval", SC_FILE, B_FTRUNCATE, .a = -1, .expect = EINVAL },
-	{ "ftruncate_llong_min_einval", SC_FILE, B_FTRUNCATE, .a = LLONG_MIN, .expect = EINVAL },
-	{ "fallocate_negative_offset_einval", SC_FILE, B_FALLOCATE, .a = -4096, .b = 4096,
-	  .expect = EINVAL },
-	{ "fallocate_negative_length_einval", SC_FILE, B_FALLOCATE, .a = 0, .b = -1,
-	  .expect = EINVAL },
-	{ "fallocate_zero_length_einval", SC_FILE, B_FALLOCATE, .a = 0, .b = 0,
-	  .expect = EINVAL },
+	{"truncate_minus_1_einval", SC_FILE, B_TRUNCATE, "f", .a = -1, .expect = EINVAL},
+	{"ftruncate_minus_1_einval", SC_FILE, B_FTRUNCATE, .a = -1, .expect = EINVAL},
+	{"ftruncate_llong_min_einval", SC_FILE, B_FTRUNCATE, .a = LLONG_MIN, .expect = EINVAL},
+	{"fallocate_negative_offset_einval", SC_FILE, B_FALLOCATE, .a = -4096, .b = 4096,
+	 .expect = EINVAL},
+	{"fallocate_negative_length_einval", SC_FILE, B_FALLOCATE, .a = 0, .b = -1,
+	 .expect = EINVAL},
+	{"fallocate_zero_length_einval", SC_FILE, B_FALLOCATE, .a = 0, .b = 0, .expect = EINVAL},
 };
 
 #define N_BAD_ROWS (sizeof(bad_rows) / sizeof(bad_rows[0]))
@@ -968,7 +998,7 @@ static void check_scene(const struct pool_fixture *p, enum scene sc, int fd, int
 
 static int bind_at(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int sfd, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -997,26 +1027,65 @@ static int bad_request(const struct bad_row *r, const char *path, const char *ar
 		if (res >= 0)
 			close((int)res);
 		break;
-	case B_MKDIR: res = mkdir(path, 0700); break;
-	case B_STAT: res = stat(path, &st); break;
-	case B_UNLINK: res = unlink(path); break;
-	case B_RMDIR: res = rmdir(path); break;
-	case B_RENAME: res = rename(path, arg); break;
-	case B_RENAME2: res = renameat2(AT_FDCWD, path, AT_FDCWD, arg, (unsigned)r->a); break;
-	case B_SETXATTR: res = setxattr(path, r->arg, r->val, vlen, 0); break;
-	case B_FSETXATTR: res = fsetxattr(fd, r->arg, r->val, vlen, 0); break;
-	case B_GETXATTR: res = getxattr(path, r->arg, buf, sizeof(buf)); break;
-	case B_REMOVEXATTR: res = removexattr(path, r->arg); break;
-	case B_LINK: res = link(path, arg); break;
-	case B_LINK_FD: res = linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH); break;
-	case B_SYMLINK: res = symlink(r->arg, path); break;
-	case B_SYMLINK_TO: res = symlink(arg, path); break;
-	case B_MKFIFO: res = mkfifo(path, 0600); break;
-	case B_MKNOD: res = mknod(path, (mode_t)r->a, (dev_t)r->b); break;
-	case B_BIND: return bind_at(path);
-	case B_TRUNCATE: res = truncate(path, (off_t)r->a); break;
-	case B_FTRUNCATE: res = ftruncate(fd, (off_t)r->a); break;
-	case B_FALLOCATE: res = fallocate(fd, 0, (off_t)r->a, (off_t)r->b); break;
+	case B_MKDIR:
+		res = mkdir(path, 0700);
+		break;
+	case B_STAT:
+		res = stat(path, &st);
+		break;
+	case B_UNLINK:
+		res = unlink(path);
+		break;
+	case B_RMDIR:
+		res = rmdir(path);
+		break;
+	case B_RENAME:
+		res = rename(path, arg);
+		break;
+	case B_RENAME2:
+		res = renameat2(AT_FDCWD, path, AT_FDCWD, arg, (unsigned)r->a);
+		break;
+	case B_SETXATTR:
+		res = setxattr(path, r->arg, r->val, vlen, 0);
+		break;
+	case B_FSETXATTR:
+		res = fsetxattr(fd, r->arg, r->val, vlen, 0);
+		break;
+	case B_GETXATTR:
+		res = getxattr(path, r->arg, buf, sizeof(buf));
+		break;
+	case B_REMOVEXATTR:
+		res = removexattr(path, r->arg);
+		break;
+	case B_LINK:
+		res = link(path, arg);
+		break;
+	case B_LINK_FD:
+		res = linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
+		break;
+	case B_SYMLINK:
+		res = symlink(r->arg, path);
+		break;
+	case B_SYMLINK_TO:
+		res = symlink(arg, path);
+		break;
+	case B_MKFIFO:
+		res = mkfifo(path, 0600);
+		break;
+	case B_MKNOD:
+		res = mknod(path, (mode_t)r->a, (dev_t)r->b);
+		break;
+	case B_BIND:
+		return bind_at(path);
+	case B_TRUNCATE:
+		res = truncate(path, (off_t)r->a);
+		break;
+	case B_FTRUNCATE:
+		res = ftruncate(fd, (off_t)r->a);
+		break;
+	case B_FALLOCATE:
+		res = fallocate(fd, 0, (off_t)r->a, (off_t)r->b);
+		break;
 	}
 	return res == -1 ? errno : 0;
 }

@@ -278,7 +278,9 @@ static void test_write_past_pool_limit(void **state)
 	fprintf(stderr, "# wrote %zu bytes into b before %s\n", total, errname(err));
 	if (err != ENOSPC)
 		fail_msg("write loop: %zu bytes written, then %s, want ENOSPC", total,
-			 err > 0 ? errname(err) : err ? "EOF" : "no error");
+			 err > 0 ? errname(err)
+			 : err	 ? "EOF"
+				 : "no error");
 	if (total > (size_t)POOL_SIZE - 3 * MiB)
 		fail_msg("write loop: %zu bytes fit next to a's 3 MiB in a 64 MiB pool", total);
 	if (total < (size_t)POOL_SIZE - 4 * MiB)
@@ -340,8 +342,8 @@ static void test_stat_counts_bytes(void **state)
 			fail_msg("user.poolfs.stat has no bytes line:\n%s", buf);
 	}
 	user_bytes = stat_user_bytes(p->mnt, 0, &entries);
-	fprintf(stderr, "# pool bytes %lld, uid 0 entries %lld bytes %lld; want %lld\n",
-		pool_bytes, entries, user_bytes, want);
+	fprintf(stderr, "# pool bytes %lld, uid 0 entries %lld bytes %lld; want %lld\n", pool_bytes,
+		entries, user_bytes, want);
 	assert_int_equal(pool_entries(p), 3);
 	assert_int_equal(entries, 3);
 	if (pool_bytes != want || user_bytes != want)
@@ -389,7 +391,7 @@ static int mapper_child(void *v)
 static void test_mapper_survives_full_pool(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	struct mapper m = { .len = 16 * MiB };
+	struct mapper m = {.len = 16 * MiB};
 	int fm = create_file(p, "m");
 	int ff, err, rc;
 	size_t total;
@@ -443,7 +445,6 @@ static int user_write_errno(const struct pool_fixture *p)
 	text[n] = '\0';
 	return strstr(text, "datapath passthrough\n") ? ENOSPC : EDQUOT;
 }
-
 
 /* The steps of other_fills_quota() after step 1, with buf its MiB of scratch: each failed step
  * returns at once, so buf is freed by the caller. */
@@ -564,7 +565,10 @@ static void test_user_quota(void **state)
 static void test_bad_size_options(void **state)
 {
 	static const char *const bad[] = {
-		"max_size=12X", "max_size=-1", "max_user_size=12X", "max_user_size=-1",
+		"max_size=12X",
+		"max_size=-1",
+		"max_user_size=12X",
+		"max_user_size=-1",
 	};
 
 	(void)state;

@@ -25,17 +25,17 @@
 struct ctx {
 	struct pool_fixture *p;
 	char mnt[PATH_MAX];
-	char base[PATH_MAX];      /* a pinned folder the operations work in */
-	char existing[PATH_MAX];  /* base/existing: a file kept by the folder's pin */
-	char fresh[PATH_MAX];     /* base/fresh: what create/mkdir/rename make */
-	char victim[PATH_MAX];    /* base/victim: what rename replaces */
+	char base[PATH_MAX];	 /* a pinned folder the operations work in */
+	char existing[PATH_MAX]; /* base/existing: a file kept by the folder's pin */
+	char fresh[PATH_MAX];	 /* base/fresh: what create/mkdir/rename make */
+	char victim[PATH_MAX];	 /* base/victim: what rename replaces */
 };
 
 struct op {
 	const char *name;
-	void (*prepare)(const struct ctx *c);  /* before arming; may be NULL */
-	int (*run)(const struct ctx *c);       /* 0 or -errno */
-	void (*undo)(const struct ctx *c);     /* back to the state before prepare */
+	void (*prepare)(const struct ctx *c); /* before arming; may be NULL */
+	int (*run)(const struct ctx *c);      /* 0 or -errno */
+	void (*undo)(const struct ctx *c);    /* back to the state before prepare */
 };
 
 /* ---- the operations ---- */
@@ -253,7 +253,8 @@ static void usage_now(const struct ctx *c, long long *entries, long long *meta)
 	}
 	buf[len] = '\0';
 	at = strstr(buf, "\nmeta ");
-	if (sscanf(buf, "entries %lld", entries) != 1 || !at || sscanf(at, "\nmeta %lld", meta) != 1)
+	if (sscanf(buf, "entries %lld", entries) != 1 || !at ||
+	    sscanf(at, "\nmeta %lld", meta) != 1)
 		fail_msg("unexpected user.poolfs.stat text: %s", buf);
 }
 
@@ -262,7 +263,7 @@ static void usage_now(const struct ctx *c, long long *entries, long long *meta)
 struct fs_state {
 	struct tu_fixture t;
 	struct ctx c;
-	long long entries, meta;  /* the pool at rest */
+	long long entries, meta; /* the pool at rest */
 	int backing;
 };
 
@@ -307,8 +308,9 @@ static int drive(struct fs_state *s, const struct op *op, const char *site)
 				break;
 		}
 		if (entries != s->entries || meta != s->meta)
-			fail_msg("%s, %s fault %d: entries %lld meta %lld, want %lld and %lld (a leak)",
-				 op->name, site, n, entries, meta, s->entries, s->meta);
+			fail_msg(
+				"%s, %s fault %d: entries %lld meta %lld, want %lld and %lld (a leak)",
+				op->name, site, n, entries, meta, s->entries, s->meta);
 		if (pool_wait_backing_files(s->c.p, s->backing, GONE_MS) != 0)
 			fail_msg("%s, %s fault %d: %d backing files, want %d", op->name, site, n,
 				 pool_backing_files(s->c.p), s->backing);

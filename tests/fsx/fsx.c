@@ -40,7 +40,7 @@
 #include "poolfs_names.h"
 #include "size_arg.h"
 
-static const char *const keep_names[] = { "hold", "anchor", "none" };
+static const char *const keep_names[] = {"hold", "anchor", "none"};
 
 /* for the SIGBUS handler, which has no other way to say where it happened */
 static struct fsx *g_fsx;
@@ -62,9 +62,9 @@ static pid_t g_main_pid;
 static void on_sigbus(int sig)
 {
 	char a[24], b[24];
-	const char *msgs[] = { "poolfs-fsx: SIGBUS in a forked child at op ",
-			       fmt_u64(a + sizeof(a), g_fsx ? g_fsx->opnum : 0),
-			       " (seed ", fmt_u64(b + sizeof(b), g_fsx ? g_fsx->seed : 0), ")\n" };
+	const char *msgs[] = {"poolfs-fsx: SIGBUS in a forked child at op ",
+			      fmt_u64(a + sizeof(a), g_fsx ? g_fsx->opnum : 0), " (seed ",
+			      fmt_u64(b + sizeof(b), g_fsx ? g_fsx->seed : 0), ")\n"};
 
 	(void)sig;
 	if (getpid() == g_main_pid)
@@ -79,9 +79,10 @@ static void on_sigbus(int sig)
 
 static void replay_line(const struct fsx *f, FILE *out)
 {
-	fprintf(out, "replay: poolfs-fsx -s %llu -n %lu -l %zu -o %zu -c %lu -k %s%s%s %s %s\n", f->seed, f->opnum,
-		f->maxlen, f->maxop, f->check_every, keep_names[f->keep], f->excluded ? " -x " : "",
-		f->excluded ? f->excluded : "", f->pool_path, f->ref_path);
+	fprintf(out, "replay: poolfs-fsx -s %llu -n %lu -l %zu -o %zu -c %lu -k %s%s%s %s %s\n",
+		f->seed, f->opnum, f->maxlen, f->maxop, f->check_every, keep_names[f->keep],
+		f->excluded ? " -x " : "", f->excluded ? f->excluded : "", f->pool_path,
+		f->ref_path);
 }
 
 /* Write path+suffix with len bytes of buf; best effort (this is the failure path already). */
@@ -129,12 +130,15 @@ static void fail_report(struct fsx *f)
 	dump_file(f->ref_path, ".fsxgood", f->m.buf, f->m.size);
 	if (n >= 0)
 		dump_file(f->ref_path, ".fsxbad", f->rbuf, (size_t)n);
-	if (snprintf(name, sizeof(name), "%s.fsxlog", f->ref_path) < (int)sizeof(name) && (logf = fopen(name, "w"))) {
+	if (snprintf(name, sizeof(name), "%s.fsxlog", f->ref_path) < (int)sizeof(name) &&
+	    (logf = fopen(name, "w"))) {
 		report(f, logf);
 		fclose(logf);
 	}
-	fprintf(stderr, "expected contents: %s.fsxgood, pool contents: %s.fsxbad%s, log: %s.fsxlog\n", f->ref_path,
-		f->ref_path, n < 0 ? " (could not read the pool file)" : "", f->ref_path);
+	fprintf(stderr,
+		"expected contents: %s.fsxgood, pool contents: %s.fsxbad%s, log: %s.fsxlog\n",
+		f->ref_path, f->ref_path, n < 0 ? " (could not read the pool file)" : "",
+		f->ref_path);
 }
 
 /* Keep the pool file alive across close + reopen on a pool that removes unused files. */
@@ -145,9 +149,10 @@ static int keep_pool_file(struct fsx *f)
 	if (f->keep == KEEP_HOLD) {
 		if (setxattr(f->pool_path, POOLFS_XATTR_HOLD, scope, sizeof(scope) - 1, 0) == 0)
 			return 0;
-		fprintf(stderr, "poolfs-fsx: note: no hold on %s (setxattr %s: %s); "
-			"keeping an anchor fd open instead\n", f->pool_path, POOLFS_XATTR_HOLD,
-			strerror(errno));
+		fprintf(stderr,
+			"poolfs-fsx: note: no hold on %s (setxattr %s: %s); "
+			"keeping an anchor fd open instead\n",
+			f->pool_path, POOLFS_XATTR_HOLD, strerror(errno));
 	}
 	if (f->keep == KEEP_NONE)
 		return 0;
@@ -200,7 +205,8 @@ static void usage(FILE *out)
 		"            the default; falls back to anchor), anchor (an extra open fd), none\n"
 		"  -L N      operations to print on failure (default 32, at most %d)\n"
 		"  -v        print every operation\n"
-		"exit: 0 all checks passed, 1 mismatch or failed operation, 2 usage\n", FSX_LOG_CAP);
+		"exit: 0 all checks passed, 1 mismatch or failed operation, 2 usage\n",
+		FSX_LOG_CAP);
 }
 
 /* The options and the two paths into f: 0, 1 when help was asked for, or -EINVAL. */
@@ -261,19 +267,19 @@ static int parse_args(struct fsx *f, int argc, char **argv)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		f->seed = ((unsigned long long)ts.tv_sec * 1000003ULL) ^ (unsigned long long)ts.tv_nsec ^
-			  ((unsigned long long)getpid() << 16);
-		f->seed %= 1000000000ULL;	/* short enough to type */
+		f->seed = ((unsigned long long)ts.tv_sec * 1000003ULL) ^
+			  (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 16);
+		f->seed %= 1000000000ULL; /* short enough to type */
 	}
 	for (c = 0; c < OP_COUNT; c++)
 		if (f->weight[c])
 			return 0;
-	return -EINVAL;		/* every operation excluded */
+	return -EINVAL; /* every operation excluded */
 }
 
 static int setup(struct fsx *f)
 {
-	struct sigaction sa = { .sa_handler = on_sigbus };
+	struct sigaction sa = {.sa_handler = on_sigbus};
 	int ret;
 
 	f->pagesz = (size_t)sysconf(_SC_PAGESIZE);
@@ -315,19 +321,22 @@ static void teardown(struct fsx *f)
 
 static void print_summary(const struct fsx *f)
 {
-	printf("poolfs-fsx: OK: %lu ops, seed %llu, final size 0x%zx:", f->nops, f->seed, f->m.size);
+	printf("poolfs-fsx: OK: %lu ops, seed %llu, final size 0x%zx:", f->nops, f->seed,
+	       f->m.size);
 	for (int i = 0; i < OP_COUNT; i++)
 		if (f->done[i] || f->skipped[i])
-			printf(" %s %lu%s", op_names[i], f->done[i] - f->skipped[i], f->skipped[i] ? "+" : "");
+			printf(" %s %lu%s", op_names[i], f->done[i] - f->skipped[i],
+			       f->skipped[i] ? "+" : "");
 	printf("\n");
 	for (size_t i = 0; i < NFALLOC; i++)
 		if (f->falloc_off[i])
-			printf("poolfs-fsx: fallocate mode %s was not supported and not tested\n", falloc_modes[i].name);
+			printf("poolfs-fsx: fallocate mode %s was not supported and not tested\n",
+			       falloc_modes[i].name);
 }
 
 int main(int argc, char **argv)
 {
-	static struct fsx fsx;	/* big (the log): not on the stack */
+	static struct fsx fsx; /* big (the log): not on the stack */
 	struct fsx *f = &fsx;
 	int ret;
 
@@ -343,8 +352,8 @@ int main(int argc, char **argv)
 		return ret > 0 ? 0 : EXIT_USAGE;
 	}
 	f->rng = f->seed;
-	printf("poolfs-fsx: seed %llu, %lu ops, maxlen 0x%zx, maxop 0x%zx, full check every %lu ops\n", f->seed,
-	       f->nops, f->maxlen, f->maxop, f->check_every);
+	printf("poolfs-fsx: seed %llu, %lu ops, maxlen 0x%zx, maxop 0x%zx, full check every %lu ops\n",
+	       f->seed, f->nops, f->maxlen, f->maxop, f->check_every);
 	fflush(stdout);
 
 	ret = setup(f);
@@ -352,7 +361,8 @@ int main(int argc, char **argv)
 		goto fail;
 	if (sigsetjmp(g_sigbus_jmp, 1)) {
 		/* for fail_report()'s f->why only: fail: returns EXIT_MISMATCH, not ret */
-		failf(f, -EFAULT, "SIGBUS: an access inside the file's size (through a mapping) faulted: "
+		failf(f, -EFAULT,
+		      "SIGBUS: an access inside the file's size (through a mapping) faulted: "
 		      "the file lost data or size behind our back");
 		goto fail;
 	}

@@ -50,7 +50,7 @@ struct fsx {
 	unsigned log_show;
 	int verbose;
 	enum keep keep;
-	const char *excluded;		/* the -x argument, for the replay line */
+	const char *excluded; /* the -x argument, for the replay line */
 	unsigned weight[OP_COUNT];
 	const char *pool_path, *ref_path;
 
@@ -61,12 +61,12 @@ struct fsx {
 	size_t pagesz;
 	struct fsx_model m;
 	struct fsx_log log;
-	struct fsx_logent *cur;		/* the log entry of the running op */
-	unsigned char *wbuf;		/* data of the running write: maxop bytes */
-	unsigned char *rbuf;		/* what was read back: maxlen + maxop + a page */
-	int falloc_off[NFALLOC];	/* modes found unsupported */
+	struct fsx_logent *cur;	 /* the log entry of the running op */
+	unsigned char *wbuf;	 /* data of the running write: maxop bytes */
+	unsigned char *rbuf;	 /* what was read back: maxlen + maxop + a page */
+	int falloc_off[NFALLOC]; /* modes found unsupported */
 	unsigned long done[OP_COUNT], skipped[OP_COUNT];
-	char why[1024];			/* the failure, once an op returned an error */
+	char why[1024]; /* the failure, once an op returned an error */
 };
 
 /* fsx_ops.c: pick the next operation by weight; run one (0 or -errno with f->why set). */
@@ -75,15 +75,15 @@ extern int (*const op_fn[OP_COUNT])(struct fsx *f);
 
 /* fsx_check.c */
 /* Record the failure text in f->why; returns err so callers can `return failf(...)`. */
-__attribute__((format(printf, 3, 4)))
-int failf(struct fsx *f, int err, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int failf(struct fsx *f, int err, const char *fmt, ...);
 /* Read up to len bytes at off over short reads: bytes read (short only at EOF) or -errno. */
 ssize_t pread_full(int fd, unsigned char *buf, size_t len, size_t off);
 /* Write all len bytes at off: 0 or -errno. */
 int pwrite_full(int fd, const unsigned char *buf, size_t len, size_t off);
 /* Describe a data mismatch (got holds len bytes read at off, first is the index of the first wrong
  * byte) into f->why; returns -EIO. */
-int fail_data(struct fsx *f, const char *what, size_t off, const unsigned char *got, size_t len, long first);
+int fail_data(struct fsx *f, const char *what, size_t off, const unsigned char *got, size_t len,
+	      long first);
 /* Size of both files, then pread of [off, off+len) of the pool file: right count and bytes. */
 int check_range(struct fsx *f, size_t off, size_t len, const char *when);
 /* Sizes, the whole pool file and a page past its end, then the whole reference file. */

@@ -11,15 +11,15 @@
 
 #include "fsx.h"
 
-__attribute__((format(printf, 3, 4)))
-int failf(struct fsx *f, int err, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) int failf(struct fsx *f, int err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	/* ap is started just above: clang-tidy 14 loses sight of va_start when one run checks
 	 * several files, and then flags this call. */
-	vsnprintf(f->why, sizeof(f->why), fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -62,7 +62,8 @@ int pwrite_full(int fd, const unsigned char *buf, size_t len, size_t off)
 }
 
 /* Describe a data mismatch at file offset bad into f->why: where, how many, expected vs got. */
-int fail_data(struct fsx *f, const char *what, size_t off, const unsigned char *got, size_t len, long first)
+int fail_data(struct fsx *f, const char *what, size_t off, const unsigned char *got, size_t len,
+	      long first)
 {
 	size_t bad = off + (size_t)first;
 	size_t nbad = model_count_diff(&f->m, off, got, len);
@@ -76,11 +77,12 @@ int fail_data(struct fsx *f, const char *what, size_t off, const unsigned char *
 		snprintf(exp_hex + 3 * i, sizeof(exp_hex) - 3 * i, "%02x ", e);
 		snprintf(got_hex + 3 * i, sizeof(got_hex) - 3 * i, "%02x ", got[first + (long)i]);
 	}
-	return failf(f, -EIO,
-		     "%s: data mismatch at offset 0x%zx (page 0x%zx + 0x%zx), %zu of 0x%zx bytes checked from 0x%zx "
-		     "differ; file size 0x%zx%s\n  expected: %s\n  got:      %s",
-		     what, bad, bad / f->pagesz, bad % f->pagesz, nbad, len, off, f->m.size,
-		     bad >= f->m.size ? " (past EOF: must read as zero)" : "", exp_hex, got_hex);
+	return failf(
+		f, -EIO,
+		"%s: data mismatch at offset 0x%zx (page 0x%zx + 0x%zx), %zu of 0x%zx bytes checked from 0x%zx "
+		"differ; file size 0x%zx%s\n  expected: %s\n  got:      %s",
+		what, bad, bad / f->pagesz, bad % f->pagesz, nbad, len, off, f->m.size,
+		bad >= f->m.size ? " (past EOF: must read as zero)" : "", exp_hex, got_hex);
 }
 
 static int check_size(struct fsx *f, const char *when)
@@ -90,12 +92,14 @@ static int check_size(struct fsx *f, const char *when)
 	if (fstat(f->pool_fd, &st) < 0)
 		return failf(f, -errno, "%s: fstat of the pool file: %s", when, strerror(errno));
 	if ((size_t)st.st_size != f->m.size)
-		return failf(f, -EIO, "%s: pool file size is 0x%jx, expected 0x%zx", when, (intmax_t)st.st_size,
-			     f->m.size);
+		return failf(f, -EIO, "%s: pool file size is 0x%jx, expected 0x%zx", when,
+			     (intmax_t)st.st_size, f->m.size);
 	if (fstat(f->ref_fd, &st) < 0)
-		return failf(f, -errno, "%s: fstat of the reference file: %s", when, strerror(errno));
+		return failf(f, -errno, "%s: fstat of the reference file: %s", when,
+			     strerror(errno));
 	if ((size_t)st.st_size != f->m.size)
-		return failf(f, -EIO, "%s: reference file size is 0x%jx, expected 0x%zx (tester bug?)", when,
+		return failf(f, -EIO,
+			     "%s: reference file size is 0x%jx, expected 0x%zx (tester bug?)", when,
 			     (intmax_t)st.st_size, f->m.size);
 	return 0;
 }
@@ -115,11 +119,14 @@ static int check_range_fd(struct fsx *f, int is_ref, size_t off, size_t len, con
 		want = len;
 	n = pread_full(fd, f->rbuf, len, off);
 	if (n < 0)
-		return failf(f, (int)n, "%s: pread of the %s at 0x%zx len 0x%zx: %s", when, name, off, len,
-			     strerror((int)-n));
+		return failf(f, (int)n, "%s: pread of the %s at 0x%zx len 0x%zx: %s", when, name,
+			     off, len, strerror((int)-n));
 	if ((size_t)n != want)
-		return failf(f, -EIO, "%s: pread of the %s at 0x%zx len 0x%zx returned 0x%zx bytes, expected 0x%zx "
-			     "(file size 0x%zx)", when, name, off, len, (size_t)n, want, f->m.size);
+		return failf(
+			f, -EIO,
+			"%s: pread of the %s at 0x%zx len 0x%zx returned 0x%zx bytes, expected 0x%zx "
+			"(file size 0x%zx)",
+			when, name, off, len, (size_t)n, want, f->m.size);
 	first = model_diff(&f->m, off, f->rbuf, (size_t)n);
 	if (first < 0)
 		return 0;

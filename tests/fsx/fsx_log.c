@@ -29,8 +29,8 @@ void log_print_one(FILE *out, const struct fsx_logent *e)
 		fprintf(out, " %-34s", "");
 	if (e->len2)
 		fprintf(out, " [0x%06zx..0x%06zx]", e->off2, e->off2 + e->len2);
-	fprintf(out, " size 0x%06zx -> 0x%06zx%s%s\n", e->size_before, e->size_after, e->note ? "  " : "",
-		e->note ? e->note : "");
+	fprintf(out, " size 0x%06zx -> 0x%06zx%s%s\n", e->size_before, e->size_after,
+		e->note ? "  " : "", e->note ? e->note : "");
 }
 
 void log_print_last(FILE *out, const struct fsx_log *l, unsigned n)

@@ -11,17 +11,18 @@
 
 struct fsx_logent {
 	unsigned long opnum;
-	const char *op;		/* operation name */
-	const char *how;	/* variant ("msync", "child-mmap", "path", ...), may be "" */
+	const char *op;	 /* operation name */
+	const char *how; /* variant ("msync", "child-mmap", "path", ...), may be "" */
 	size_t off, len;
-	size_t off2, len2;	/* a second range inside the first (a write while mapped), len2 0 if none */
+	size_t off2,
+		len2; /* a second range inside the first (a write while mapped), len2 0 if none */
 	size_t size_before, size_after;
-	const char *note;	/* "skipped: empty file", "unsupported on pool", ... or NULL */
+	const char *note; /* "skipped: empty file", "unsupported on pool", ... or NULL */
 };
 
 struct fsx_log {
 	struct fsx_logent ent[FSX_LOG_CAP];
-	unsigned long count;	/* entries ever added */
+	unsigned long count; /* entries ever added */
 };
 
 /* Append an entry (overwriting the oldest once full) and return it, so the caller can fill in

@@ -11,9 +11,9 @@
 #include <stddef.h>
 
 struct fsx_model {
-	unsigned char *buf;	/* maxlen bytes */
-	size_t size;		/* the file's current size */
-	size_t maxlen;		/* the largest size the tester ever asks for */
+	unsigned char *buf; /* maxlen bytes */
+	size_t size;	    /* the file's current size */
+	size_t maxlen;	    /* the largest size the tester ever asks for */
 };
 
 /* 0 or -ENOMEM. */
@@ -37,7 +37,8 @@ void model_extend(struct fsx_model *m, size_t size);
 long model_diff(const struct fsx_model *m, size_t off, const unsigned char *got, size_t len);
 
 /* How many bytes of got differ from the model over [off, off+len). */
-size_t model_count_diff(const struct fsx_model *m, size_t off, const unsigned char *got, size_t len);
+size_t model_count_diff(const struct fsx_model *m, size_t off, const unsigned char *got,
+			size_t len);
 
 /* The bytes op number opnum writes at file offsets [off, off+len): never zero (so lost data and
  * zero-fill bugs show), different per op and per position (so misplaced or stale pages show). */

@@ -13,19 +13,20 @@
 #include "fsx.h"
 
 const char *const op_names[OP_COUNT] = {
-	"write", "read", "mapread", "mapwrite", "truncate", "fallocate", "reopen", "forkwrite", "fadvise",
+	"write",     "read",   "mapread",   "mapwrite", "truncate",
+	"fallocate", "reopen", "forkwrite", "fadvise",
 };
 
 /* Relative frequencies: data movers dominate; the slow or disruptive ones (fork, reopen) are rarer
  * but still hundreds of times in a 3000-op run. */
-const unsigned op_default_weight[OP_COUNT] = { 20, 14, 14, 16, 8, 8, 4, 5, 3 };
+const unsigned op_default_weight[OP_COUNT] = {20, 14, 14, 16, 8, 8, 4, 5, 3};
 
 const struct falloc_mode falloc_modes[NFALLOC] = {
-	{ 0, "alloc" },
-	{ FALLOC_FL_KEEP_SIZE, "keep_size" },
-	{ FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, "punch_hole" },
-	{ FALLOC_FL_ZERO_RANGE, "zero_range" },
-	{ FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, "zero_keep" },
+	{0, "alloc"},
+	{FALLOC_FL_KEEP_SIZE, "keep_size"},
+	{FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, "punch_hole"},
+	{FALLOC_FL_ZERO_RANGE, "zero_range"},
+	{FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, "zero_keep"},
 };
 
 static uint64_t rnd(struct fsx *f)
@@ -55,7 +56,6 @@ static size_t page_up(const struct fsx *f, size_t x)
 
 /* ---- range generators ---- */
 
-
 /* A range to write: anywhere below maxlen, sometimes at EOF (appends), sometimes page-aligned (the
  * whole-page paths of the page cache differ from the partial-page ones). */
 static void gen_write_range(struct fsx *f, size_t *off, size_t *len)
@@ -65,7 +65,7 @@ static void gen_write_range(struct fsx *f, size_t *off, size_t *len)
 	if (rnd_below(f, 4) == 0) {
 		*off = page_down(f, *off);
 		*len = page_up(f, *len);
-		if (*len > f->maxop)	/* wbuf holds maxop bytes, which need not be whole pages */
+		if (*len > f->maxop) /* wbuf holds maxop bytes, which need not be whole pages */
 			*len = f->maxop;
 	}
 	if (*off >= f->maxlen)
@@ -147,16 +147,17 @@ static int op_mapread(struct fsx *f)
 		woff = off + rnd_below(f, len);
 		wlen = 1 + rnd_below(f, off + len - woff);
 	}
-	f->cur = log_add(&f->log, f->opnum, "mapread", fdwrite ? "pwrite-in" : "", off, len, f->m.size);
+	f->cur = log_add(&f->log, f->opnum, "mapread", fdwrite ? "pwrite-in" : "", off, len,
+			 f->m.size);
 	f->cur->off2 = woff;
 	f->cur->len2 = wlen;
 	pg = page_down(f, off);
-	mapend = page_up(f, off + len);	/* <= page_up(size): no page wholly past EOF, no SIGBUS */
+	mapend = page_up(f, off + len); /* <= page_up(size): no page wholly past EOF, no SIGBUS */
 	maplen = mapend - pg;
 	p = mmap(NULL, maplen, PROT_READ, MAP_SHARED, f->pool_fd, (off_t)pg);
 	if (p == MAP_FAILED)
-		return failf(f, -errno, "mmap PROT_READ of the pool file at 0x%zx len 0x%zx: %s", pg, maplen,
-			     strerror(errno));
+		return failf(f, -errno, "mmap PROT_READ of the pool file at 0x%zx len 0x%zx: %s",
+			     pg, maplen, strerror(errno));
 	if (fdwrite) {
 		touch_pages(f, p, maplen);
 		fsx_pattern(f->wbuf, woff, wlen, f->opnum);
@@ -175,8 +176,10 @@ static int op_mapread(struct fsx *f)
 	first = model_diff(&f->m, off, p + (off - pg), len);
 	if (first >= 0) {
 		memcpy(f->rbuf, p + (off - pg), len);
-		ret = fail_data(f, fdwrite ? "mapread (through a mapping made before the pwrite)"
-					   : "mapread (through the mapping)", off, f->rbuf, len, first);
+		ret = fail_data(f,
+				fdwrite ? "mapread (through a mapping made before the pwrite)"
+					: "mapread (through the mapping)",
+				off, f->rbuf, len, first);
 		goto out;
 	}
 	/* the tail of the page holding EOF must read as zero through a mapping */
@@ -184,8 +187,8 @@ static int op_mapread(struct fsx *f)
 		first = model_diff(&f->m, f->m.size, p + (f->m.size - pg), mapend - f->m.size);
 		if (first >= 0) {
 			memcpy(f->rbuf, p + (f->m.size - pg), mapend - f->m.size);
-			ret = fail_data(f, "mapread (tail of the EOF page through the mapping)", f->m.size, f->rbuf,
-					mapend - f->m.size, first);
+			ret = fail_data(f, "mapread (tail of the EOF page through the mapping)",
+					f->m.size, f->rbuf, mapend - f->m.size, first);
 		}
 	}
 out:
@@ -195,8 +198,8 @@ out:
 
 /* Write wbuf over [off, off+len) of fd through a shared mapping (the file already reaches off+len),
  * msync it if asked; unmap it, or hand it back in *keep (*keeplen bytes) when keep is not NULL. */
-static int map_write_fd(struct fsx *f, int fd, size_t off, size_t len, int do_msync, unsigned char **keep,
-			size_t *keeplen)
+static int map_write_fd(struct fsx *f, int fd, size_t off, size_t len, int do_msync,
+			unsigned char **keep, size_t *keeplen)
 {
 	size_t pg = page_down(f, off), maplen = page_up(f, off + len) - pg;
 	unsigned char *p = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)pg);
@@ -221,7 +224,7 @@ static int map_write_fd(struct fsx *f, int fd, size_t off, size_t len, int do_ms
 
 static int op_mapwrite(struct fsx *f)
 {
-	static const char *const hows[] = { "msync", "msync", "no-msync", "pread-mapped" };
+	static const char *const hows[] = {"msync", "msync", "no-msync", "pread-mapped"};
 	unsigned char *keep = NULL;
 	size_t off, len, keeplen = 0;
 	int how, ret;
@@ -235,10 +238,12 @@ static int op_mapwrite(struct fsx *f)
 	if (off + len > f->m.size) {
 		/* a mapping cannot grow a file: extend first, as a program would */
 		if (ftruncate(f->pool_fd, (off_t)(off + len)) < 0)
-			return failf(f, -errno, "ftruncate of the pool file to 0x%zx before mapwrite: %s", off + len,
-				     strerror(errno));
+			return failf(f, -errno,
+				     "ftruncate of the pool file to 0x%zx before mapwrite: %s",
+				     off + len, strerror(errno));
 		if (ftruncate(f->ref_fd, (off_t)(off + len)) < 0)
-			return failf(f, -errno, "ftruncate of the reference file: %s", strerror(errno));
+			return failf(f, -errno, "ftruncate of the reference file: %s",
+				     strerror(errno));
 		model_truncate(&f->m, off + len);
 	}
 	ret = map_write_fd(f, f->pool_fd, off, len, how < 2, how == 3 ? &keep : NULL, &keeplen);
@@ -262,7 +267,7 @@ static int op_truncate(struct fsx *f)
 	int by_path = rnd_below(f, 4) == 0;
 
 	switch (rnd_below(f, 4)) {
-	case 0:		/* near the current size: partial-page edges */
+	case 0: /* near the current size: partial-page edges */
 		size = old + rnd_below(f, 2 * f->pagesz);
 		size = size > f->pagesz ? size - f->pagesz : 0;
 		break;
@@ -280,8 +285,10 @@ static int op_truncate(struct fsx *f)
 		size = f->maxlen;
 	/* by path the daemon gets a setattr without a file handle: another code path */
 	f->cur = log_add(&f->log, f->opnum, "truncate", by_path ? "path" : "fd", 0, 0, old);
-	if ((by_path ? truncate(f->pool_path, (off_t)size) : ftruncate(f->pool_fd, (off_t)size)) < 0)
-		return failf(f, -errno, "truncate of the pool file from 0x%zx to 0x%zx: %s", old, size, strerror(errno));
+	if ((by_path ? truncate(f->pool_path, (off_t)size) : ftruncate(f->pool_fd, (off_t)size)) <
+	    0)
+		return failf(f, -errno, "truncate of the pool file from 0x%zx to 0x%zx: %s", old,
+			     size, strerror(errno));
 	if (ftruncate(f->ref_fd, (off_t)size) < 0)
 		return failf(f, -errno, "ftruncate of the reference file: %s", strerror(errno));
 	model_truncate(&f->m, size);
@@ -336,8 +343,8 @@ static int op_fallocate(struct fsx *f)
 	/* the reference first: tmpfs lacks some modes, and a mode it refuses is not tested */
 	if (fallocate(f->ref_fd, mode, (off_t)off, (off_t)len) < 0) {
 		if (!falloc_unsupported(errno))
-			return failf(f, -errno, "fallocate %s of the reference file: %s", falloc_modes[i].name,
-				     strerror(errno));
+			return failf(f, -errno, "fallocate %s of the reference file: %s",
+				     falloc_modes[i].name, strerror(errno));
 		f->falloc_off[i] = 1;
 		f->cur->note = "unsupported on the reference fs: mode disabled";
 		f->skipped[OP_FALLOCATE]++;
@@ -345,7 +352,8 @@ static int op_fallocate(struct fsx *f)
 	}
 	if (fallocate(f->pool_fd, mode, (off_t)off, (off_t)len) < 0) {
 		if (!falloc_unsupported(errno))
-			return failf(f, -errno, "fallocate %s of the pool file at 0x%zx len 0x%zx: %s",
+			return failf(f, -errno,
+				     "fallocate %s of the pool file at 0x%zx len 0x%zx: %s",
 				     falloc_modes[i].name, off, len, strerror(errno));
 		f->falloc_off[i] = 1;
 		f->cur->note = "unsupported on the pool: mode disabled";
@@ -357,7 +365,8 @@ static int op_fallocate(struct fsx *f)
 		model_zero(&f->m, off, len);
 	if (!(mode & FALLOC_FL_KEEP_SIZE))
 		model_extend(&f->m, off + len);
-	return check_range(f, page_down(f, off), page_up(f, off + len) - page_down(f, off), "after fallocate");
+	return check_range(f, page_down(f, off), page_up(f, off + len) - page_down(f, off),
+			   "after fallocate");
 }
 
 static int op_reopen(struct fsx *f)
@@ -371,8 +380,11 @@ static int op_reopen(struct fsx *f)
 	f->ref_fd = -1;
 	f->pool_fd = open(f->pool_path, flags);
 	if (f->pool_fd < 0)
-		return failf(f, -errno, "reopen of the pool file: %s%s", strerror(errno),
-			     errno == ENOENT ? " (the pool removed it after the last close: no hold and no anchor?)" : "");
+		return failf(
+			f, -errno, "reopen of the pool file: %s%s", strerror(errno),
+			errno == ENOENT
+				? " (the pool removed it after the last close: no hold and no anchor?)"
+				: "");
 	f->ref_fd = open(f->ref_path, flags);
 	if (f->ref_fd < 0)
 		return failf(f, -errno, "reopen of the reference file: %s", strerror(errno));
@@ -386,7 +398,7 @@ static int op_reopen(struct fsx *f)
  * or 10 + the step that failed. Never returns. */
 static void forkwrite_child(struct fsx *f, int how, size_t off, size_t len, int grow)
 {
-	int fds[2] = { f->pool_fd, f->ref_fd };
+	int fds[2] = {f->pool_fd, f->ref_fd};
 
 	for (int i = 0; i < 2; i++) {
 		if (how == 0) {
@@ -408,7 +420,7 @@ static void forkwrite_child(struct fsx *f, int how, size_t off, size_t len, int 
 
 static int op_forkwrite(struct fsx *f)
 {
-	static const char *const hows[] = { "child-pwrite", "child-mmap", "child-exit" };
+	static const char *const hows[] = {"child-pwrite", "child-mmap", "child-exit"};
 	size_t off, len;
 	int how, grow, status;
 	pid_t pid;
@@ -418,7 +430,7 @@ static int op_forkwrite(struct fsx *f)
 	grow = how != 0 && off + len > f->m.size;
 	f->cur = log_add(&f->log, f->opnum, "forkwrite", hows[how], off, len, f->m.size);
 	fsx_pattern(f->wbuf, off, len, f->opnum);
-	fflush(NULL);	/* the child exits with _exit, but be safe with -v output */
+	fflush(NULL); /* the child exits with _exit, but be safe with -v output */
 	pid = fork();
 	if (pid < 0)
 		return failf(f, -errno, "fork: %s", strerror(errno));
@@ -430,12 +442,13 @@ static int op_forkwrite(struct fsx *f)
 	if (WIFSIGNALED(status))
 		return failf(f, -EIO, "forkwrite child killed by signal %d", WTERMSIG(status));
 	if (WEXITSTATUS(status) == CHILD_SIGBUS)
-		return failf(f, -EIO, "forkwrite child got SIGBUS writing 0x%zx len 0x%zx", off, len);
+		return failf(f, -EIO, "forkwrite child got SIGBUS writing 0x%zx len 0x%zx", off,
+			     len);
 	if (WEXITSTATUS(status) != 0) {
 		int step = WEXITSTATUS(status) - 10;
 
 		return failf(f, -EIO, "forkwrite child failed (%s of the %s file)",
-			     (const char *[]){ "pwrite", "ftruncate", "mmap write" }[step % 3],
+			     (const char *[]){"pwrite", "ftruncate", "mmap write"}[step % 3],
 			     step < 3 ? "pool" : "reference");
 	}
 	if (grow)
@@ -457,8 +470,8 @@ static int op_fadvise(struct fsx *f)
 }
 
 int (*const op_fn[OP_COUNT])(struct fsx *f) = {
-	op_write, op_read, op_mapread, op_mapwrite, op_truncate, op_fallocate, op_reopen, op_forkwrite,
-	op_fadvise,
+	op_write,     op_read,	 op_mapread,   op_mapwrite, op_truncate,
+	op_fallocate, op_reopen, op_forkwrite, op_fadvise,
 };
 
 enum op pick_op(struct fsx *f)

@@ -36,8 +36,8 @@
 
 struct fsx_state {
 	struct pool_fixture pool;
-	int mount_err;			/* pool_mount's result: the tests fail with it */
-	char refdir[PATH_MAX];		/* where the reference files live */
+	int mount_err;	       /* pool_mount's result: the tests fail with it */
+	char refdir[PATH_MAX]; /* where the reference files live */
 };
 
 /* One pool for the whole binary, mounted in main() before cmocka prints its plan, so that an
@@ -67,7 +67,7 @@ static int group_setup(void **state)
 {
 	*state = &g_state;
 	if (g_state.mount_err)
-		return 0;	/* each test reports it */
+		return 0; /* each test reports it */
 	/* Not "poolfs-*": a daemon with backing=/dev/shm sweeps such names. */
 	snprintf(g_state.refdir, sizeof(g_state.refdir), "/dev/shm/fsxref-XXXXXX");
 	if (!mkdtemp(g_state.refdir)) {
@@ -117,7 +117,7 @@ static int run_fsx(const char *pool_file, const char *ref_file, const char *cons
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		dup2(2, 1);	/* fsx talks on stdout; the TAP stream must not see it */
+		dup2(2, 1); /* fsx talks on stdout; the TAP stream must not see it */
 		execvp(bin, (char *const *)argv);
 		fprintf(stderr, "# cannot exec %s: %s\n", bin, strerror(errno));
 		_exit(127);
@@ -129,7 +129,8 @@ static int run_fsx(const char *pool_file, const char *ref_file, const char *cons
 }
 
 /* One fsx sequence on NAME in the pool; extra options in opts (NULL-terminated). */
-static void fsx_sequence(struct fsx_state *s, const char *name, unsigned long ops, const char *const *opts)
+static void fsx_sequence(struct fsx_state *s, const char *name, unsigned long ops,
+			 const char *const *opts)
 {
 	char pool_file[PATH_MAX], ref_file[PATH_MAX], seed[32], nops[32];
 	const char *args[24];
@@ -138,7 +139,8 @@ static void fsx_sequence(struct fsx_state *s, const char *name, unsigned long op
 	if (s->mount_err)
 		fail_msg("pool_mount: %s", strerror(-s->mount_err));
 	assert_int_equal(pool_path(&s->pool, name, pool_file, sizeof(pool_file)), 0);
-	assert_true(snprintf(ref_file, sizeof(ref_file), "%s/%s", s->refdir, name) < (int)sizeof(ref_file));
+	assert_true(snprintf(ref_file, sizeof(ref_file), "%s/%s", s->refdir, name) <
+		    (int)sizeof(ref_file));
 	snprintf(seed, sizeof(seed), "%llu", pick_seed());
 	snprintf(nops, sizeof(nops), "%lu", ops);
 	args[n++] = "-s";
@@ -148,12 +150,13 @@ static void fsx_sequence(struct fsx_state *s, const char *name, unsigned long op
 	while (opts && *opts && n < 22)
 		args[n++] = *opts++;
 	args[n] = NULL;
-	fprintf(stderr, "# fsx on %s (datapath %s): seed %s, %s ops\n", pool_file, s->pool.active_datapath, seed,
-		nops);
+	fprintf(stderr, "# fsx on %s (datapath %s): seed %s, %s ops\n", pool_file,
+		s->pool.active_datapath, seed, nops);
 	ret = run_fsx(pool_file, ref_file, args);
 	if (ret != 0)
-		fail_msg("poolfs-fsx on datapath %s exited %d (seed %s): its report and replay line are above",
-			 s->pool.active_datapath, ret, seed);
+		fail_msg(
+			"poolfs-fsx on datapath %s exited %d (seed %s): its report and replay line are above",
+			s->pool.active_datapath, ret, seed);
 	/* fsx unlinks its file on success: the pool must drop it, and its backing file, at once */
 	assert_int_equal(pool_wait_gone(pool_file, 5000), 0);
 	assert_int_equal(pool_wait_backing_files(&s->pool, 0, 5000), 0);
@@ -170,7 +173,7 @@ static void test_fsx_small_file(void **state)
 /* Larger I/O: requests past FUSE's max_write (1 MiB) and multi-megabyte truncates and mappings. */
 static void test_fsx_large_file(void **state)
 {
-	static const char *const opts[] = { "-l", "8M", "-o", "2M", "-c", "32", NULL };
+	static const char *const opts[] = {"-l", "8M", "-o", "2M", "-c", "32", NULL};
 	struct fsx_state *s = *state;
 
 	fsx_sequence(s, "fsx-large", env_long() ? LONG_OPS / 10 : SHORT_OPS / 6, opts);
@@ -180,7 +183,7 @@ static void test_fsx_large_file(void **state)
  * RELEASE arriving while another handle stays open. */
 static void test_fsx_anchor_fd(void **state)
 {
-	static const char *const opts[] = { "-k", "anchor", NULL };
+	static const char *const opts[] = {"-k", "anchor", NULL};
 	struct fsx_state *s = *state;
 
 	fsx_sequence(s, "fsx-anchor", env_long() ? LONG_OPS / 4 : SHORT_OPS / 3, opts);
@@ -198,7 +201,8 @@ int main(void)
 	/* from the main thread: the harness ties the daemon's life to the thread that forked it */
 	g_state.mount_err = pool_mount(&g_state.pool, "autohold=none");
 	if (g_state.mount_err == -EOPNOTSUPP) {
-		printf("1..0 # SKIP datapath %s is not supported by this daemon\n", dp ? dp : "(default)");
+		printf("1..0 # SKIP datapath %s is not supported by this daemon\n",
+		       dp ? dp : "(default)");
 		return 0;
 	}
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -16,12 +16,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_CHECK(cond)                                                                       \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "%s:%d: oracle failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                               \
-		}                                                                              \
+#define FUZZ_CHECK(cond)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: oracle failed: %s\n", __FILE__, __LINE__, #cond);  \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* The input as a heap C string (an embedded NUL ends it early, as it would for a real caller).

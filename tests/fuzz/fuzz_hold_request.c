@@ -69,11 +69,21 @@ static void check_round_trip(const struct hold_request *req)
 	char buf[64];
 
 	switch (req->kind) {
-	case HOLD_PIN: scope = POOLFS_SCOPE_PIN; break;
-	case HOLD_PID: scope = req->pid ? POOLFS_SCOPE_PID : POOLFS_SCOPE_PROCESS; break;
-	case HOLD_SESSION: scope = POOLFS_SCOPE_SESSION; break;
-	case HOLD_CGROUP: scope = POOLFS_SCOPE_CGROUP; break;
-	default: FUZZ_CHECK(!"hold_request_parse() gave an unknown kind"); return;
+	case HOLD_PIN:
+		scope = POOLFS_SCOPE_PIN;
+		break;
+	case HOLD_PID:
+		scope = req->pid ? POOLFS_SCOPE_PID : POOLFS_SCOPE_PROCESS;
+		break;
+	case HOLD_SESSION:
+		scope = POOLFS_SCOPE_SESSION;
+		break;
+	case HOLD_CGROUP:
+		scope = POOLFS_SCOPE_CGROUP;
+		break;
+	default:
+		FUZZ_CHECK(!"hold_request_parse() gave an unknown kind");
+		return;
 	}
 	int n = scope_format(scope, req->pid, buf, sizeof(buf) - 1);
 	FUZZ_CHECK(n > 0 && (size_t)n < sizeof(buf) - 1);
@@ -98,16 +108,26 @@ static void check_library_scope(const uint8_t *data, size_t size)
 	if (n < 0) {
 		FUZZ_CHECK(n == -EINVAL);
 		FUZZ_CHECK(scope < POOLFS_SCOPE_PIN || scope > POOLFS_SCOPE_CGROUP ||
-		           (scope == POOLFS_SCOPE_PID && pid <= 0));
+			   (scope == POOLFS_SCOPE_PID && pid <= 0));
 		return;
 	}
 	struct hold_request want = {HOLD_PIN, 0};
 	switch (scope) {
-	case POOLFS_SCOPE_PID: want.kind = HOLD_PID; want.pid = pid; break;
-	case POOLFS_SCOPE_PROCESS: want.kind = HOLD_PID; break;
-	case POOLFS_SCOPE_SESSION: want.kind = HOLD_SESSION; break;
-	case POOLFS_SCOPE_CGROUP: want.kind = HOLD_CGROUP; break;
-	default: break;
+	case POOLFS_SCOPE_PID:
+		want.kind = HOLD_PID;
+		want.pid = pid;
+		break;
+	case POOLFS_SCOPE_PROCESS:
+		want.kind = HOLD_PID;
+		break;
+	case POOLFS_SCOPE_SESSION:
+		want.kind = HOLD_SESSION;
+		break;
+	case POOLFS_SCOPE_CGROUP:
+		want.kind = HOLD_CGROUP;
+		break;
+	default:
+		break;
 	}
 	check_parses_to(buf, (size_t)n, &want);
 }

@@ -21,11 +21,16 @@ static uint64_t dim_from(const uint8_t *p)
 
 	memcpy(&raw, p + 1, sizeof(raw));
 	switch (p[0] % 8) {
-	case 0: return 0;
-	case 1: return raw;
-	case 2: return raw >> 1; /* up to INT64_MAX */
-	case 3: return (uint64_t)INT64_MAX - (raw & 0xff);
-	default: return raw & 0xff;
+	case 0:
+		return 0;
+	case 1:
+		return raw;
+	case 2:
+		return raw >> 1; /* up to INT64_MAX */
+	case 3:
+		return (uint64_t)INT64_MAX - (raw & 0xff);
+	default:
+		return raw & 0xff;
 	}
 }
 
@@ -36,7 +41,8 @@ static void read_meta(const uint8_t *data, size_t size, struct npy_meta *m)
 	m->fortran_order = data[1] & 1;
 	m->ndim = (int)(data[2] % 72) - 2;
 	const uint8_t *p = data + 4;
-	for (int i = 0; i < m->ndim && i < POOLFS_ARRAY_MAX_DIMS && p + 9 <= data + size; i++, p += 9)
+	for (int i = 0; i < m->ndim && i < POOLFS_ARRAY_MAX_DIMS && p + 9 <= data + size;
+	     i++, p += 9)
 		m->shape[i] = dim_from(p);
 }
 
@@ -71,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(npy_header_parse(buf, (size_t)n, &back, &offset) == 0);
 		FUZZ_CHECK(offset == (size_t)n);
 		FUZZ_CHECK(back.dtype == m.dtype && back.fortran_order == m.fortran_order);
-		FUZZ_CHECK(back.ndim == m.ndim && memcmp(back.shape, m.shape, sizeof(m.shape)) == 0);
+		FUZZ_CHECK(back.ndim == m.ndim &&
+			   memcmp(back.shape, m.shape, sizeof(m.shape)) == 0);
 	}
 	free(buf);
 	return 0;

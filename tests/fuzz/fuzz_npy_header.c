@@ -13,11 +13,13 @@
 
 static void check_same(const struct npy_meta *a, const struct npy_meta *b)
 {
-	FUZZ_CHECK(a->dtype == b->dtype && a->fortran_order == b->fortran_order && a->ndim == b->ndim);
+	FUZZ_CHECK(a->dtype == b->dtype && a->fortran_order == b->fortran_order &&
+		   a->ndim == b->ndim);
 	FUZZ_CHECK(memcmp(a->shape, b->shape, sizeof(a->shape)) == 0);
 }
 
-static void check_accepted(const struct npy_meta *m, size_t offset, const uint8_t *data, size_t size)
+static void check_accepted(const struct npy_meta *m, size_t offset, const uint8_t *data,
+			   size_t size)
 {
 	int major;
 	size_t total;

@@ -30,8 +30,8 @@ static void check_valid(const struct pool_options *o)
 /* The value of a size or linger item as applied must be what the parser alone makes of it. */
 static void check_applied_value(const struct pool_options *o, const char *item)
 {
-	static const char *const size_keys[] = {"max_size=", "max_user_size=", "max_user_entries=",
-						"max_user_meta="};
+	static const char *const size_keys[] = {
+		"max_size=", "max_user_size=", "max_user_entries=", "max_user_meta="};
 	const uint64_t fields[] = {o->max_size, o->max_user_size, o->max_user_entries,
 				   o->max_user_meta};
 	uint64_t v;
@@ -52,11 +52,11 @@ static void check_applied_value(const struct pool_options *o, const char *item)
 static int same_options(const struct pool_options *a, const struct pool_options *b)
 {
 	return strcmp(a->backing, b->backing) == 0 && a->datapath == b->datapath &&
-	       a->autohold == b->autohold && a->linger_ms == b->linger_ms && a->max_size == b->max_size &&
-	       a->max_user_size == b->max_user_size && a->max_user_entries == b->max_user_entries &&
-	       a->max_user_meta == b->max_user_meta && a->root_exempt == b->root_exempt &&
-	       a->allow_other == b->allow_other && a->allow_root == b->allow_root &&
-	       a->uring == b->uring;
+	       a->autohold == b->autohold && a->linger_ms == b->linger_ms &&
+	       a->max_size == b->max_size && a->max_user_size == b->max_user_size &&
+	       a->max_user_entries == b->max_user_entries && a->max_user_meta == b->max_user_meta &&
+	       a->root_exempt == b->root_exempt && a->allow_other == b->allow_other &&
+	       a->allow_root == b->allow_root && a->uring == b->uring;
 }
 
 static void apply_item(struct pool_options *o, const char *item)
@@ -102,7 +102,8 @@ static void apply_group(struct pool_options *o, const uint8_t *src, size_t size)
 			s++;
 			if (s + 2 < size && src[s] >= '0' && src[s] <= '3' && src[s + 1] >= '0' &&
 			    src[s + 1] <= '7' && src[s + 2] >= '0' && src[s + 2] <= '7') {
-				item[d++] = (char)((src[s] - '0') * 64 + (src[s + 1] - '0') * 8 + (src[s + 2] - '0'));
+				item[d++] = (char)((src[s] - '0') * 64 + (src[s + 1] - '0') * 8 +
+						   (src[s + 2] - '0'));
 				s += 2;
 				continue;
 			}

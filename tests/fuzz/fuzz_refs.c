@@ -24,7 +24,8 @@
 static void check_same(const struct poolfs_refs *a, const struct poolfs_refs *b, int exact)
 {
 	FUZZ_CHECK(a->opens == b->opens && a->mapped == b->mapped && a->folder == b->folder);
-	FUZZ_CHECK(a->children == b->children && a->nholds == b->nholds && a->nlisted == b->nlisted);
+	FUZZ_CHECK(a->children == b->children && a->nholds == b->nholds &&
+		   a->nlisted == b->nlisted);
 	FUZZ_CHECK(a->names == b->names);
 	for (unsigned i = 0; i < a->nlisted && i < POOLFS_REFS_MAX_HOLDS; i++) {
 		const struct poolfs_hold_info *x = &a->holds[i], *y = &b->holds[i];
@@ -44,11 +45,13 @@ static void check_consistent(const struct poolfs_refs *r)
 		const struct poolfs_hold_info *h = &r->holds[i];
 		const char *nul = memchr(h->text, '\0', sizeof(h->text));
 		FUZZ_CHECK(nul != NULL && nul != h->text);
-		FUZZ_CHECK(h->truncated == 0 || (h->truncated == 1 && nul == h->text + sizeof(h->text) - 1));
+		FUZZ_CHECK(h->truncated == 0 ||
+			   (h->truncated == 1 && nul == h->text + sizeof(h->text) - 1));
 		FUZZ_CHECK(h->scope >= POOLFS_SCOPE_UNKNOWN && h->scope <= POOLFS_SCOPE_CGROUP);
 		/* this daemon writes pid:N for a process hold, but the library also reads a bare
 		 * "process" (lib/poolfs.h, struct poolfs_hold_info) */
-		FUZZ_CHECK(h->scope != POOLFS_SCOPE_PROCESS || strcmp(h->text, POOLFS_SCOPE_WORD_PROCESS) == 0);
+		FUZZ_CHECK(h->scope != POOLFS_SCOPE_PROCESS ||
+			   strcmp(h->text, POOLFS_SCOPE_WORD_PROCESS) == 0);
 		int has_pid = h->scope == POOLFS_SCOPE_PID || h->scope == POOLFS_SCOPE_SESSION;
 		FUZZ_CHECK(has_pid ? h->pid > 0 : h->pid == 0);
 	}
@@ -59,7 +62,7 @@ static size_t refs_format(const struct poolfs_refs *r, char *buf, size_t cap)
 {
 	size_t used = 0;
 	int n = snprintf(buf, cap, "opens %" PRIu64 "\nmapped %s\nnames %" PRIu32 "\n", r->opens,
-	                 r->mapped ? "yes" : "no", r->names);
+			 r->mapped ? "yes" : "no", r->names);
 	FUZZ_CHECK(n > 0 && (size_t)n < cap);
 	used = (size_t)n;
 	if (r->folder) {
@@ -72,7 +75,7 @@ static size_t refs_format(const struct poolfs_refs *r, char *buf, size_t cap)
 	used += (size_t)n;
 	for (unsigned i = 0; i < r->nlisted; i++) {
 		n = snprintf(buf + used, cap - used, "hold %s uid=%u\n", r->holds[i].text,
-		             (unsigned)r->holds[i].uid);
+			     (unsigned)r->holds[i].uid);
 		FUZZ_CHECK(n > 0 && (size_t)n < cap - used);
 		used += (size_t)n;
 	}
@@ -112,18 +115,22 @@ static void check_daemon_line(const uint8_t *data, size_t size)
 	h.uid = (uid_t)uid;
 	/* the daemon's buffer (fs/pool_holds.c); a longer path is written as "?", tested elsewhere */
 	if (hold_format_scope(&h, scope, 4200) == 0) {
-		int n = snprintf(text, text_cap, "opens 0\nmapped no\nnames 1\nholds 1\nhold %s uid=%u\n",
-		                 scope, (unsigned)h.uid);
+		int n = snprintf(text, text_cap,
+				 "opens 0\nmapped no\nnames 1\nholds 1\nhold %s uid=%u\n", scope,
+				 (unsigned)h.uid);
 		FUZZ_CHECK(n > 0 && (size_t)n < text_cap);
 		FUZZ_CHECK(refs_parse(text, (size_t)n, r) == 0);
 		FUZZ_CHECK(r->nholds == 1 && r->nlisted == 1 && r->holds[0].uid == h.uid);
 		FUZZ_CHECK(r->names == 1);
 		const struct poolfs_hold_info *got = &r->holds[0];
-		enum poolfs_scope want = !h.src ? POOLFS_SCOPE_PIN
-		                         : src.kind == HOLD_PID ? POOLFS_SCOPE_PID
-		                         : src.kind == HOLD_SESSION ? POOLFS_SCOPE_SESSION : POOLFS_SCOPE_CGROUP;
+		enum poolfs_scope want = !h.src			    ? POOLFS_SCOPE_PIN
+					 : src.kind == HOLD_PID	    ? POOLFS_SCOPE_PID
+					 : src.kind == HOLD_SESSION ? POOLFS_SCOPE_SESSION
+								    : POOLFS_SCOPE_CGROUP;
 		FUZZ_CHECK(got->scope == want);
-		FUZZ_CHECK(got->pid == (want == POOLFS_SCOPE_PID || want == POOLFS_SCOPE_SESSION ? src.pid : 0));
+		FUZZ_CHECK(
+			got->pid ==
+			(want == POOLFS_SCOPE_PID || want == POOLFS_SCOPE_SESSION ? src.pid : 0));
 		size_t slen = strlen(scope);
 		FUZZ_CHECK(got->truncated == (slen >= sizeof(got->text)));
 		FUZZ_CHECK(strncmp(got->text, scope, sizeof(got->text) - 1) == 0);

@@ -15,8 +15,8 @@
 #define YEAR_S (86400ULL * 365)
 
 struct exact {
-	uint64_t ms;   /* rounded half up; meaningless when over */
-	bool over;     /* more than a year */
+	uint64_t ms; /* rounded half up; meaningless when over */
+	bool over;   /* more than a year */
 	bool at_limit; /* within a millisecond of the year either side: the double may fall either way */
 };
 
@@ -46,7 +46,8 @@ static int reference_seconds(const char *s, struct exact *e)
 		rest_nonzero |= fd[i] != '0';
 	e->ms = w * 1000 + f / 10 + (f % 10 >= 5);
 	e->over = big || w > YEAR_S || (w == YEAR_S && (f || rest_nonzero));
-	e->at_limit = !big && w * 10000 + f + 10 >= YEAR_S * 10000 && w * 10000 + f <= YEAR_S * 10000 + 10;
+	e->at_limit = !big && w * 10000 + f + 10 >= YEAR_S * 10000 &&
+		      w * 10000 + f <= YEAR_S * 10000 + 10;
 	return 0;
 }
 
@@ -66,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(ms <= YEAR_S * 1000);
 		char buf[48];
 		snprintf(buf, sizeof(buf), "%llu.%03llu", (unsigned long long)(ms / 1000),
-		         (unsigned long long)(ms % 1000));
+			 (unsigned long long)(ms % 1000));
 		FUZZ_CHECK(options_parse_seconds(buf, &back) == 0 && back == ms);
 	} else {
 		FUZZ_CHECK(ms == 0x5a5a5a5a5a5a5a5aULL); /* a refused value leaves *out_ms alone */

@@ -21,7 +21,8 @@ static int reference_size(const char *s, uint64_t *out)
 	unsigned shift = 0;
 
 	for (; s[i] >= '0' && s[i] <= '9'; i++)
-		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(s[i] - '0'), &v))
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(s[i] - '0'), &v))
 			big = true;
 	if (i == 0)
 		return -EINVAL;
@@ -51,7 +52,8 @@ static void check_value_round_trips(uint64_t v)
 	for (int k = 4; k >= 1 && v; k--) {
 		if (v & ((UINT64_C(1) << (10 * k)) - 1))
 			continue;
-		snprintf(buf, sizeof(buf), "%llu%c", (unsigned long long)(v >> (10 * k)), suffixes[k - 1]);
+		snprintf(buf, sizeof(buf), "%llu%c", (unsigned long long)(v >> (10 * k)),
+			 suffixes[k - 1]);
 		back = ~v;
 		FUZZ_CHECK(options_parse_size(buf, &back) == 0 && back == v);
 		break;

@@ -18,14 +18,14 @@ static void check_same(const struct poolfs_usage *a, const struct poolfs_usage *
 	FUZZ_CHECK(a->entries == b->entries && a->bytes == b->bytes);
 	FUZZ_CHECK(a->max_size == b->max_size && a->max_user_size == b->max_user_size);
 	FUZZ_CHECK(a->meta == b->meta && a->max_user_entries == b->max_user_entries &&
-	           a->max_user_meta == b->max_user_meta);
+		   a->max_user_meta == b->max_user_meta);
 	FUZZ_CHECK(strcmp(a->datapath, b->datapath) == 0);
 	/* users past the listed ones are only counted, so they are not written back */
 	FUZZ_CHECK(a->nlisted == b->nlisted && (!exact || a->nusers == b->nusers));
 	for (unsigned i = 0; i < a->nlisted && i < POOLFS_USAGE_MAX_USERS; i++) {
 		const struct poolfs_user_usage *x = &a->users[i], *y = &b->users[i];
 		FUZZ_CHECK(x->uid == y->uid && x->entries == y->entries && x->bytes == y->bytes &&
-		           x->meta == y->meta);
+			   x->meta == y->meta);
 	}
 }
 
@@ -41,18 +41,18 @@ static void check_consistent(const struct poolfs_usage *u)
 static size_t stat_format(const struct poolfs_usage *u, char *buf, size_t cap)
 {
 	int n = snprintf(buf, cap,
-	                 "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64 "\nmax_size %" PRIu64
-	                 "\nmax_user_size %" PRIu64 "\nmax_user_entries %" PRIu64
-	                 "\nmax_user_meta %" PRIu64 "\ndatapath %s\n",
-	                 u->entries, u->bytes, u->meta, u->max_size, u->max_user_size,
-	                 u->max_user_entries, u->max_user_meta, u->datapath);
+			 "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64
+			 "\nmax_size %" PRIu64 "\nmax_user_size %" PRIu64
+			 "\nmax_user_entries %" PRIu64 "\nmax_user_meta %" PRIu64 "\ndatapath %s\n",
+			 u->entries, u->bytes, u->meta, u->max_size, u->max_user_size,
+			 u->max_user_entries, u->max_user_meta, u->datapath);
 	FUZZ_CHECK(n > 0 && (size_t)n < cap);
 	size_t used = (size_t)n;
 	for (unsigned i = 0; i < u->nlisted; i++) {
 		const struct poolfs_user_usage *x = &u->users[i];
 		n = snprintf(buf + used, cap - used,
-		             "user %u entries %" PRIu64 " bytes %" PRIu64 " meta %" PRIu64 "\n",
-		             (unsigned)x->uid, x->entries, x->bytes, x->meta);
+			     "user %u entries %" PRIu64 " bytes %" PRIu64 " meta %" PRIu64 "\n",
+			     (unsigned)x->uid, x->entries, x->bytes, x->meta);
 		FUZZ_CHECK(n > 0 && (size_t)n < cap - used);
 		used += (size_t)n;
 	}

@@ -29,10 +29,10 @@
 #define SETTLE_MS 1500
 
 /* The entry must still be there after the daemon had SETTLE_MS to act on what just happened. */
-#define ASSERT_STAYS(path)                                                                    \
-	do {                                                                                  \
-		pool_sleep_ms(SETTLE_MS);                                                     \
-		ASSERT_EXISTS(path);                                                          \
+#define ASSERT_STAYS(path)                                                                         \
+	do {                                                                                       \
+		pool_sleep_ms(SETTLE_MS);                                                          \
+		ASSERT_EXISTS(path);                                                               \
 	} while (0)
 
 /* ---- one pool per test ---- */
@@ -40,9 +40,9 @@
 #define MAX_CGROUPS 4
 
 struct htest {
-	struct tu_fixture f;		/* first: tu_pool and tu_backing_back_to_base take *state */
+	struct tu_fixture f; /* first: tu_pool and tu_backing_back_to_base take *state */
 	char cgroups[MAX_CGROUPS][PATH_MAX]; /* test cgroups to remove at teardown */
-	const void *row;		/* a table-driven test's row (HT_ROWS), or NULL */
+	const void *row;		     /* a table-driven test's row (HT_ROWS), or NULL */
 };
 
 /* Every test binary's main() calls this first: orphaned grandchildren come back to us, so a
@@ -78,12 +78,12 @@ int link_wait_go(struct chan *l);
 #define LINK_GO(l) CHECK_0(write((l)->down[1], "g", 1) == 1 ? 0 : -EPIPE)
 
 /* The test receives an int from the far end; fails the test on EOF or timeout. */
-#define LINK_RECV(l, var)                                                                     \
-	do {                                                                                  \
-		int r_ = link_recv((l), &(var), CHILD_MS);                                    \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s:%d: no message from the child: %s", __FILE__, __LINE__,      \
-				 errname(-r_));                                               \
+#define LINK_RECV(l, var)                                                                          \
+	do {                                                                                       \
+		int r_ = link_recv((l), &(var), CHILD_MS);                                         \
+		if (r_ != 0)                                                                       \
+			fail_msg("%s:%d: no message from the child: %s", __FILE__, __LINE__,       \
+				 errname(-r_));                                                    \
 	} while (0)
 
 /* ---- holds, refs and files (ht_refs.c) ---- */
@@ -97,15 +97,15 @@ int has_line(const char *text, const char *line);
 /* Create path (exclusive) with a few bytes and close it: 0 or -errno. */
 int make_closed_file(const char *path);
 
-#define ASSERT_REFS_LINE(path, line)                                                          \
-	do {                                                                                  \
-		char rb_[4096];                                                               \
-		if (refs((path), rb_, sizeof(rb_)) < 0)                                       \
-			fail_msg("%s:%d: getxattr(%s, refs): %s", __FILE__, __LINE__, (path),     \
-				 errname(errno));                                             \
-		if (!has_line(rb_, (line)))                                                   \
-			fail_msg("%s:%d: refs of %s lack the line \"%s\":\n%s", __FILE__,         \
-				 __LINE__, (path), (line), rb_);                              \
+#define ASSERT_REFS_LINE(path, line)                                                               \
+	do {                                                                                       \
+		char rb_[4096];                                                                    \
+		if (refs((path), rb_, sizeof(rb_)) < 0)                                            \
+			fail_msg("%s:%d: getxattr(%s, refs): %s", __FILE__, __LINE__, (path),      \
+				 errname(errno));                                                  \
+		if (!has_line(rb_, (line)))                                                        \
+			fail_msg("%s:%d: refs of %s lack the line \"%s\":\n%s", __FILE__,          \
+				 __LINE__, (path), (line), rb_);                                   \
 	} while (0)
 
 /* ---- cgroup v2 (ht_cgroup.c) ---- */
@@ -134,14 +134,14 @@ struct ht_member {
 int ht_cg_member_fn(void *arg);
 
 /* Skip the running test: no writable cgroup2 here. */
-#define CGROUP_OR_SKIP(t, dir)                                                                \
-	do {                                                                                  \
-		char msg_[PATH_MAX + 128];                                                    \
-		int r_ = cg2_create((t), (dir), sizeof(dir), msg_, sizeof(msg_));             \
-		if (r_ < 0) {                                                                 \
-			fprintf(stderr, "# no writable cgroup2 (%s): skipping\n", msg_);          \
-			skip();                                                               \
-		}                                                                             \
+#define CGROUP_OR_SKIP(t, dir)                                                                     \
+	do {                                                                                       \
+		char msg_[PATH_MAX + 128];                                                         \
+		int r_ = cg2_create((t), (dir), sizeof(dir), msg_, sizeof(msg_));                  \
+		if (r_ < 0) {                                                                      \
+			fprintf(stderr, "# no writable cgroup2 (%s): skipping\n", msg_);           \
+			skip();                                                                    \
+		}                                                                                  \
 	} while (0)
 
 /* ---- scenario tables (rows.h) ----
@@ -149,9 +149,9 @@ int ht_cg_member_fn(void *arg);
  * name); HT_ROWS appends one cmocka test case per row to out, each run as fn between setup
  * (which calls htest_setup_row) and htest_teardown. Its value is the number of rows. */
 #define HT_NROWS(rows) (sizeof(rows) / sizeof((rows)[0]))
-#define HT_ROWS(out, rows, fn, setup)                                                         \
-	(rows_to_tests((out), (rows), sizeof((rows)[0]), HT_NROWS(rows), (fn), (setup),        \
-		       htest_teardown),                                                       \
+#define HT_ROWS(out, rows, fn, setup)                                                              \
+	(rows_to_tests((out), (rows), sizeof((rows)[0]), HT_NROWS(rows), (fn), (setup),            \
+		       htest_teardown),                                                            \
 	 HT_NROWS(rows))
 
 /* ---- setup and teardown ----

@@ -106,7 +106,8 @@ int cg2_create(struct htest *t, char *dir, size_t dlen, char *msg, size_t mlen)
 		snprintf(msg, mlen, "no cgroup2 mount in /proc/self/mountinfo");
 		return r;
 	}
-	if ((size_t)snprintf(dir, dlen, "%s/poolfs-holds-%d-%d", root, (int)getpid(), ++seq) >= dlen) {
+	if ((size_t)snprintf(dir, dlen, "%s/poolfs-holds-%d-%d", root, (int)getpid(), ++seq) >=
+	    dlen) {
 		snprintf(msg, mlen, "the cgroup path under %s is too long", root);
 		return -ENAMETOOLONG;
 	}

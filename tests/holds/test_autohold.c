@@ -10,21 +10,21 @@
  * creator's hold must show in refs. */
 struct autohold_case {
 	const char *name;
-	const char *opts;	/* mount options */
+	const char *opts; /* mount options */
 	void (*run)(void **state, const struct autohold_case *hc);
-	const char *word;	/* the scope word refs must show for the hold, or NULL: no hold */
+	const char *word; /* the scope word refs must show for the hold, or NULL: no hold */
 };
 
 /* What a creator makes: a file, a folder and a file in it, all closed. */
 struct job {
-	char f[PATH_MAX];	/* f */
-	char d[PATH_MAX];	/* d */
-	char g[PATH_MAX];	/* d/g */
-	const char *cgroup;	/* cgroup dir the creator and its helper enter, or NULL */
-	int setsid;		/* the creator's parent makes a session and forks the creator */
-	int leader_leaves;	/* ... and exits before the creator creates anything */
-	struct chan l;		/* test <-> creator (or session leader) */
-	struct chan l2;		/* test <-> worker (session) or cgroup member */
+	char f[PATH_MAX];   /* f */
+	char d[PATH_MAX];   /* d */
+	char g[PATH_MAX];   /* d/g */
+	const char *cgroup; /* cgroup dir the creator and its helper enter, or NULL */
+	int setsid;	    /* the creator's parent makes a session and forks the creator */
+	int leader_leaves;  /* ... and exits before the creator creates anything */
+	struct chan l;	    /* test <-> creator (or session leader) */
+	struct chan l2;	    /* test <-> worker (session) or cgroup member */
 };
 
 static void job_init(const struct pool_fixture *p, struct job *j)
@@ -214,7 +214,7 @@ static void session_files_live_while_leader_lives(void **state, const struct aut
 	a = spawn_job(&j, leader_fn, &j.l, &j.l2);
 	LINK_RECV(&j.l2, w);
 	tu_track(w);
-	LINK_RECV(&j.l, v);	/* the worker created everything and was reaped */
+	LINK_RECV(&j.l, v); /* the worker created everything and was reaped */
 	tu_forget(w);
 	if (v != 0)
 		fail_msg("the worker failed at step %d (see above)", v);
@@ -283,7 +283,7 @@ static int stepd_leader_fn(void *arg)
 
 /* A leaderless session: the creator's topmost ancestor in it (the middle) keeps the files. */
 static void session_without_leader_is_kept_by_top_ancestor(void **state,
-							    const struct autohold_case *hc)
+							   const struct autohold_case *hc)
 {
 	struct job j;
 	pid_t a;
@@ -295,7 +295,7 @@ static void session_without_leader_is_kept_by_top_ancestor(void **state,
 	link_near_end(&j.l2);
 	REAP_OK(a);
 	LINK_RECV(&j.l2, m);
-	tu_track(m);	/* reparented to us, a subreaper */
+	tu_track(m); /* reparented to us, a subreaper */
 	LINK_RECV(&j.l2, v);
 	if (v != 0)
 		fail_msg("the creator failed at step %d", v);
@@ -318,7 +318,7 @@ static void cgroup_files_live_while_group_lives(void **state, const struct autoh
 	CGROUP_OR_SKIP((struct htest *)*state, cg);
 	j.cgroup = cg;
 	chan_open(&j.l2);
-	b = tu_spawn(ht_cg_member_fn, &(struct ht_member){ &j.l2, cg });
+	b = tu_spawn(ht_cg_member_fn, &(struct ht_member){&j.l2, cg});
 	link_near_end(&j.l2);
 	LINK_RECV(&j.l2, v);
 
@@ -358,22 +358,21 @@ static void none_closed_file_goes_at_once(void **state, const struct autohold_ca
 
 /* ---- the table: one row a case ---- */
 
-
 static const struct autohold_case cases[] = {
-	{ "test_process_files_live_while_creator_lives", "autohold=process",
-	  process_files_live_while_creator_lives, POOLFS_SCOPE_WORD_PID },
-	{ "test_default_is_session", "", session_files_live_while_leader_lives,
-	  POOLFS_SCOPE_WORD_SESSION },
-	{ "test_session_files_live_while_leader_lives", "autohold=session",
-	  session_files_live_while_leader_lives, POOLFS_SCOPE_WORD_SESSION },
-	{ "test_session_without_leader_falls_back_to_process", "autohold=session",
-	  session_without_leader_falls_back_to_process, POOLFS_SCOPE_WORD_PID },
-	{ "test_session_without_leader_is_kept_by_top_ancestor", "autohold=session",
-	  session_without_leader_is_kept_by_top_ancestor, POOLFS_SCOPE_WORD_SESSION },
-	{ "test_cgroup_files_live_while_group_lives", "autohold=cgroup",
-	  cgroup_files_live_while_group_lives, POOLFS_SCOPE_WORD_CGROUP },
-	{ "test_none_closed_file_goes_at_once", "autohold=none", none_closed_file_goes_at_once,
-	  NULL },
+	{"test_process_files_live_while_creator_lives", "autohold=process",
+	 process_files_live_while_creator_lives, POOLFS_SCOPE_WORD_PID},
+	{"test_default_is_session", "", session_files_live_while_leader_lives,
+	 POOLFS_SCOPE_WORD_SESSION},
+	{"test_session_files_live_while_leader_lives", "autohold=session",
+	 session_files_live_while_leader_lives, POOLFS_SCOPE_WORD_SESSION},
+	{"test_session_without_leader_falls_back_to_process", "autohold=session",
+	 session_without_leader_falls_back_to_process, POOLFS_SCOPE_WORD_PID},
+	{"test_session_without_leader_is_kept_by_top_ancestor", "autohold=session",
+	 session_without_leader_is_kept_by_top_ancestor, POOLFS_SCOPE_WORD_SESSION},
+	{"test_cgroup_files_live_while_group_lives", "autohold=cgroup",
+	 cgroup_files_live_while_group_lives, POOLFS_SCOPE_WORD_CGROUP},
+	{"test_none_closed_file_goes_at_once", "autohold=none", none_closed_file_goes_at_once,
+	 NULL},
 };
 
 static int setup_case(void **state)

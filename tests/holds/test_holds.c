@@ -6,7 +6,6 @@
 
 #include <sys/mman.h>
 
-
 static int setup_none(void **state)
 {
 	return htest_setup(state, "autohold=none");
@@ -53,7 +52,7 @@ static int sleeper_fn(void *arg)
 struct sleeper {
 	struct chan l;
 	pid_t pid;
-	char scope[32];	/* "pid:N" */
+	char scope[32]; /* "pid:N" */
 };
 
 static struct sleeper start_sleeper(void)
@@ -157,11 +156,11 @@ static void test_pid_holds_of_two_processes(void **state)
 struct path_link {
 	const char *path;
 	const char *path2;
-	const char *cgroup;	/* cgroup dir to enter first, or NULL */
+	const char *cgroup; /* cgroup dir to enter first, or NULL */
 	const char *scope;
-	int way;		/* session scenarios: enum leader_way */
+	int way; /* session scenarios: enum leader_way */
 	struct chan l;
-	struct chan l2;		/* a grandchild's link */
+	struct chan l2; /* a grandchild's link */
 };
 
 /* Creates pl->path, takes a pl->scope hold on it, closes it, says ready, waits, exits. */
@@ -187,7 +186,7 @@ static void test_process_hold_by_child(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	struct path_link pl = { .path = f, .scope = POOLFS_SCOPE_WORD_PROCESS };
+	struct path_link pl = {.path = f, .scope = POOLFS_SCOPE_WORD_PROCESS};
 	char line[64];
 	pid_t c;
 	int v;
@@ -290,7 +289,7 @@ struct session {
 	char g[PATH_MAX];
 	pid_t a;
 	int w;
-	int v;		/* what the last LINK_RECV got */
+	int v; /* what the last LINK_RECV got */
 };
 
 /* Run a session leader of the given way as the test's child with both links; it forks a worker
@@ -335,8 +334,8 @@ static void test_session_hold_lasts_while_leader_lives(void **state)
 	char line[64];
 
 	start_session(state, &s, REAPS_WORKER);
-	LINK_RECV(&s.pl.l2, s.v);	/* the worker holds g */
-	LINK_RECV(&s.pl.l, s.v);	/* the leader holds f */
+	LINK_RECV(&s.pl.l2, s.v); /* the worker holds g */
+	LINK_RECV(&s.pl.l, s.v);  /* the leader holds f */
 
 	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_SESSION, s.a);
 	ASSERT_STAYS(s.f);
@@ -384,12 +383,12 @@ static void test_session_without_leader_falls_back_to_process(void **state)
 	char line[64];
 
 	start_session(state, &s, EXITS_FIRST);
-	REAP_OK(s.a);	/* the leader is gone and reaped: its session has no leader */
+	REAP_OK(s.a); /* the leader is gone and reaped: its session has no leader */
 	if (getsid(s.w) != s.a)
 		fail_msg("worker %d is in session %d, want %d", s.w, (int)getsid(s.w), (int)s.a);
 
 	LINK_GO(&s.pl.l2);
-	LINK_RECV(&s.pl.l2, s.v);	/* the worker took a session hold on g */
+	LINK_RECV(&s.pl.l2, s.v); /* the worker took a session hold on g */
 	hold_line_for(line, sizeof(line), POOLFS_SCOPE_WORD_PID, s.w);
 	ASSERT_REFS_LINE(s.g, line);
 	ASSERT_STAYS(s.g);
@@ -410,7 +409,7 @@ static pid_t cgroup_scenario(struct path_link *pl, char *cg)
 	pl->cgroup = cg;
 	pl->scope = POOLFS_SCOPE_WORD_CGROUP;
 	chan_open(&pl->l2);
-	b = tu_spawn(ht_cg_member_fn, &(struct ht_member){ &pl->l2, cg });
+	b = tu_spawn(ht_cg_member_fn, &(struct ht_member){&pl->l2, cg});
 	link_near_end(&pl->l2);
 	LINK_RECV(&pl->l2, v);
 
@@ -439,7 +438,7 @@ static void test_cgroup_hold_until_last_member_exits(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	struct path_link pl = { .path = f };
+	struct path_link pl = {.path = f};
 	char cg[PATH_MAX];
 	pid_t b;
 
@@ -456,7 +455,7 @@ static void test_cgroup_hold_until_last_member_moves_out(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	struct path_link pl = { .path = f };
+	struct path_link pl = {.path = f};
 	char cg[PATH_MAX], root[PATH_MAX], mine[PATH_MAX], home[2 * PATH_MAX + 2];
 	pid_t b;
 
@@ -613,33 +612,33 @@ static void test_removexattr_drops_all_of_callers_holds(void **state)
 struct hold_request {
 	const char *name;
 	const char *v;
-	size_t len;	/* bytes written: may hold a NUL, or leave out the last bytes of v */
-	int err;	/* the errno, or 0: the hold is taken */
+	size_t len; /* bytes written: may hold a NUL, or leave out the last bytes of v */
+	int err;    /* the errno, or 0: the hold is taken */
 };
 
 /* Only deliberately odd spellings and the documented ones: the literals are the input. */
 static const struct hold_request hold_requests[] = {
-	{ "hold_word_unknown_einval", "bogus", 5, EINVAL },
-	{ "hold_empty_einval", "", 0, EINVAL },
-	{ "hold_pid_without_number_einval", "pid:", 4, EINVAL },
-	{ "hold_pid_zero_einval", "pid:0", 5, EINVAL },
-	{ "hold_pid_negative_einval", "pid:-3", 6, EINVAL },
-	{ "hold_pid_trailing_letters_einval", "pid:12ab", 8, EINVAL },
-	{ "hold_pid_space_before_number_einval", "pid: 5", 6, EINVAL },
-	{ "hold_word_upper_case_einval", "PIN", 3, EINVAL },
-	{ "hold_word_twice_einval", "pin pin", 7, EINVAL },
-	{ "hold_word_with_suffix_einval", "pins", 4, EINVAL },
-	{ "hold_session_with_number_einval", "session:1", 9, EINVAL },
-	{ "hold_cgroup_with_path_einval", "cgroup:/x", 9, EINVAL },
-	{ "hold_two_trailing_newlines_einval", "process\n\n", 9, EINVAL },
-	{ "hold_bytes_after_nul_einval", "pin\0x", 5, EINVAL },
-	{ "hold_leading_space_einval", " pin", 4, EINVAL },
-	{ "hold_pid_two_numbers_einval", "pid:1:2", 7, EINVAL },
-	{ "hold_pin_taken", "pin", 3, 0 },
-	{ "hold_pin_trailing_newline_taken", "pin\n", 4, 0 },
-	{ "hold_pin_trailing_nul_taken", "pin", 4, 0 },
-	{ "hold_process_taken", "process", 7, 0 },
-	{ "hold_session_taken", "session", 7, 0 },
+	{"hold_word_unknown_einval", "bogus", 5, EINVAL},
+	{"hold_empty_einval", "", 0, EINVAL},
+	{"hold_pid_without_number_einval", "pid:", 4, EINVAL},
+	{"hold_pid_zero_einval", "pid:0", 5, EINVAL},
+	{"hold_pid_negative_einval", "pid:-3", 6, EINVAL},
+	{"hold_pid_trailing_letters_einval", "pid:12ab", 8, EINVAL},
+	{"hold_pid_space_before_number_einval", "pid: 5", 6, EINVAL},
+	{"hold_word_upper_case_einval", "PIN", 3, EINVAL},
+	{"hold_word_twice_einval", "pin pin", 7, EINVAL},
+	{"hold_word_with_suffix_einval", "pins", 4, EINVAL},
+	{"hold_session_with_number_einval", "session:1", 9, EINVAL},
+	{"hold_cgroup_with_path_einval", "cgroup:/x", 9, EINVAL},
+	{"hold_two_trailing_newlines_einval", "process\n\n", 9, EINVAL},
+	{"hold_bytes_after_nul_einval", "pin\0x", 5, EINVAL},
+	{"hold_leading_space_einval", " pin", 4, EINVAL},
+	{"hold_pid_two_numbers_einval", "pid:1:2", 7, EINVAL},
+	{"hold_pin_taken", "pin", 3, 0},
+	{"hold_pin_trailing_newline_taken", "pin\n", 4, 0},
+	{"hold_pin_trailing_nul_taken", "pin", 4, 0},
+	{"hold_process_taken", "process", 7, 0},
+	{"hold_session_taken", "session", 7, 0},
 };
 
 static int setup_request(void **state)
@@ -691,21 +690,21 @@ static void test_hold_variants_add_up(void **state)
 }
 
 struct other {
-	char f[PATH_MAX];	/* root's open file */
-	char d[PATH_MAX];	/* root's folder */
-	char mine[PATH_MAX];	/* the other user's own file */
+	char f[PATH_MAX];    /* root's open file */
+	char d[PATH_MAX];    /* root's folder */
+	char mine[PATH_MAX]; /* the other user's own file */
 };
 
-#define EXPECT_FAIL(step, expr, err)                                                          \
-	do {                                                                                  \
-		long r_;                                                                      \
-		errno = 0;                                                                    \
-		r_ = (long)(expr);                                                            \
-		if (r_ != -1 || errno != (err)) {                                             \
-			fprintf(stderr, "# uid %d: step %d: %s gave %ld errno %s, want %s\n",     \
-				(int)getuid(), (step), #expr, r_, errname(errno), errname(err));  \
-			return (step);                                                        \
-		}                                                                             \
+#define EXPECT_FAIL(step, expr, err)                                                               \
+	do {                                                                                       \
+		long r_;                                                                           \
+		errno = 0;                                                                         \
+		r_ = (long)(expr);                                                                 \
+		if (r_ != -1 || errno != (err)) {                                                  \
+			fprintf(stderr, "# uid %d: step %d: %s gave %ld errno %s, want %s\n",      \
+				(int)getuid(), (step), #expr, r_, errname(errno), errname(err));   \
+			return (step);                                                             \
+		}                                                                                  \
 	} while (0)
 
 static int other_user_fn(void *arg)

@@ -14,8 +14,8 @@
 #include <ftw.h>
 
 #define PYTHON "/usr/bin/python3"
-#define JOB_MS 180000	/* python start, loky workers, two batches: a bound, not a timing */
-#define EMPTY_MS 60000	/* the job's processes wind down (loky workers, resource tracker) */
+#define JOB_MS 180000  /* python start, loky workers, two batches: a bound, not a timing */
+#define EMPTY_MS 60000 /* the job's processes wind down (loky workers, resource tracker) */
 
 static int setup_default(void **state)
 {
@@ -54,8 +54,10 @@ static const char *script_or_skip(void)
 	if (!s || access(s, R_OK) != 0)
 		fail_msg("JOBLIB_SCRIPT (%s) is not a readable file", s ? s : "unset");
 	if (access(PYTHON, X_OK) != 0 || !python_ready()) {
-		fprintf(stderr, "# %s cannot import numpy and joblib (Debian: python3-numpy, "
-				"python3-joblib): skipping\n", PYTHON);
+		fprintf(stderr,
+			"# %s cannot import numpy and joblib (Debian: python3-numpy, "
+			"python3-joblib): skipping\n",
+			PYTHON);
 		skip();
 	}
 	return s;
@@ -64,8 +66,8 @@ static const char *script_or_skip(void)
 struct job {
 	const char *script;
 	char mnt[PATH_MAX];
-	int up[2];	/* python -> test: "P" when paused */
-	int down[2];	/* test -> python: "G" go on, "K" stop */
+	int up[2];   /* python -> test: "P" when paused */
+	int down[2]; /* test -> python: "G" go on, "K" stop */
 };
 
 static int python_fn(void *arg)
@@ -187,14 +189,16 @@ static void look_at_pool(struct pool_fixture *p, pid_t py)
 				for (char *s = rb; *s; s++)
 					if (*s == '\n')
 						*s = s[1] ? ';' : '\0';
-				fprintf(stderr, "# pool: /%s/ before the walk  [%s]\n", e->d_name, rb);
+				fprintf(stderr, "# pool: /%s/ before the walk  [%s]\n", e->d_name,
+					rb);
 			}
 		}
 	}
 	closedir(d);
 	CHECK(nftw(p->mnt, look_cb, 16, FTW_PHYS));
-	fprintf(stderr, "# pool while paused: %d top-level entries (%d memmapping folders), "
-			"%d folders, %d files (%d .pkl), %d without \"%s\"\n",
+	fprintf(stderr,
+		"# pool while paused: %d top-level entries (%d memmapping folders), "
+		"%d folders, %d files (%d .pkl), %d without \"%s\"\n",
 		top, memfolder, seen.folders, seen.files, seen.pkl, seen.unheld, seen.want_hold);
 	if (memfolder != 1 || seen.pkl < 1)
 		fail_msg("want one joblib_memmapping_folder_* with a .pkl dump in the pool");
@@ -271,7 +275,8 @@ static int session_procs(pid_t sid, int sig, char want_state, int log, pid_t spa
 				cmd[m] = '\0';
 				fclose(f);
 			}
-			fprintf(stderr, "# session %d: process %d: %.120s\n", (int)sid, (int)pid, cmd);
+			fprintf(stderr, "# session %d: process %d: %.120s\n", (int)sid, (int)pid,
+				cmd);
 		}
 		if (sig)
 			kill(pid, sig);
@@ -334,7 +339,8 @@ static void assert_pool_empties(void **state, struct pool_fixture *p)
 		seen.mnt = p->mnt;
 		nftw(p->mnt, look_cb, 16, FTW_PHYS);
 		fail_msg("after %d ms the pool still has %d names and %d backing files (want 0 "
-			 "and %d)", EMPTY_MS, names, files, t->f.base_backing);
+			 "and %d)",
+			 EMPTY_MS, names, files, t->f.base_backing);
 	}
 	fprintf(stderr, "# pool empty %lld ms after the check began\n", pool_now_ms() - start);
 }
@@ -353,11 +359,13 @@ static void remove_loky_semaphores(pid_t py)
 		return;
 	snprintf(prefix, sizeof(prefix), "sem.loky-%d-", (int)py);
 	while ((e = readdir(d)))
-		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && unlinkat(dirfd(d), e->d_name, 0) == 0)
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+		    unlinkat(dirfd(d), e->d_name, 0) == 0)
 			n++;
 	closedir(d);
 	if (n)
-		fprintf(stderr, "# removed %d loky semaphore(s) of pid %d from /dev/shm\n", n, (int)py);
+		fprintf(stderr, "# removed %d loky semaphore(s) of pid %d from /dev/shm\n", n,
+			(int)py);
 }
 
 static void test_joblib_computes_and_pool_empties(void **state)
@@ -403,7 +411,7 @@ static void test_joblib_killed_job_leaves_nothing(void **state)
 	CHECK_0(session_freeze(py));
 	session_kill_all(py, py);
 	assert_int_equal(tu_reap(py, CHILD_MS), 128 + SIGKILL);
-	session_kill_all(py, 0);	/* reap the orphans */
+	session_kill_all(py, 0); /* reap the orphans */
 	assert_int_equal(session_procs(py, 0, 0, 1, 0), 0);
 	remove_loky_semaphores(py);
 	assert_pool_empties(state, p);

@@ -33,7 +33,7 @@
 
 #define MiB (1024L * 1024L)
 #define QUOTA (64 * MiB)
-#define BIG (16 * MiB)	 /* eight 2 MiB pages */
+#define BIG (16 * MiB)	  /* eight 2 MiB pages */
 #define MAPPED (16 * MiB) /* the mapper's file in the quota test */
 #define MAX_STORES 8
 
@@ -126,8 +126,10 @@ static void test_datapath_with_quota(void **state)
 	ssize_t n;
 
 	if (strcmp(p->active_datapath, want_datapath()) != 0)
-		fail_msg("mounted with max_user_size=%ld (datapath=%s): the daemon says datapath=%s, "
-			 "want %s", QUOTA, p->datapath, p->active_datapath, want_datapath());
+		fail_msg(
+			"mounted with max_user_size=%ld (datapath=%s): the daemon says datapath=%s, "
+			"want %s",
+			QUOTA, p->datapath, p->active_datapath, want_datapath());
 	n = getxattr(p->mnt, POOLFS_XATTR_STAT, buf, sizeof(buf) - 1);
 	CHECK(n);
 	buf[n] = '\0';
@@ -139,7 +141,8 @@ static void test_datapath_with_quota(void **state)
 		fail_msg("user.poolfs.stat does not say \"%s\":\n%s", want + 1, buf);
 	log = pool_read_text(p->log);
 	assert_non_null(log);
-	snprintf(buf, sizeof(buf), "max_user_size: each user's files in a private tmpfs instance of %ld bytes",
+	snprintf(buf, sizeof(buf),
+		 "max_user_size: each user's files in a private tmpfs instance of %ld bytes",
 		 QUOTA);
 	if (!strstr(log, buf)) {
 		free(log);
@@ -196,10 +199,10 @@ static int writer(void *arg)
 
 /* What the test found about one writer's file in the daemon's stores. */
 struct found {
-	int store;	   /* index in the stores, -1: in none */
-	int holders;	   /* stores holding a file of that inode number */
-	long long size;	   /* that store's size */
-	long backing_kb;   /* PMD kB of the backing file mapped here, -1 if it could not be mapped */
+	int store;	 /* index in the stores, -1: in none */
+	int holders;	 /* stores holding a file of that inode number */
+	long long size;	 /* that store's size */
+	long backing_kb; /* PMD kB of the backing file mapped here, -1 if it could not be mapped */
 	int backing_match; /* the backing file holds the writer's pattern */
 };
 
@@ -260,8 +263,8 @@ static void test_own_stores_huge_pages(void **state)
 	struct stat tmp;
 	pid_t kid[2];
 
-	shared = mmap(NULL, 2 * sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-		      0);
+	shared = mmap(NULL, 2 * sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
 	assert_true(shared != MAP_FAILED);
 	w[0].out = &shared[0];
 	w[1].out = &shared[1];
@@ -291,9 +294,10 @@ static void test_own_stores_huge_pages(void **state)
 		find_file(st, n, &seen[i], w[i].seed, &f[i]);
 		if (f[i].store >= 0 && s->watches[i] == 0)
 			s->watches[i] = hp_store_watch(&st[f[i].store]);
-		fprintf(stderr, "# %s's file (ino %" PRIu64 "): store %d of %d (pool's own: %d), "
-			"%lld bytes, backing file PMD-mapped %ld kB, writer's mapping %ld kB\n", who[i],
-			seen[i].ino, f[i].store, n, main_store, f[i].size, f[i].backing_kb,
+		fprintf(stderr,
+			"# %s's file (ino %" PRIu64 "): store %d of %d (pool's own: %d), "
+			"%lld bytes, backing file PMD-mapped %ld kB, writer's mapping %ld kB\n",
+			who[i], seen[i].ino, f[i].store, n, main_store, f[i].size, f[i].backing_kb,
 			seen[i].pmd_kb);
 	}
 	fell_back = hp_vmstat("thp_file_fallback") != before;
@@ -317,8 +321,8 @@ static void test_own_stores_huge_pages(void **state)
 			fail_msg("%s's file is in the pool's own store, not in a store of its own",
 				 who[i]);
 		if (f[i].size != QUOTA)
-			fail_msg("%s's store has %lld bytes, want the quota's %ld", who[i], f[i].size,
-				 QUOTA);
+			fail_msg("%s's store has %lld bytes, want the quota's %ld", who[i],
+				 f[i].size, QUOTA);
 		if (!f[i].backing_match)
 			fail_msg("%s's backing file does not hold what it wrote", who[i]);
 	}
@@ -329,14 +333,17 @@ static void test_own_stores_huge_pages(void **state)
 		int missing = f[i].backing_kb <= 0 || (on_passthrough(p) && seen[i].pmd_kb <= 0);
 
 		if (missing && fell_back) {
-			fprintf(stderr, "# the kernel had no free huge page (thp_file_fallback moved)\n");
+			fprintf(stderr,
+				"# the kernel had no free huge page (thp_file_fallback moved)\n");
 			skip();
 		}
 		if (f[i].backing_kb <= 0)
-			fail_msg("%s's backing file is not backed by huge pages (PMD-mapped %ld kB)",
-				 who[i], f[i].backing_kb);
+			fail_msg(
+				"%s's backing file is not backed by huge pages (PMD-mapped %ld kB)",
+				who[i], f[i].backing_kb);
 		if (on_passthrough(p) && seen[i].pmd_kb <= 0)
-			fail_msg("%s's mapping has no PMD-mapped pages (%ld kB)", who[i], seen[i].pmd_kb);
+			fail_msg("%s's mapping has no PMD-mapped pages (%ld kB)", who[i],
+				 seen[i].pmd_kb);
 	}
 }
 
@@ -368,9 +375,9 @@ static int mapper_child(void *arg)
 
 struct scene {
 	const struct pool_fixture *p;
-	const char *tag;  /* names: TAG-mapped, TAG-fill */
-	int write_errno;  /* write() past the quota on this data path */
-	int hold;	  /* report on c when done and keep the files until told (root's) */
+	const char *tag; /* names: TAG-mapped, TAG-fill */
+	int write_errno; /* write() past the quota on this data path */
+	int hold;	 /* report on c when done and keep the files until told (root's) */
 	struct chan c;
 };
 
@@ -380,7 +387,8 @@ static int holds_pattern(int fd, char *buf, long len, uint32_t seed)
 	for (long off = 0; off < len; off += MiB) {
 		long k = len - off < MiB ? len - off : MiB;
 
-		if (pread_all(fd, buf, (size_t)k, off) != k || pat_check(buf, (size_t)k, seed, (uint64_t)off) != -1)
+		if (pread_all(fd, buf, (size_t)k, off) != k ||
+		    pat_check(buf, (size_t)k, seed, (uint64_t)off) != -1)
 			return 0;
 	}
 	return 1;
@@ -609,15 +617,17 @@ int main(void)
 	if (geteuid() != 0)
 		return tu_skip_all("per-user stores need root (a private tmpfs instance per user)");
 	if (store && store[0] && strcmp(store, "private") != 0)
-		return tu_skip_all("per-user stores need the private store (POOLFS_BACKING=private)");
+		return tu_skip_all(
+			"per-user stores need the private store (POOLFS_BACKING=private)");
 	if (dp && strcmp(dp, "passthrough") == 0) {
 		/* Can this daemon have passthrough at all? Only then must the quota keep it. */
 		struct pool_fixture probe;
 		int r = pool_mount(&probe, "autohold=none");
 
 		if (r == -EOPNOTSUPP)
-			return tu_skip_all("no passthrough here (this build or kernel refuses it without a "
-					   "quota too); the pagecache run checks the page-cache path");
+			return tu_skip_all(
+				"no passthrough here (this build or kernel refuses it without a "
+				"quota too); the pagecache run checks the page-cache path");
 		if (r < 0) {
 			printf("Bail out! a probe pool with datapath=passthrough did not mount: %s\n",
 			       errname(-r));

@@ -32,13 +32,15 @@ int main(int argc, char **argv)
 	if (check(poolfs_array_create(path, POOLFS_DTYPE_F8, 1, shape, 0, &a), "array_create") < 0)
 		return 1;
 	((double *)a.data)[1023] = 42.0;
-	if (check(poolfs_refs(path, &refs), "refs") < 0 || check(poolfs_usage(path, &u), "usage") < 0)
+	if (check(poolfs_refs(path, &refs), "refs") < 0 ||
+	    check(poolfs_usage(path, &u), "usage") < 0)
 		return 1;
 	if (!refs.mapped && refs.opens == 0) {
 		fprintf(stderr, "client: the daemon does not see the array as mapped or open\n");
 		return 1;
 	}
-	if (check(poolfs_array_close(&a), "array_close") < 0 || check(poolfs_release(job), "release") < 0)
+	if (check(poolfs_array_close(&a), "array_close") < 0 ||
+	    check(poolfs_release(job), "release") < 0)
 		return 1;
 	printf("%s %s\n", path, u.datapath);
 	return 0;

@@ -47,7 +47,7 @@ long long pool_now_ms(void)
 
 void pool_sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
@@ -154,7 +154,8 @@ int pool_backing_files(const struct pool_fixture *p)
 	walk_count = 0;
 	if (p->private_store && !p->store[0])
 		return -ENOENT;
-	if (nftw(p->private_store ? p->store : p->backing, count_cb, 16, FTW_PHYS | FTW_MOUNT) == -1)
+	if (nftw(p->private_store ? p->store : p->backing, count_cb, 16, FTW_PHYS | FTW_MOUNT) ==
+	    -1)
 		return -errno;
 	return walk_count;
 }
@@ -334,9 +335,10 @@ static int log_says_unsupported(const struct pool_fixture *p)
 	if (!log)
 		return 0;
 	for (line = strtok_r(log, "\n", &save); line && !yes; line = strtok_r(NULL, "\n", &save)) {
-		int about_datapath = strcasestr(line, "passthrough") || strcasestr(line, "datapath");
-		int refused = strcasestr(line, "not supported") || strcasestr(line, "unsupported") ||
-			      strcasestr(line, "not available");
+		int about_datapath = strcasestr(line, "passthrough") ||
+				     strcasestr(line, "datapath");
+		int refused = strcasestr(line, "not supported") ||
+			      strcasestr(line, "unsupported") || strcasestr(line, "not available");
 
 		yes = about_datapath && refused;
 	}
@@ -395,7 +397,7 @@ static void emergency_cleanup(int from_signal)
 		if (from_signal) {
 			/* Only async-signal-safe calls here: detach, ask the daemon to stop, reap it
 			 * for a short while, remove what is empty. */
-			struct timespec ts = { 0, 10 * 1000000L };
+			struct timespec ts = {0, 10 * 1000000L};
 			int status;
 
 			if (p->mnt[0])
@@ -403,7 +405,8 @@ static void emergency_cleanup(int from_signal)
 			if (p->daemon_pid > 0) {
 				kill(p->daemon_pid, SIGTERM);
 				for (int t = 0; t < 300; t++) {
-					if (waitpid(p->daemon_pid, &status, WNOHANG) == p->daemon_pid)
+					if (waitpid(p->daemon_pid, &status, WNOHANG) ==
+					    p->daemon_pid)
 						break;
 					nanosleep(&ts, NULL);
 				}
@@ -588,7 +591,8 @@ static int find_store(struct pool_fixture *p)
 		if (p->store_watch > 0)
 			close(p->store_watch);
 		p->store_watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-		if (p->store_watch < 0 || inotify_add_watch(p->store_watch, path, IN_DELETE_SELF) < 0) {
+		if (p->store_watch < 0 ||
+		    inotify_add_watch(p->store_watch, path, IN_DELETE_SELF) < 0) {
 			int e = errno;
 
 			if (p->store_watch > 0)
@@ -602,7 +606,8 @@ static int find_store(struct pool_fixture *p)
 		return 0;
 	}
 	closedir(d);
-	diag("POOLFS_BACKING=private, but daemon %ld has no private tmpfs open", (long)p->daemon_pid);
+	diag("POOLFS_BACKING=private, but daemon %ld has no private tmpfs open",
+	     (long)p->daemon_pid);
 	return -ENOENT;
 }
 
@@ -654,7 +659,8 @@ static int start_daemon(struct pool_fixture *p, const char *extra_opts)
 			p->daemon_pid = 0;
 			p->exit_status = status;
 			/* the contract's exit 3; older daemons only said so */
-			if ((WIFEXITED(status) && WEXITSTATUS(status) == 3) || log_says_unsupported(p))
+			if ((WIFEXITED(status) && WEXITSTATUS(status) == 3) ||
+			    log_says_unsupported(p))
 				return -EOPNOTSUPP;
 			ret = WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -EINVAL : -EIO;
 			diag("daemon exited before mounting (status %d)",
@@ -721,7 +727,8 @@ static int mount_fixture(struct pool_fixture *p, const char *extra_opts, bool si
 	install_handlers();
 
 	/* Not "poolfs-*": a daemon with backing=/dev/shm sweeps such names. */
-	if ((size_t)snprintf(p->root, sizeof(p->root), "%s/pooltest-XXXXXX", base) >= sizeof(p->root))
+	if ((size_t)snprintf(p->root, sizeof(p->root), "%s/pooltest-XXXXXX", base) >=
+	    sizeof(p->root))
 		return -ENAMETOOLONG;
 	if (!mkdtemp(p->root)) {
 		ret = -errno;
@@ -844,7 +851,11 @@ int pool_unmount(struct pool_fixture *p)
 	int status = 0;
 	int r;
 
-#define KEEP_FIRST(e) do { if (!ret) ret = (e); } while (0)
+#define KEEP_FIRST(e)                                                                              \
+	do {                                                                                       \
+		if (!ret)                                                                          \
+			ret = (e);                                                                 \
+	} while (0)
 
 	if (!p->root[0] && p->daemon_pid <= 0)
 		return 0;
@@ -907,8 +918,8 @@ int pool_unmount(struct pool_fixture *p)
 		KEEP_FIRST(check_backing_empty(p));
 	/* The daemon is gone, so must its tmpfs be: nothing of ours maps or opens it any more. */
 	p->store[0] = '\0';
-	if (p->private_store && p->store_dev && (r = pool_wait_store_gone(p, EXIT_TIMEOUT_MS)) != 0 &&
-	    r != -ENOSYS) {
+	if (p->private_store && p->store_dev &&
+	    (r = pool_wait_store_gone(p, EXIT_TIMEOUT_MS)) != 0 && r != -ENOSYS) {
 		diag("the daemon's private tmpfs (dev %u:%u) outlived it: %s", major(p->store_dev),
 		     minor(p->store_dev), strerror(-r));
 		KEEP_FIRST(-ENOTEMPTY);
@@ -1002,8 +1013,8 @@ static int under_mount(const struct pool_fixture *p, const char *path)
 {
 	size_t n = strlen(p->mnt);
 
-	return n && strncmp(path, p->mnt, n) == 0 && (path[n] == '/' || path[n] == '\0' ||
-						      path[n] == ' ');
+	return n && strncmp(path, p->mnt, n) == 0 &&
+	       (path[n] == '/' || path[n] == '\0' || path[n] == ' ');
 }
 
 int pool_release_all(const struct pool_fixture *p)

@@ -34,20 +34,20 @@
 struct pool_fixture {
 	char root[PATH_MAX];	/* the temporary directory holding mnt/ and backing/ (mode 0755) */
 	char mnt[PATH_MAX];	/* the mountpoint */
-	char backing[PATH_MAX];	/* backing=; the daemon makes its private subfolder here */
+	char backing[PATH_MAX]; /* backing=; the daemon makes its private subfolder here */
 	pid_t daemon_pid;	/* > 0 while we have a daemon to reap */
 	char datapath[32];	/* the datapath= we asked for */
 	char active_datapath[32]; /* what the daemon's "mounted" line reported ("" if none) */
-	char log[PATH_MAX];	/* the daemon's stderr */
-	int mounted;		/* the mount went live */
-	int valgrind;		/* the daemon runs under valgrind */
-	int exit_status;	/* the last daemon's wait status, -1 while unknown */
-	pid_t owner;		/* the process that mounted: only it may tear down */
-	int private_store;	/* POOLFS_BACKING=private: no backing=, the daemon's own tmpfs */
-	char store[128];	/* "/proc/PID/fd/N/." of that tmpfs while the daemon runs, else "" */
-	dev_t store_dev;	/* its device (0 if none was found) */
-	int store_watch;	/* inotify descriptor watching its root (> 0); -1 once seen gone */
-	bool single_user;	/* mounted without allow_other (pool_mount_private) */
+	char log[PATH_MAX];	  /* the daemon's stderr */
+	int mounted;		  /* the mount went live */
+	int valgrind;		  /* the daemon runs under valgrind */
+	int exit_status;	  /* the last daemon's wait status, -1 while unknown */
+	pid_t owner;		  /* the process that mounted: only it may tear down */
+	int private_store;	  /* POOLFS_BACKING=private: no backing=, the daemon's own tmpfs */
+	char store[128];  /* "/proc/PID/fd/N/." of that tmpfs while the daemon runs, else "" */
+	dev_t store_dev;  /* its device (0 if none was found) */
+	int store_watch;  /* inotify descriptor watching its root (> 0); -1 once seen gone */
+	bool single_user; /* mounted without allow_other (pool_mount_private) */
 };
 
 /* Mount a pool: returns 0, -EOPNOTSUPP if the daemon refused the datapath as unsupported (exit 3,

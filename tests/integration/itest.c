@@ -43,7 +43,8 @@ long itest_ops_count(const struct pool_fixture *p, const char *type)
 	if (len < 0)
 		fail_msg("getxattr %s: %s", POOLFS_XATTR_OPS, errname(errno));
 	text[len > 0 ? len : 0] = '\0';
-	for (const char *line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+	for (const char *line = text; *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
 		if (sscanf(line, "%31s %ld", name, &n) == 2 && strcmp(name, type) == 0)
 			count = n;
 	return count;

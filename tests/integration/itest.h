@@ -23,8 +23,8 @@ int itest_datapath_unsupported(void);
  * Fails the running test if the counters cannot be read. */
 long itest_ops_count(const struct pool_fixture *p, const char *type);
 
-#define ITEST_RUN(tests)                                                                      \
-	(itest_filter_from_env(),                                                             \
+#define ITEST_RUN(tests)                                                                           \
+	(itest_filter_from_env(),                                                                  \
 	 itest_datapath_unsupported() ? 0 : cmocka_run_group_tests((tests), NULL, NULL))
 
 #endif

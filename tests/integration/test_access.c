@@ -22,7 +22,7 @@ struct names {
 	char mnt[PATH_MAX];
 	char rootf[PATH_MAX];	/* root's file, kept open by the test */
 	char rootd[PATH_MAX];	/* root's empty folder (stays) */
-	char rootd_x[PATH_MAX];	/* rootd/x (never made) */
+	char rootd_x[PATH_MAX]; /* rootd/x (never made) */
 	char rootd2[PATH_MAX];	/* root's folder with an open child */
 	char child[PATH_MAX];	/* rootd2/child */
 	char mine[PATH_MAX];	/* the other user's file */
@@ -148,7 +148,7 @@ static void test_listing_hides_other_users(void **state)
 static int other_creates(void *v)
 {
 	struct names *n = v;
-	char buf[16] = { 0 };
+	char buf[16] = {0};
 	char inside[PATH_MAX + 8];
 	struct stat st;
 	int fd;
@@ -250,117 +250,130 @@ static pid_t start_other_holder(const struct pool_fixture *p, struct names *n)
 enum actor { BY_OTHER, BY_ROOT };
 
 enum op {
-	OP_OPEN, OP_STAT, OP_LSTAT, OP_TRUNCATE, OP_UNLINK, OP_RMDIR, OP_MKDIR, OP_RENAME,
-	OP_GETXATTR, OP_SETXATTR, OP_LISTXATTR, OP_REMOVEXATTR, OP_CHMOD, OP_UTIMENS, OP_ACCESS,
+	OP_OPEN,
+	OP_STAT,
+	OP_LSTAT,
+	OP_TRUNCATE,
+	OP_UNLINK,
+	OP_RMDIR,
+	OP_MKDIR,
+	OP_RENAME,
+	OP_GETXATTR,
+	OP_SETXATTR,
+	OP_LISTXATTR,
+	OP_REMOVEXATTR,
+	OP_CHMOD,
+	OP_UTIMENS,
+	OP_ACCESS,
 };
 
 #define AT(field) offsetof(struct names, field)
 
 struct access_row {
-	const char *name;	/* the test case: who, what, on whose entry, the errno */
+	const char *name; /* the test case: who, what, on whose entry, the errno */
 	enum actor who;
 	enum op op;
-	size_t path;		/* AT(field): the entry the request names */
-	size_t to;		/* AT(field): OP_RENAME's target */
-	const char *xattr;	/* the attribute name of the xattr requests */
-	const char *val;	/* OP_SETXATTR's value */
-	int flags;		/* OP_OPEN's flags, OP_ACCESS's mode */
-	int expect;		/* the errno */
+	size_t path;	   /* AT(field): the entry the request names */
+	size_t to;	   /* AT(field): OP_RENAME's target */
+	const char *xattr; /* the attribute name of the xattr requests */
+	const char *val;   /* OP_SETXATTR's value */
+	int flags;	   /* OP_OPEN's flags, OP_ACCESS's mode */
+	int expect;	   /* the errno */
 };
 
 static const struct access_row rows[] = {
 	/* open */
-	{ "other_open_rdonly_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf), .flags = O_RDONLY,
-	  .expect = EACCES },
-	{ "other_open_wronly_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf), .flags = O_WRONLY,
-	  .expect = EACCES },
-	{ "other_open_creat_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf),
-	  .flags = O_RDWR | O_CREAT, .expect = EACCES },
-	{ "other_opendir_root_folder_eacces", BY_OTHER, OP_OPEN, AT(rootd),
-	  .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES },
-	{ "other_opendir_root_folder_in_use_eacces", BY_OTHER, OP_OPEN, AT(rootd2),
-	  .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES },
-	{ "other_open_inside_root_folder_eacces", BY_OTHER, OP_OPEN, AT(child), .flags = O_RDONLY,
-	  .expect = EACCES },
-	{ "other_create_in_root_folder_eacces", BY_OTHER, OP_OPEN, AT(rootd_x),
-	  .flags = O_RDWR | O_CREAT, .expect = EACCES },
-	{ "root_open_other_file_eacces", BY_ROOT, OP_OPEN, AT(uf), .flags = O_RDONLY,
-	  .expect = EACCES },
-	{ "root_open_creat_other_file_eacces", BY_ROOT, OP_OPEN, AT(uf), .flags = O_RDWR | O_CREAT,
-	  .expect = EACCES },
-	{ "root_opendir_other_folder_eacces", BY_ROOT, OP_OPEN, AT(ud),
-	  .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES },
+	{"other_open_rdonly_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf), .flags = O_RDONLY,
+	 .expect = EACCES},
+	{"other_open_wronly_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf), .flags = O_WRONLY,
+	 .expect = EACCES},
+	{"other_open_creat_root_file_eacces", BY_OTHER, OP_OPEN, AT(rootf),
+	 .flags = O_RDWR | O_CREAT, .expect = EACCES},
+	{"other_opendir_root_folder_eacces", BY_OTHER, OP_OPEN, AT(rootd),
+	 .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES},
+	{"other_opendir_root_folder_in_use_eacces", BY_OTHER, OP_OPEN, AT(rootd2),
+	 .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES},
+	{"other_open_inside_root_folder_eacces", BY_OTHER, OP_OPEN, AT(child), .flags = O_RDONLY,
+	 .expect = EACCES},
+	{"other_create_in_root_folder_eacces", BY_OTHER, OP_OPEN, AT(rootd_x),
+	 .flags = O_RDWR | O_CREAT, .expect = EACCES},
+	{"root_open_other_file_eacces", BY_ROOT, OP_OPEN, AT(uf), .flags = O_RDONLY,
+	 .expect = EACCES},
+	{"root_open_creat_other_file_eacces", BY_ROOT, OP_OPEN, AT(uf), .flags = O_RDWR | O_CREAT,
+	 .expect = EACCES},
+	{"root_opendir_other_folder_eacces", BY_ROOT, OP_OPEN, AT(ud),
+	 .flags = O_RDONLY | O_DIRECTORY, .expect = EACCES},
 	/* stat */
-	{ "other_stat_root_file_eacces", BY_OTHER, OP_STAT, AT(rootf), .expect = EACCES },
-	{ "other_stat_root_folder_eacces", BY_OTHER, OP_STAT, AT(rootd), .expect = EACCES },
-	{ "other_stat_inside_root_folder_eacces", BY_OTHER, OP_STAT, AT(child), .expect = EACCES },
-	{ "root_stat_other_file_eacces", BY_ROOT, OP_STAT, AT(uf), .expect = EACCES },
-	{ "root_stat_other_folder_eacces", BY_ROOT, OP_STAT, AT(ud), .expect = EACCES },
+	{"other_stat_root_file_eacces", BY_OTHER, OP_STAT, AT(rootf), .expect = EACCES},
+	{"other_stat_root_folder_eacces", BY_OTHER, OP_STAT, AT(rootd), .expect = EACCES},
+	{"other_stat_inside_root_folder_eacces", BY_OTHER, OP_STAT, AT(child), .expect = EACCES},
+	{"root_stat_other_file_eacces", BY_ROOT, OP_STAT, AT(uf), .expect = EACCES},
+	{"root_stat_other_folder_eacces", BY_ROOT, OP_STAT, AT(ud), .expect = EACCES},
 	/* lstat */
-	{ "other_lstat_root_file_eacces", BY_OTHER, OP_LSTAT, AT(rootf), .expect = EACCES },
+	{"other_lstat_root_file_eacces", BY_OTHER, OP_LSTAT, AT(rootf), .expect = EACCES},
 	/* truncate */
-	{ "other_truncate_root_file_eacces", BY_OTHER, OP_TRUNCATE, AT(rootf), .expect = EACCES },
-	{ "root_truncate_other_file_eacces", BY_ROOT, OP_TRUNCATE, AT(uf), .expect = EACCES },
+	{"other_truncate_root_file_eacces", BY_OTHER, OP_TRUNCATE, AT(rootf), .expect = EACCES},
+	{"root_truncate_other_file_eacces", BY_ROOT, OP_TRUNCATE, AT(uf), .expect = EACCES},
 	/* unlink */
-	{ "other_unlink_root_file_eacces", BY_OTHER, OP_UNLINK, AT(rootf), .expect = EACCES },
-	{ "other_unlink_inside_root_folder_eacces", BY_OTHER, OP_UNLINK, AT(child),
-	  .expect = EACCES },
-	{ "root_unlink_other_file_eacces", BY_ROOT, OP_UNLINK, AT(uf), .expect = EACCES },
+	{"other_unlink_root_file_eacces", BY_OTHER, OP_UNLINK, AT(rootf), .expect = EACCES},
+	{"other_unlink_inside_root_folder_eacces", BY_OTHER, OP_UNLINK, AT(child),
+	 .expect = EACCES},
+	{"root_unlink_other_file_eacces", BY_ROOT, OP_UNLINK, AT(uf), .expect = EACCES},
 	/* rmdir */
-	{ "other_rmdir_root_folder_eacces", BY_OTHER, OP_RMDIR, AT(rootd), .expect = EACCES },
-	{ "root_rmdir_other_folder_eacces", BY_ROOT, OP_RMDIR, AT(ud), .expect = EACCES },
+	{"other_rmdir_root_folder_eacces", BY_OTHER, OP_RMDIR, AT(rootd), .expect = EACCES},
+	{"root_rmdir_other_folder_eacces", BY_ROOT, OP_RMDIR, AT(ud), .expect = EACCES},
 	/* mkdir */
-	{ "other_mkdir_in_root_folder_eacces", BY_OTHER, OP_MKDIR, AT(rootd_x), .expect = EACCES },
+	{"other_mkdir_in_root_folder_eacces", BY_OTHER, OP_MKDIR, AT(rootd_x), .expect = EACCES},
 	/* rename */
-	{ "other_rename_root_file_away_eacces", BY_OTHER, OP_RENAME, AT(rootf), AT(ud),
-	  .expect = EACCES },
-	{ "other_rename_own_file_over_root_file_eacces", BY_OTHER, OP_RENAME, AT(mine), AT(rootf),
-	  .expect = EACCES },
-	{ "other_rename_root_folder_away_eacces", BY_OTHER, OP_RENAME, AT(rootd), AT(ud),
-	  .expect = EACCES },
-	{ "root_rename_other_file_away_eacces", BY_ROOT, OP_RENAME, AT(uf), AT(rootf),
-	  .expect = EACCES },
-	{ "root_rename_other_folder_away_eacces", BY_ROOT, OP_RENAME, AT(ud), AT(rootd),
-	  .expect = EACCES },
+	{"other_rename_root_file_away_eacces", BY_OTHER, OP_RENAME, AT(rootf), AT(ud),
+	 .expect = EACCES},
+	{"other_rename_own_file_over_root_file_eacces", BY_OTHER, OP_RENAME, AT(mine), AT(rootf),
+	 .expect = EACCES},
+	{"other_rename_root_folder_away_eacces", BY_OTHER, OP_RENAME, AT(rootd), AT(ud),
+	 .expect = EACCES},
+	{"root_rename_other_file_away_eacces", BY_ROOT, OP_RENAME, AT(uf), AT(rootf),
+	 .expect = EACCES},
+	{"root_rename_other_folder_away_eacces", BY_ROOT, OP_RENAME, AT(ud), AT(rootd),
+	 .expect = EACCES},
 	/* getxattr */
-	{ "other_getxattr_root_file_eacces", BY_OTHER, OP_GETXATTR, AT(rootf), .xattr = "user.x",
-	  .expect = EACCES },
-	{ "other_refs_of_root_file_eacces", BY_OTHER, OP_GETXATTR, AT(rootf),
-	  .xattr = POOLFS_XATTR_REFS, .expect = EACCES },
-	{ "root_getxattr_other_file_eacces", BY_ROOT, OP_GETXATTR, AT(uf), .xattr = "user.x",
-	  .expect = EACCES },
+	{"other_getxattr_root_file_eacces", BY_OTHER, OP_GETXATTR, AT(rootf), .xattr = "user.x",
+	 .expect = EACCES},
+	{"other_refs_of_root_file_eacces", BY_OTHER, OP_GETXATTR, AT(rootf),
+	 .xattr = POOLFS_XATTR_REFS, .expect = EACCES},
+	{"root_getxattr_other_file_eacces", BY_ROOT, OP_GETXATTR, AT(uf), .xattr = "user.x",
+	 .expect = EACCES},
 	/* setxattr (a user attribute or a hold) */
-	{ "other_setxattr_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf), .xattr = "user.y",
-	  .val = "2", .expect = EACCES },
-	{ "other_pin_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf),
-	  .xattr = POOLFS_XATTR_HOLD, .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES },
-	{ "other_process_hold_on_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf),
-	  .xattr = POOLFS_XATTR_HOLD, .val = POOLFS_SCOPE_WORD_PROCESS, .expect = EACCES },
-	{ "other_pin_root_folder_eacces", BY_OTHER, OP_SETXATTR, AT(rootd),
-	  .xattr = POOLFS_XATTR_HOLD, .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES },
-	{ "root_setxattr_other_file_eacces", BY_ROOT, OP_SETXATTR, AT(uf), .xattr = "user.y",
-	  .val = "1", .expect = EACCES },
-	{ "root_pin_other_file_eacces", BY_ROOT, OP_SETXATTR, AT(uf), .xattr = POOLFS_XATTR_HOLD,
-	  .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES },
+	{"other_setxattr_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf), .xattr = "user.y",
+	 .val = "2", .expect = EACCES},
+	{"other_pin_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf), .xattr = POOLFS_XATTR_HOLD,
+	 .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES},
+	{"other_process_hold_on_root_file_eacces", BY_OTHER, OP_SETXATTR, AT(rootf),
+	 .xattr = POOLFS_XATTR_HOLD, .val = POOLFS_SCOPE_WORD_PROCESS, .expect = EACCES},
+	{"other_pin_root_folder_eacces", BY_OTHER, OP_SETXATTR, AT(rootd),
+	 .xattr = POOLFS_XATTR_HOLD, .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES},
+	{"root_setxattr_other_file_eacces", BY_ROOT, OP_SETXATTR, AT(uf), .xattr = "user.y",
+	 .val = "1", .expect = EACCES},
+	{"root_pin_other_file_eacces", BY_ROOT, OP_SETXATTR, AT(uf), .xattr = POOLFS_XATTR_HOLD,
+	 .val = POOLFS_SCOPE_WORD_PIN, .expect = EACCES},
 	/* listxattr */
-	{ "other_listxattr_root_file_eacces", BY_OTHER, OP_LISTXATTR, AT(rootf), .expect = EACCES },
-	{ "root_listxattr_other_file_eacces", BY_ROOT, OP_LISTXATTR, AT(uf), .expect = EACCES },
+	{"other_listxattr_root_file_eacces", BY_OTHER, OP_LISTXATTR, AT(rootf), .expect = EACCES},
+	{"root_listxattr_other_file_eacces", BY_ROOT, OP_LISTXATTR, AT(uf), .expect = EACCES},
 	/* removexattr */
-	{ "other_removexattr_root_file_eacces", BY_OTHER, OP_REMOVEXATTR, AT(rootf),
-	  .xattr = "user.x", .expect = EACCES },
+	{"other_removexattr_root_file_eacces", BY_OTHER, OP_REMOVEXATTR, AT(rootf),
+	 .xattr = "user.x", .expect = EACCES},
 	/* chmod */
-	{ "other_chmod_root_file_eacces", BY_OTHER, OP_CHMOD, AT(rootf), .expect = EACCES },
-	{ "root_chmod_other_file_eacces", BY_ROOT, OP_CHMOD, AT(uf), .expect = EACCES },
+	{"other_chmod_root_file_eacces", BY_OTHER, OP_CHMOD, AT(rootf), .expect = EACCES},
+	{"root_chmod_other_file_eacces", BY_ROOT, OP_CHMOD, AT(uf), .expect = EACCES},
 	/* utimensat */
-	{ "other_utimens_root_file_eacces", BY_OTHER, OP_UTIMENS, AT(rootf), .expect = EACCES },
-	{ "root_utimens_other_file_eacces", BY_ROOT, OP_UTIMENS, AT(uf), .expect = EACCES },
+	{"other_utimens_root_file_eacces", BY_OTHER, OP_UTIMENS, AT(rootf), .expect = EACCES},
+	{"root_utimens_other_file_eacces", BY_ROOT, OP_UTIMENS, AT(uf), .expect = EACCES},
 	/* access */
-	{ "other_access_f_ok_root_file_eacces", BY_OTHER, OP_ACCESS, AT(rootf), .flags = F_OK,
-	  .expect = EACCES },
-	{ "other_access_r_ok_root_file_eacces", BY_OTHER, OP_ACCESS, AT(rootf), .flags = R_OK,
-	  .expect = EACCES },
-	{ "other_access_x_ok_root_folder_eacces", BY_OTHER, OP_ACCESS, AT(rootd), .flags = X_OK,
-	  .expect = EACCES },
+	{"other_access_f_ok_root_file_eacces", BY_OTHER, OP_ACCESS, AT(rootf), .flags = F_OK,
+	 .expect = EACCES},
+	{"other_access_r_ok_root_file_eacces", BY_OTHER, OP_ACCESS, AT(rootf), .flags = R_OK,
+	 .expect = EACCES},
+	{"other_access_x_ok_root_folder_eacces", BY_OTHER, OP_ACCESS, AT(rootd), .flags = X_OK,
+	 .expect = EACCES},
 };
 
 #define N_ROWS (sizeof(rows) / sizeof(rows[0]))
@@ -370,7 +383,7 @@ static const struct access_row rows[] = {
 static int row_request(const struct names *n, const struct access_row *r)
 {
 	const char *path = (const char *)n + r->path;
-	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
 	char buf[256];
 	struct stat st;
 	long res = -1;
@@ -381,20 +394,48 @@ static int row_request(const struct names *n, const struct access_row *r)
 		if (res >= 0)
 			close((int)res);
 		break;
-	case OP_STAT: res = stat(path, &st); break;
-	case OP_LSTAT: res = lstat(path, &st); break;
-	case OP_TRUNCATE: res = truncate(path, 0); break;
-	case OP_UNLINK: res = unlink(path); break;
-	case OP_RMDIR: res = rmdir(path); break;
-	case OP_MKDIR: res = mkdir(path, 0700); break;
-	case OP_RENAME: res = rename(path, (const char *)n + r->to); break;
-	case OP_GETXATTR: res = getxattr(path, r->xattr, buf, sizeof(buf)); break;
-	case OP_SETXATTR: res = setxattr(path, r->xattr, r->val, strlen(r->val), 0); break;
-	case OP_LISTXATTR: res = listxattr(path, buf, sizeof(buf)); break;
-	case OP_REMOVEXATTR: res = removexattr(path, r->xattr); break;
-	case OP_CHMOD: res = chmod(path, 0600); break;
-	case OP_UTIMENS: res = utimensat(AT_FDCWD, path, ts, 0); break;
-	case OP_ACCESS: res = access(path, r->flags); break;
+	case OP_STAT:
+		res = stat(path, &st);
+		break;
+	case OP_LSTAT:
+		res = lstat(path, &st);
+		break;
+	case OP_TRUNCATE:
+		res = truncate(path, 0);
+		break;
+	case OP_UNLINK:
+		res = unlink(path);
+		break;
+	case OP_RMDIR:
+		res = rmdir(path);
+		break;
+	case OP_MKDIR:
+		res = mkdir(path, 0700);
+		break;
+	case OP_RENAME:
+		res = rename(path, (const char *)n + r->to);
+		break;
+	case OP_GETXATTR:
+		res = getxattr(path, r->xattr, buf, sizeof(buf));
+		break;
+	case OP_SETXATTR:
+		res = setxattr(path, r->xattr, r->val, strlen(r->val), 0);
+		break;
+	case OP_LISTXATTR:
+		res = listxattr(path, buf, sizeof(buf));
+		break;
+	case OP_REMOVEXATTR:
+		res = removexattr(path, r->xattr);
+		break;
+	case OP_CHMOD:
+		res = chmod(path, 0600);
+		break;
+	case OP_UTIMENS:
+		res = utimensat(AT_FDCWD, path, ts, 0);
+		break;
+	case OP_ACCESS:
+		res = access(path, r->flags);
+		break;
 	}
 	return res == -1 ? errno : 0;
 }
@@ -432,8 +473,8 @@ static void expect_row(const struct access_row *r, int got)
 static void run_other_row(const struct pool_fixture *p, const struct access_row *r)
 {
 	struct names n;
-	struct other_request o = { &n, r };
-	char buf[16] = { 0 };
+	struct other_request o = {&n, r};
+	char buf[16] = {0};
 	int fds[2];
 
 	names_init(p, &n);
@@ -476,7 +517,7 @@ static void run_root_row(const struct pool_fixture *p, const struct access_row *
 /* Each row on a pool of its own (autohold=none, not root_exempt), so a request that wrongly
  * succeeds cannot change the next row's scene. */
 struct row_state {
-	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
+	struct tu_fixture t; /* first: tu_pool and tu_teardown take *state */
 	const struct access_row *row;
 };
 
@@ -506,7 +547,7 @@ static void test_root_exempt_allowed(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	struct names n;
 	struct stat st;
-	char buf[64] = { 0 };
+	char buf[64] = {0};
 	pid_t pid = start_other_holder(p, &n);
 	int fd;
 
@@ -592,12 +633,9 @@ static void test_stat_xattr_per_user(void **state)
 #define TX(fn) cmocka_unit_test_setup_teardown(fn, setup_exempt, tu_teardown)
 
 static const struct CMUnitTest scenarios[] = {
-	T(test_modes_owner_only),
-	T(test_listing_hides_other_users),
-	T(test_other_user_creates_in_root),
-	T(test_chown_refused),
-	T(test_stat_xattr_per_user),
-	TX(test_root_exempt_allowed),
+	T(test_modes_owner_only),	    T(test_listing_hides_other_users),
+	T(test_other_user_creates_in_root), T(test_chown_refused),
+	T(test_stat_xattr_per_user),	    TX(test_root_exempt_allowed),
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

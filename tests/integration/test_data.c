@@ -72,8 +72,8 @@ static int create_open(const char *path)
 #define REF_MAX (8u << 20)
 
 enum op { OP_WRITE, OP_READ, OP_TRUNC, OP_MAPWRITE, OP_MAPREAD, OP_FSYNC, OP_REOPEN, OP_N };
-static const char *op_names[] = { "pwrite", "pread", "ftruncate", "mmap-write", "mmap-read",
-				  "fsync", "reopen" };
+static const char *op_names[] = {"pwrite",    "pread", "ftruncate", "mmap-write",
+				 "mmap-read", "fsync", "reopen"};
 
 static void test_random_rw_mmap(void **state)
 {
@@ -115,8 +115,9 @@ static void test_random_rw_mmap(void **state)
 			want = off >= size ? 0 : (ssize_t)(size - off < len ? size - off : len);
 			n = pread_all(fd, buf, len, off);
 			if (n != want)
-				fail_msg("op %d %s off %zu len %zu: got %zd bytes, want %zd (seed %u)",
-					 i, op_names[op], off, len, n, want, seed);
+				fail_msg(
+					"op %d %s off %zu len %zu: got %zd bytes, want %zd (seed %u)",
+					i, op_names[op], off, len, n, want, seed);
 			if (want > 0 && memcmp(buf, ref + off, want) != 0)
 				fail_msg("op %d %s off %zu len %zu: data differs (seed %u)", i,
 					 op_names[op], off, len, seed);
@@ -128,8 +129,8 @@ static void test_random_rw_mmap(void **state)
 				continue;
 			len = rnd_below(REF_MAX);
 			if (ftruncate(fd, len) == -1)
-				fail_msg("op %d ftruncate %zu: %s (seed %u)", i, len, errname(errno),
-					 seed);
+				fail_msg("op %d ftruncate %zu: %s (seed %u)", i, len,
+					 errname(errno), seed);
 			if (len < size)
 				memset(ref + len, 0, size - len);
 			size = len;
@@ -261,11 +262,11 @@ static void test_large_file(void **state)
 
 struct writer {
 	char path[PATH_MAX];
-	size_t off, len;	/* the range this writer owns (stripe: the first stripe) */
-	size_t stripe, stride;	/* stripe > 0: owns [off + k*stride, +stripe) for all k */
-	size_t total;		/* file size, for striped writers */
-	int start_fd;	/* read end of the start pipe: EOF means go */
-	int start_wfd;	/* its write end, which every writer must close for EOF to come */
+	size_t off, len;       /* the range this writer owns (stripe: the first stripe) */
+	size_t stripe, stride; /* stripe > 0: owns [off + k*stride, +stripe) for all k */
+	size_t total;	       /* file size, for striped writers */
+	int start_fd;	       /* read end of the start pipe: EOF means go */
+	int start_wfd;	       /* its write end, which every writer must close for EOF to come */
 	int use_mmap;
 	uint32_t seed;
 };
@@ -316,7 +317,8 @@ static int writer_main(void *v)
 		if (step)
 			return step;
 	} else if (w->use_mmap) {
-		unsigned char *m = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, w->off);
+		unsigned char *m = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+					w->off);
 
 		CHILD_CHECK(m != MAP_FAILED, 7);
 		for (size_t o = 0; o < w->len;) {
@@ -360,8 +362,8 @@ static void run_writers(struct writer *w, int n, int start[2])
 		int r = tu_reap(pids[i], 120000);
 
 		if (r != 0)
-			fail_msg("writer %d (%s) ended with %d", i, w[i].use_mmap ? "mmap" : "write",
-				 r);
+			fail_msg("writer %d (%s) ended with %d", i,
+				 w[i].use_mmap ? "mmap" : "write", r);
 	}
 }
 
@@ -569,8 +571,8 @@ static void test_entry_kinds_unheld(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	char f[PATH_MAX], g[PATH_MAX], s[PATH_MAX], q[PATH_MAX], c[PATH_MAX], b[PATH_MAX],
-	     sock[PATH_MAX];
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		sock[PATH_MAX];
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	struct stat st, st2;
 	int fd, sfd;
 
@@ -846,7 +848,7 @@ static void test_setattr_and_fallocate(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	struct timespec ts[2] = { { 1000000000, 5 }, { 1200000000, 7 } };
+	struct timespec ts[2] = {{1000000000, 5}, {1200000000, 7}};
 	unsigned char buf[8192];
 	struct stat st;
 	int fd = create_open(f);
@@ -907,7 +909,7 @@ static void test_readdir_many(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	enum { N = 300 };
 	int fds[N];
-	char seen[N] = { 0 };
+	char seen[N] = {0};
 	char name[300];
 	char xs[201];
 	DIR *d;
@@ -961,8 +963,8 @@ static void test_mount_reports_datapath(void **state)
 
 static void test_bad_options_refused(void **state)
 {
-	static const char *bad[] = { "linger=abc", "autohold=forever", "max_size=12Q",
-				     "datapath=floppy", "linger=-1" };
+	static const char *bad[] = {"linger=abc", "autohold=forever", "max_size=12Q",
+				    "datapath=floppy", "linger=-1"};
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1191,7 +1193,8 @@ int main(void)
 	const char *s = getenv("POOLFS_SEED");
 
 	pg = sysconf(_SC_PAGESIZE);
-	seed = s && s[0] ? (uint32_t)strtoul(s, NULL, 0) : (uint32_t)time(NULL) ^ (uint32_t)getpid();
+	seed = s && s[0] ? (uint32_t)strtoul(s, NULL, 0)
+			 : (uint32_t)time(NULL) ^ (uint32_t)getpid();
 	fprintf(stderr, "# seed %u (set POOLFS_SEED=%u to repeat)\n", seed, seed);
 	return ITEST_RUN(tests);
 }

@@ -171,7 +171,7 @@ struct usage {
 static struct usage user_usage(const struct pool_fixture *p, uid_t uid)
 {
 	char text[8192], prefix[32];
-	struct usage u = { 0, 0, 0 };
+	struct usage u = {0, 0, 0};
 	ssize_t n = getxattr(p->mnt, POOLFS_XATTR_STAT, text, sizeof(text) - 1);
 
 	if (n < 0)
@@ -194,8 +194,8 @@ static void expect_meta(const struct pool_fixture *p, uid_t uid, long long want)
 
 	while ((u = user_usage(p, uid)).meta != want) {
 		if (pool_now_ms() > deadline)
-			fail_msg("uid %u has %lld bytes of metadata, want %lld", (unsigned)uid, u.meta,
-				 want);
+			fail_msg("uid %u has %lld bytes of metadata, want %lld", (unsigned)uid,
+				 u.meta, want);
 		pool_sleep_ms(5);
 	}
 }
@@ -301,9 +301,11 @@ static int connect_to(const char *path)
 static int send_fd(int sock, int fd)
 {
 	char byte = 'f', ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			      .msg_controllen = sizeof(ctl) };
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *cm;
 
 	memset(ctl, 0, sizeof(ctl));
@@ -319,9 +321,11 @@ static int send_fd(int sock, int fd)
 static int recv_fd(int sock)
 {
 	char byte, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			      .msg_controllen = sizeof(ctl) };
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *cm;
 	int fd, r = fd_wait_readable(sock, CHILD_MS);
 
@@ -343,15 +347,15 @@ struct lk {
 	char mnt[PATH_MAX];
 	char a_dat[PATH_MAX];	/* A's file, pinned */
 	char a_dir[PATH_MAX];	/* A's folder, pinned */
-	char a_dir_x[PATH_MAX];	/* a name in it */
+	char a_dir_x[PATH_MAX]; /* a name in it */
 	char a_dir_y[PATH_MAX];
-	char a_2[PATH_MAX];	/* A's second name in the shared root */
-	char b_dat[PATH_MAX];	/* B's file, pinned */
-	char b_dir[PATH_MAX];	/* B's folder, pinned */
+	char a_2[PATH_MAX];   /* A's second name in the shared root */
+	char b_dat[PATH_MAX]; /* B's file, pinned */
+	char b_dir[PATH_MAX]; /* B's folder, pinned */
 	char b_dir_x[PATH_MAX];
-	char b_new[PATH_MAX];	/* a new name in the shared root */
-	char r_dat[PATH_MAX];	/* root's file (open in the test) */
-	char r_dir[PATH_MAX];	/* root's folder, pinned */
+	char b_new[PATH_MAX]; /* a new name in the shared root */
+	char r_dat[PATH_MAX]; /* root's file (open in the test) */
+	char r_dir[PATH_MAX]; /* root's folder, pinned */
 	char r_dir_x[PATH_MAX];
 	char r_new[PATH_MAX];
 };
@@ -359,10 +363,10 @@ struct lk {
 static void lk_init(const struct pool_fixture *p, struct lk *l)
 {
 	memset(l, 0, sizeof(*l));
-	tu_paths(p, "", l->mnt, "a.dat", l->a_dat, "adir", l->a_dir, "adir/x", l->a_dir_x,
-		 "adir/y", l->a_dir_y, "a-2", l->a_2, "b.dat", l->b_dat, "bdir", l->b_dir,
-		 "bdir/x", l->b_dir_x, "b-new", l->b_new, "r.dat", l->r_dat, "rdir", l->r_dir,
-		 "rdir/x", l->r_dir_x, "r-new", l->r_new);
+	tu_paths(p, "", l->mnt, "a.dat", l->a_dat, "adir", l->a_dir, "adir/x", l->a_dir_x, "adir/y",
+		 l->a_dir_y, "a-2", l->a_2, "b.dat", l->b_dat, "bdir", l->b_dir, "bdir/x",
+		 l->b_dir_x, "b-new", l->b_new, "r.dat", l->r_dat, "rdir", l->r_dir, "rdir/x",
+		 l->r_dir_x, "r-new", l->r_new);
 }
 
 static int lk_a_makes(void *v)
@@ -518,9 +522,9 @@ struct pass {
 	char b_new[PATH_MAX];
 	char b_dir[PATH_MAX];
 	char b_dir_x[PATH_MAX];
-	char a_own[PATH_MAX];	/* A's second name, through its own descriptor */
+	char a_own[PATH_MAX]; /* A's second name, through its own descriptor */
 	int sock;
-	int fd;			/* the descriptor B inherits */
+	int fd; /* the descriptor B inherits */
 };
 
 /* As A: make a.dat, give it a second name through its own descriptor (the owner may), send the
@@ -635,7 +639,7 @@ static void test_link_through_passed_fd_eperm(void **state)
 /* ---- links the kernel refuses, and names that cannot be had ---- */
 
 struct two_pools {
-	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
+	struct tu_fixture t; /* first: tu_pool and tu_teardown take *state */
 	struct pool_fixture q;
 	int q_mounted;
 };
@@ -876,7 +880,7 @@ static void test_link_meta_quota_edquot(void **state)
 static struct usage pool_totals(const struct pool_fixture *p)
 {
 	char text[8192];
-	struct usage u = { 0, -1, -1 };
+	struct usage u = {0, -1, -1};
 	ssize_t n = getxattr(p->mnt, POOLFS_XATTR_STAT, text, sizeof(text) - 1);
 
 	if (n < 0)
@@ -910,8 +914,8 @@ static void names_against_size(void **state, int err)
 		u.meta);
 	if (u.bytes + u.meta > SIZE_LIMIT || u.bytes + u.meta + NAME_COST <= SIZE_LIMIT)
 		fail_msg("%s at %lld bytes of data and %lld of metadata: one more name of %d "
-			 "would have fit under %d", errname(err), u.bytes, u.meta, NAME_COST,
-			 SIZE_LIMIT);
+			 "would have fit under %d",
+			 errname(err), u.bytes, u.meta, NAME_COST, SIZE_LIMIT);
 	if (u.meta < (long long)k * NAME_COST)
 		fail_msg("%d names cost %lld bytes", k, u.meta);
 	unlink_names(p, k);
@@ -998,7 +1002,8 @@ static void expect_many_data(const char *path)
 
 	if (fd < 0)
 		fail_msg("open %s: %s", path, errname(errno));
-	if (pread_all(fd, buf, sizeof(buf), 0) != MANY_LEN || pat_check(buf, MANY_LEN, 256, 0) != -1)
+	if (pread_all(fd, buf, sizeof(buf), 0) != MANY_LEN ||
+	    pat_check(buf, MANY_LEN, 256, 0) != -1)
 		fail_msg("%s does not read the entry's data", path);
 	close(fd);
 }
@@ -1299,8 +1304,8 @@ static void expect_symlink_stat(const char *path, size_t len)
 	struct stat st = lstat_of(path);
 
 	if (st.st_mode != (S_IFLNK | 0700) || st.st_size != (off_t)len || st.st_uid != getuid())
-		fail_msg("%s: mode 0%o size %lld uid %u, want lrwx------ (0%o) size %zu uid %u", path,
-			 (unsigned)st.st_mode, (long long)st.st_size, (unsigned)st.st_uid,
+		fail_msg("%s: mode 0%o size %lld uid %u, want lrwx------ (0%o) size %zu uid %u",
+			 path, (unsigned)st.st_mode, (long long)st.st_size, (unsigned)st.st_uid,
 			 (unsigned)(S_IFLNK | 0700), len, (unsigned)getuid());
 }
 

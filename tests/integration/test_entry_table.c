@@ -43,23 +43,23 @@ enum stage { ST_ARG, ST_SOURCE, ST_NAME, ST_MOUNT, ST_TYPE, ST_NONE };
 
 struct name_case {
 	const char *label;
-	const char *name;	/* relative to the pool root; NULL: len bytes of 'n' */
+	const char *name; /* relative to the pool root; NULL: len bytes of 'n' */
 	int len;
 	enum stage st;
 	int err;
 };
 
 static const struct name_case names[] = {
-	{ "name_empty", "", 0, ST_NAME, ENOENT },
-	{ "name_dot", ".", 0, ST_NAME, EEXIST },
-	{ "name_dotdot", "..", 0, ST_NAME, EEXIST },
-	{ "name_len1", "x", 0, ST_NONE, 0 },
-	{ "name_len255", NULL, 255, ST_NONE, 0 },
-	{ "name_len256", NULL, 256, ST_NAME, ENAMETOOLONG },
-	{ "name_existing", "exists", 0, ST_NAME, EEXIST },
-	{ "name_in_own_folder", "dir/n", 0, ST_NONE, 0 },
-	{ "name_in_missing_folder", "nodir/n", 0, ST_NAME, ENOENT },
-	{ "name_under_a_file", "file/n", 0, ST_NAME, ENOTDIR },
+	{"name_empty", "", 0, ST_NAME, ENOENT},
+	{"name_dot", ".", 0, ST_NAME, EEXIST},
+	{"name_dotdot", "..", 0, ST_NAME, EEXIST},
+	{"name_len1", "x", 0, ST_NONE, 0},
+	{"name_len255", NULL, 255, ST_NONE, 0},
+	{"name_len256", NULL, 256, ST_NAME, ENAMETOOLONG},
+	{"name_existing", "exists", 0, ST_NAME, EEXIST},
+	{"name_in_own_folder", "dir/n", 0, ST_NONE, 0},
+	{"name_in_missing_folder", "nodir/n", 0, ST_NAME, ENOENT},
+	{"name_under_a_file", "file/n", 0, ST_NAME, ENOTDIR},
 };
 
 struct mode_case {
@@ -71,69 +71,69 @@ struct mode_case {
 };
 
 static const struct mode_case modes[] = {
-	{ "reg", S_IFREG | 0644, 0, ST_NONE, 0 },
-	{ "reg_all_bits", S_IFREG | 07777, 0, ST_NONE, 0 },
-	{ "type_0_is_reg", 0640, 0, ST_NONE, 0 },
-	{ "fifo", S_IFIFO | 0666, 0, ST_NONE, 0 },
-	{ "fifo_all_bits", S_IFIFO | 07777, 0, ST_NONE, 0 },
-	{ "fifo_with_dev", S_IFIFO | 0600, 0x0103, ST_NONE, 0 },
-	{ "sock", S_IFSOCK | 0755, 0, ST_NONE, 0 },
-	{ "sock_all_bits", S_IFSOCK | 07777, 0, ST_NONE, 0 },
-	{ "chr", S_IFCHR | 0600, 0x0103, ST_TYPE, EPERM },
+	{"reg", S_IFREG | 0644, 0, ST_NONE, 0},
+	{"reg_all_bits", S_IFREG | 07777, 0, ST_NONE, 0},
+	{"type_0_is_reg", 0640, 0, ST_NONE, 0},
+	{"fifo", S_IFIFO | 0666, 0, ST_NONE, 0},
+	{"fifo_all_bits", S_IFIFO | 07777, 0, ST_NONE, 0},
+	{"fifo_with_dev", S_IFIFO | 0600, 0x0103, ST_NONE, 0},
+	{"sock", S_IFSOCK | 0755, 0, ST_NONE, 0},
+	{"sock_all_bits", S_IFSOCK | 07777, 0, ST_NONE, 0},
+	{"chr", S_IFCHR | 0600, 0x0103, ST_TYPE, EPERM},
 	/* 0:0 is an overlayfs whiteout: the kernel lets anyone make one, so it reaches the daemon */
-	{ "chr_whiteout", S_IFCHR | 0600, 0, ST_TYPE, EPERM },
-	{ "blk", S_IFBLK | 0600, 0x0700, ST_TYPE, EPERM },
-	{ "dir", S_IFDIR | 0700, 0, ST_ARG, EPERM },
-	{ "lnk", S_IFLNK | 0777, 0, ST_ARG, EINVAL },
-	{ "garbage_030", 0030000 | 0600, 0, ST_ARG, EINVAL },
-	{ "garbage_050", 0050000 | 0600, 0, ST_ARG, EINVAL },
-	{ "garbage_070", 0070000 | 0600, 0, ST_ARG, EINVAL },
-	{ "garbage_110", 0110000 | 0600, 0, ST_ARG, EINVAL },
-	{ "garbage_130", 0130000 | 0600, 0, ST_ARG, EINVAL },
-	{ "garbage_150", 0150000 | 0600, 0, ST_ARG, EINVAL },
-	{ "garbage_160", 0160000 | 0600, 0, ST_ARG, EINVAL },
-	{ "garbage_170", 0170000 | 0600, 0, ST_ARG, EINVAL },
+	{"chr_whiteout", S_IFCHR | 0600, 0, ST_TYPE, EPERM},
+	{"blk", S_IFBLK | 0600, 0x0700, ST_TYPE, EPERM},
+	{"dir", S_IFDIR | 0700, 0, ST_ARG, EPERM},
+	{"lnk", S_IFLNK | 0777, 0, ST_ARG, EINVAL},
+	{"garbage_030", 0030000 | 0600, 0, ST_ARG, EINVAL},
+	{"garbage_050", 0050000 | 0600, 0, ST_ARG, EINVAL},
+	{"garbage_070", 0070000 | 0600, 0, ST_ARG, EINVAL},
+	{"garbage_110", 0110000 | 0600, 0, ST_ARG, EINVAL},
+	{"garbage_130", 0130000 | 0600, 0, ST_ARG, EINVAL},
+	{"garbage_150", 0150000 | 0600, 0, ST_ARG, EINVAL},
+	{"garbage_160", 0160000 | 0600, 0, ST_ARG, EINVAL},
+	{"garbage_170", 0170000 | 0600, 0, ST_ARG, EINVAL},
 };
 
 struct target_case {
 	const char *label;
-	const char *target;	/* NULL: len bytes */
+	const char *target; /* NULL: len bytes */
 	int len;
 	enum stage st;
 	int err;
 };
 
 static const struct target_case targets[] = {
-	{ "target_empty", "", 0, ST_ARG, ENOENT },
-	{ "target_len1", "t", 0, ST_NONE, 0 },
-	{ "target_file", "file", 0, ST_NONE, 0 },
-	{ "target_absolute", "/nowhere/at/all", 0, ST_NONE, 0 },
-	{ "target_len4095", NULL, 4095, ST_NONE, 0 },
-	{ "target_len4096", NULL, 4096, ST_ARG, ENAMETOOLONG },
+	{"target_empty", "", 0, ST_ARG, ENOENT},
+	{"target_len1", "t", 0, ST_NONE, 0},
+	{"target_file", "file", 0, ST_NONE, 0},
+	{"target_absolute", "/nowhere/at/all", 0, ST_NONE, 0},
+	{"target_len4095", NULL, 4095, ST_NONE, 0},
+	{"target_len4096", NULL, 4096, ST_ARG, ENAMETOOLONG},
 };
 
 struct source_case {
 	const char *label;
-	const char *path;	/* relative to the pool root; NULL: the other pool's file */
-	int flags;		/* linkat's */
+	const char *path; /* relative to the pool root; NULL: the other pool's file */
+	int flags;	  /* linkat's */
 	enum stage st;
 	int err;
 };
 
 static const struct source_case sources[] = {
-	{ "src_file", "file", 0, ST_NONE, 0 },
-	{ "src_symlink", "lnk", 0, ST_NONE, 0 },
-	{ "src_symlink_followed", "lnk", AT_SYMLINK_FOLLOW, ST_NONE, 0 },
-	{ "src_dangling", "dangling", 0, ST_NONE, 0 },
-	{ "src_dangling_followed", "dangling", AT_SYMLINK_FOLLOW, ST_SOURCE, ENOENT },
-	{ "src_fifo", "fifo", 0, ST_NONE, 0 },
-	{ "src_sock", "sock", 0, ST_NONE, 0 },
-	{ "src_folder", "dir", 0, ST_TYPE, EPERM },
-	{ "src_pool_root", ".", 0, ST_TYPE, EPERM },
-	{ "src_missing", "missing", 0, ST_SOURCE, ENOENT },
-	{ "src_empty", "", 0, ST_SOURCE, ENOENT },
-	{ "src_under_a_file", "file/x", 0, ST_SOURCE, ENOTDIR },
-	{ "src_other_pool", NULL, 0, ST_MOUNT, EXDEV },
+	{"src_file", "file", 0, ST_NONE, 0},
+	{"src_symlink", "lnk", 0, ST_NONE, 0},
+	{"src_symlink_followed", "lnk", AT_SYMLINK_FOLLOW, ST_NONE, 0},
+	{"src_dangling", "dangling", 0, ST_NONE, 0},
+	{"src_dangling_followed", "dangling", AT_SYMLINK_FOLLOW, ST_SOURCE, ENOENT},
+	{"src_fifo", "fifo", 0, ST_NONE, 0},
+	{"src_sock", "sock", 0, ST_NONE, 0},
+	{"src_folder", "dir", 0, ST_TYPE, EPERM},
+	{"src_pool_root", ".", 0, ST_TYPE, EPERM},
+	{"src_missing", "missing", 0, ST_SOURCE, ENOENT},
+	{"src_empty", "", 0, ST_SOURCE, ENOENT},
+	{"src_under_a_file", "file/x", 0, ST_SOURCE, ENOTDIR},
+	{"src_other_pool", NULL, 0, ST_MOUNT, EXDEV},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -144,8 +144,8 @@ enum op { OP_MKNOD, OP_SYMLINK, OP_LINK };
 
 struct row {
 	enum op op;
-	int arg;	/* index into modes, targets or sources */
-	int name;	/* index into names */
+	int arg;  /* index into modes, targets or sources */
+	int name; /* index into names */
 };
 
 /* The earliest error of the row's two dimensions (0 if none). */
@@ -156,18 +156,25 @@ static int expected(const struct row *r)
 	int err = 0;
 
 	switch (r->op) {
-	case OP_MKNOD: st = modes[r->arg].st, err = modes[r->arg].err; break;
-	case OP_SYMLINK: st = targets[r->arg].st, err = targets[r->arg].err; break;
-	case OP_LINK: st = sources[r->arg].st, err = sources[r->arg].err; break;
+	case OP_MKNOD:
+		st = modes[r->arg].st, err = modes[r->arg].err;
+		break;
+	case OP_SYMLINK:
+		st = targets[r->arg].st, err = targets[r->arg].err;
+		break;
+	case OP_LINK:
+		st = sources[r->arg].st, err = sources[r->arg].err;
+		break;
 	}
 	return n->st < st ? n->err : err;
 }
 
 static void describe(char *buf, size_t len, const struct row *r)
 {
-	static const char *const ops[] = { "mknod", "symlink", "link" };
-	const char *arg = r->op == OP_MKNOD ? modes[r->arg].label
-			  : r->op == OP_SYMLINK ? targets[r->arg].label : sources[r->arg].label;
+	static const char *const ops[] = {"mknod", "symlink", "link"};
+	const char *arg = r->op == OP_MKNOD	? modes[r->arg].label
+			  : r->op == OP_SYMLINK ? targets[r->arg].label
+						: sources[r->arg].label;
 
 	snprintf(buf, len, "%s(%s, %s)", ops[r->op], arg, names[r->name].label);
 }
@@ -175,12 +182,12 @@ static void describe(char *buf, size_t len, const struct row *r)
 /* ---- the pools ---- */
 
 struct table {
-	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
-	struct pool_fixture q;	/* the other pool (EXDEV) */
+	struct tu_fixture t;   /* first: tu_pool and tu_teardown take *state */
+	struct pool_fixture q; /* the other pool (EXDEV) */
 	int q_mounted;
-	uid_t uid;		/* the actor of the running table */
+	uid_t uid; /* the actor of the running table */
 	gid_t gid;
-	char qfile[PATH_MAX];	/* the actor's file in q */
+	char qfile[PATH_MAX]; /* the actor's file in q */
 };
 
 #define OPTS "autohold=session"
@@ -229,7 +236,7 @@ struct job {
 static int scene_child(void *v)
 {
 	const struct table *tb = v;
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int dfd = open(tb->t.p.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, s;
 
 	USER_OK(1, dfd);
@@ -244,7 +251,7 @@ static int scene_child(void *v)
 	USER_OK(7, mkfifoat(dfd, "fifo", 0600));
 	USER_OK(8, mkdirat(dfd, "dir", 0700));
 	USER_TRUE(9, (size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s/sock", tb->t.p.mnt) <
-			      sizeof(a.sun_path));
+			     sizeof(a.sun_path));
 	USER_OK(10, s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	USER_OK(11, bind(s, (struct sockaddr *)&a, sizeof(a)));
 	close(s);
@@ -279,13 +286,13 @@ static const char *target_of(int i, char *buf)
 	return buf;
 }
 
-#define WRONG_IF(cond, ...)                                                                   \
-	do {                                                                                  \
-		if (cond) {                                                                   \
-			fprintf(stderr, "# uid %d: " __VA_ARGS__);                            \
-			fprintf(stderr, "\n");                                                \
-			return WRONG;                                                         \
-		}                                                                             \
+#define WRONG_IF(cond, ...)                                                                        \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			fprintf(stderr, "# uid %d: " __VA_ARGS__);                                 \
+			fprintf(stderr, "\n");                                                     \
+			return WRONG;                                                              \
+		}                                                                                  \
 	} while (0)
 
 /* What a made entry must be. */
@@ -306,7 +313,8 @@ static int check_made(int dfd, const char *name, const struct row *r, const char
 		mode_t type = (m & S_IFMT) ? (m & S_IFMT) : S_IFREG;
 
 		WRONG_IF((st.st_mode & S_IFMT) != type || (st.st_mode & 07777) != (m & 0700),
-			 "mode 0%o, want 0%o", uid, (unsigned)st.st_mode, (unsigned)(type | (m & 0700)));
+			 "mode 0%o, want 0%o", uid, (unsigned)st.st_mode,
+			 (unsigned)(type | (m & 0700)));
 		WRONG_IF(st.st_nlink != 1 || st.st_size != 0, "%lu names, size %lld", uid,
 			 (unsigned long)st.st_nlink, (long long)st.st_size);
 		break;
@@ -338,7 +346,7 @@ static int row_child(void *v)
 	const struct row *r = j->r;
 	char nbuf[300], tbuf[4200];
 	const char *name = name_of(r->name, nbuf), *target = NULL, *src = NULL;
-	struct stat before = { 0 };
+	struct stat before = {0};
 	int dfd = open(j->tb->t.p.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC), flags = 0, e;
 	long res = -1;
 
@@ -438,9 +446,10 @@ static int usage_back(const struct pool_fixture *p, uid_t uid, const struct usag
 	}
 	if (r == 0 && u.entries == base->entries && u.meta == base->meta)
 		return 0;
-	fprintf(stderr, "# after %s: uid %u has %lld entries and %lld bytes of metadata, had %lld "
-		"and %lld (%s)\n", after, (unsigned)uid, u.entries, u.meta, base->entries, base->meta,
-		errname(-r));
+	fprintf(stderr,
+		"# after %s: uid %u has %lld entries and %lld bytes of metadata, had %lld "
+		"and %lld (%s)\n",
+		after, (unsigned)uid, u.entries, u.meta, base->entries, base->meta, errname(-r));
 	return -1;
 }
 
@@ -450,13 +459,13 @@ static size_t make_rows(struct row *rows)
 
 	for (int i = 0; i < (int)N(modes); i++)
 		for (int k = 0; k < (int)N(names); k++)
-			rows[n++] = (struct row){ OP_MKNOD, i, k };
+			rows[n++] = (struct row){OP_MKNOD, i, k};
 	for (int i = 0; i < (int)N(targets); i++)
 		for (int k = 0; k < (int)N(names); k++)
-			rows[n++] = (struct row){ OP_SYMLINK, i, k };
+			rows[n++] = (struct row){OP_SYMLINK, i, k};
 	for (int i = 0; i < (int)N(sources); i++)
 		for (int k = 0; k < (int)N(names); k++)
-			rows[n++] = (struct row){ OP_LINK, i, k };
+			rows[n++] = (struct row){OP_LINK, i, k};
 	return n;
 }
 
@@ -482,16 +491,18 @@ static void run_table(void **state, uid_t uid, gid_t gid)
 		fail_msg("the scene as uid %u failed at step %d", (unsigned)uid, r);
 	CHECK_0(usage_of(p, uid, &base));
 	for (size_t i = 0; i < n; i++) {
-		struct job j = { tb, &rows[i] };
+		struct job j = {tb, &rows[i]};
 		int want = expected(&rows[i]), got, inv;
 
 		describe(what, sizeof(what), &rows[i]);
 		got = run_as_user(uid, gid, row_child, &j);
 		if (got != want) {
 			fprintf(stderr, "# FAIL uid %u %s: got %s, want %s\n", (unsigned)uid, what,
-				got == WRONG ? "a wrong entry"
+				got == WRONG	    ? "a wrong entry"
 				: got == NOT_UNDONE ? "an entry that could not be removed"
-				: got < 0 ? "a failed runner" : errname(got), errname(want));
+				: got < 0	    ? "a failed runner"
+						    : errname(got),
+				errname(want));
 			failed++;
 		}
 		inv = pool_invariants(p, what);
@@ -500,8 +511,10 @@ static void run_table(void **state, uid_t uid, gid_t gid)
 		failed += usage_back(p, uid, &base, what) < 0;
 	}
 	if (req && strcmp(req, "1") == 0 && checked != (int)n) {
-		fprintf(stderr, "# the daemon's invariant check ran after %d of %zu rows "
-			"(POOLFS_REQUIRE_CHECK=1)\n", checked, n);
+		fprintf(stderr,
+			"# the daemon's invariant check ran after %d of %zu rows "
+			"(POOLFS_REQUIRE_CHECK=1)\n",
+			checked, n);
 		failed++;
 	}
 	fprintf(stderr, "# uid %u: %zu rows, %d invariant checks, %d failures\n", (unsigned)uid, n,
@@ -528,17 +541,17 @@ static void test_expected_order(void **state)
 	struct row r;
 
 	(void)state;
-	r = (struct row){ OP_MKNOD, 13, 0 }; /* garbage type, empty name: the mode first */
+	r = (struct row){OP_MKNOD, 13, 0}; /* garbage type, empty name: the mode first */
 	assert_int_equal(expected(&r), EINVAL);
-	r = (struct row){ OP_MKNOD, 8, 5 }; /* chr, 256-byte name: the name first */
+	r = (struct row){OP_MKNOD, 8, 5}; /* chr, 256-byte name: the name first */
 	assert_int_equal(expected(&r), ENAMETOOLONG);
-	r = (struct row){ OP_LINK, 12, 6 }; /* other pool onto an existing name: EEXIST */
+	r = (struct row){OP_LINK, 12, 6}; /* other pool onto an existing name: EEXIST */
 	assert_int_equal(expected(&r), EEXIST);
-	r = (struct row){ OP_LINK, 7, 3 }; /* folder to a good name */
+	r = (struct row){OP_LINK, 7, 3}; /* folder to a good name */
 	assert_int_equal(expected(&r), EPERM);
-	r = (struct row){ OP_SYMLINK, 5, 1 }; /* 4096-byte target to "." */
+	r = (struct row){OP_SYMLINK, 5, 1}; /* 4096-byte target to "." */
 	assert_int_equal(expected(&r), ENAMETOOLONG);
-	r = (struct row){ OP_SYMLINK, 4, 4 };
+	r = (struct row){OP_SYMLINK, 4, 4};
 	assert_int_equal(expected(&r), 0);
 	assert_string_equal(modes[13].label, "garbage_030");
 	assert_string_equal(modes[8].label, "chr");

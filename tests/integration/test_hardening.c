@@ -44,8 +44,9 @@ static int other_changes_root(void *arg)
 	char pid[32];
 
 	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++)
-		USER_EXPECT((int)i + 1, setxattr(mnt, POOLFS_XATTR_HOLD, scopes[i],
-						 strlen(scopes[i]), 0), EPERM);
+		USER_EXPECT((int)i + 1,
+			    setxattr(mnt, POOLFS_XATTR_HOLD, scopes[i], strlen(scopes[i]), 0),
+			    EPERM);
 	snprintf(pid, sizeof(pid), "pid:%d", (int)getpid());
 	USER_EXPECT(10, setxattr(mnt, POOLFS_XATTR_HOLD, pid, strlen(pid), 0), EPERM);
 	USER_EXPECT(11, removexattr(mnt, POOLFS_XATTR_HOLD), EPERM);
@@ -79,8 +80,9 @@ static void test_root_is_the_owners(void **state)
 	AS_OTHER_OK(other_changes_root, mnt);
 	CHECK(stat(mnt, &after));
 	if (after.st_mtim.tv_sec != before.st_mtim.tv_sec || (after.st_mode & 07777) != 01777)
-		fail_msg("the root changed: mtime %ld -> %ld, mode %04o", (long)before.st_mtim.tv_sec,
-			 (long)after.st_mtim.tv_sec, after.st_mode & 07777);
+		fail_msg("the root changed: mtime %ld -> %ld, mode %04o",
+			 (long)before.st_mtim.tv_sec, (long)after.st_mtim.tv_sec,
+			 after.st_mode & 07777);
 	/* The refused pin changed nothing: root's closed, unheld file still goes. */
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
 	CHECK(fd);
@@ -146,7 +148,7 @@ struct xattr_flood {
 	char dir[PATH_MAX];
 	int files;
 	int want_errno;
-	long long accepted;	/* value bytes accepted, filled by the child via a pipe */
+	long long accepted; /* value bytes accepted, filled by the child via a pipe */
 	int pipe_w;
 };
 
@@ -284,7 +286,8 @@ static void test_holds_per_entry_bounded_and_refs_readable(void **state)
 			continue;
 		}
 		if (errno != ENOSPC)
-			fail_msg("hold %d: %s, want ENOSPC past the per-entry limit", i, errname(errno));
+			fail_msg("hold %d: %s, want ENOSPC past the per-entry limit", i,
+				 errname(errno));
 		break;
 	}
 	if (taken != POOLFS_HOLDS_PER_ENTRY_MAX)
@@ -331,12 +334,24 @@ static void expect_ctime_moves(const char *path, int is_dir)
 		CHECK(stat(path, &st));
 		pool_sleep_ms(5);
 		switch (op) {
-		case 0: r = chmod(path, is_dir ? 0700 : 0600); break;
-		case 1: r = chown(path, getuid(), getgid()); break;
-		case 2: r = utimensat(AT_FDCWD, path, t, 0); break;
-		case 3: r = utimensat(AT_FDCWD, path, NULL, 0); break;
-		case 4: r = is_dir ? 0 : truncate(path, 4096); break;
-		case 5: r = setxattr(path, "user.c", "1", 1, 0); break;
+		case 0:
+			r = chmod(path, is_dir ? 0700 : 0600);
+			break;
+		case 1:
+			r = chown(path, getuid(), getgid());
+			break;
+		case 2:
+			r = utimensat(AT_FDCWD, path, t, 0);
+			break;
+		case 3:
+			r = utimensat(AT_FDCWD, path, NULL, 0);
+			break;
+		case 4:
+			r = is_dir ? 0 : truncate(path, 4096);
+			break;
+		case 5:
+			r = setxattr(path, "user.c", "1", 1, 0);
+			break;
 		}
 		CHECK(r);
 		if ((op != 4 || !is_dir) && !ctime_after(path, &st))
@@ -397,7 +412,8 @@ int main(void)
 						setup_user_quota, tu_teardown),
 		cmocka_unit_test_setup_teardown(test_max_user_meta_bounds_xattrs, setup_meta_1m,
 						tu_teardown),
-		cmocka_unit_test_setup_teardown(test_max_user_entries, setup_entries_10, tu_teardown),
+		cmocka_unit_test_setup_teardown(test_max_user_entries, setup_entries_10,
+						tu_teardown),
 		cmocka_unit_test_setup_teardown(test_holds_per_entry_bounded_and_refs_readable,
 						setup_none, tu_teardown),
 		cmocka_unit_test_setup_teardown(test_ctime_moves_on_every_change, setup_none,

@@ -247,7 +247,7 @@ static int child_second_mapper(void *v)
 static void test_two_mappers_two_processes(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	struct mapper_arg a = { .len = 4 * pg };
+	struct mapper_arg a = {.len = 4 * pg};
 	unsigned char *m;
 	pid_t pid;
 	int fd;
@@ -284,7 +284,7 @@ static int child_inherited_fd(void *v)
 static void test_fork_inherits_fd(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	struct mapper_arg a = { .len = 0 };
+	struct mapper_arg a = {.len = 0};
 	pid_t pid;
 
 	assert_int_equal(pool_path(p, "f", a.path, sizeof(a.path)), 0);
@@ -321,7 +321,7 @@ static int child_inherited_map(void *v)
 static void test_fork_inherits_mapping(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	struct mapper_arg a = { .len = 2 * pg };
+	struct mapper_arg a = {.len = 2 * pg};
 	pid_t pid;
 	int fd;
 
@@ -386,7 +386,7 @@ static int child_map_and_wait(void *v)
 static void test_sigkill_while_mapped(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	struct mapper_arg a = { .len = 64 * pg };
+	struct mapper_arg a = {.len = 64 * pg};
 	pid_t pid;
 	int fd, fd2;
 
@@ -597,9 +597,11 @@ static int child_receives_fd(void *v)
 	struct pass_arg *a = v;
 	char byte;
 	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			      .msg_controllen = sizeof(ctl) };
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *cm;
 	unsigned char *buf;
 	int fd;
@@ -621,13 +623,15 @@ static void test_fd_passed_over_socket(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
-	struct pass_arg a = { .seed = 36, .len = 5000 };
+	struct pass_arg a = {.seed = 36, .len = 5000};
 	int sv[2];
 	char byte = 'x';
 	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			      .msg_controllen = sizeof(ctl) };
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *cm;
 	pid_t pid;
 	int fd;
@@ -747,7 +751,8 @@ static void test_every_closed_file_goes(void **state)
 		assert_int_equal(pool_path(p, rel, path, sizeof(path)), 0);
 		len = getxattr(path, POOLFS_XATTR_REFS, refs, sizeof(refs) - 1);
 		refs[len > 0 ? len : 0] = '\0';
-		fail_msg("%d of %d closed files never removed; %s has refs:\n%s", stuck, n, rel, refs);
+		fail_msg("%d of %d closed files never removed; %s has refs:\n%s", stuck, n, rel,
+			 refs);
 	}
 	tu_backing_back_to_base(state);
 }
@@ -824,8 +829,8 @@ static int child_same_name(void *v)
 		int fd = open(f, O_RDWR | O_CREAT, 0600);
 
 		if (fd < 0) {
-			fprintf(stderr, "# child %d round %u: open(O_CREAT): %s\n", (int)getpid(), i,
-				errname(errno));
+			fprintf(stderr, "# child %d round %u: open(O_CREAT): %s\n", (int)getpid(),
+				i, errname(errno));
 			return 1;
 		}
 		CHILD_CHECK(pwrite(fd, &i, sizeof(i), 0) == sizeof(i), 2);
@@ -874,33 +879,38 @@ static void test_refs_show_live_mapping(void **state)
 
 enum life_op {
 	L_END,
-	L_CREATE,	/* path: a new file of len bytes (or pages) of pattern seed, O_RDWR in slot */
-	L_OPEN,		/* path: opened O_RDWR into slot, with the data of slot `from` */
-	L_OPEN_RO,	/* the same, O_RDONLY */
-	L_OPENDIR,	/* path: a folder handle in slot */
-	L_OPEN_PATH,	/* path: an O_PATH descriptor (no OPEN reaches the daemon: it keeps nothing) */
-	L_MAP,		/* slot: a shared read-write mapping of slot `from`'s descriptor */
-	L_MAP_RO,	/* the same, read-only */
-	L_CLOSE,	/* slot's descriptor */
-	L_MUNMAP,	/* slot's mapping */
-	L_MKDIR, L_RMDIR, L_UNLINK,	/* path; must fail with `expect` if it is not 0 */
-	L_RENAME, L_RENAME_NOREPLACE, L_RENAME_EXCHANGE,	/* path to `to`; the same */
-	L_STAYS,	/* path: there now and a little later */
-	L_EXISTS,	/* path: there now */
-	L_ABSENT,	/* path: not there now */
-	L_GONE,		/* path: removed within GONE_MS */
-	L_GONE_LINGER,	/* path: removed within 10 s (linger=1 delays it by 1 s) */
-	L_LISTED, L_UNLISTED,	/* path: whether the pool root's listing shows it */
-	L_DATA,		/* slot: its descriptor reads the slot's data */
-	L_MAP_DATA,	/* slot: its mapping holds the slot's data */
-	L_PATH_DATA,	/* path: opened anew, reads the data of slot `from` */
-	L_ROOT_INTACT,	/* the pool root: still a folder, mode 01777 */
-	L_PAUSE,	/* len ms: a pending linger removal must not happen meanwhile */
+	L_CREATE,    /* path: a new file of len bytes (or pages) of pattern seed, O_RDWR in slot */
+	L_OPEN,	     /* path: opened O_RDWR into slot, with the data of slot `from` */
+	L_OPEN_RO,   /* the same, O_RDONLY */
+	L_OPENDIR,   /* path: a folder handle in slot */
+	L_OPEN_PATH, /* path: an O_PATH descriptor (no OPEN reaches the daemon: it keeps nothing) */
+	L_MAP,	     /* slot: a shared read-write mapping of slot `from`'s descriptor */
+	L_MAP_RO,    /* the same, read-only */
+	L_CLOSE,     /* slot's descriptor */
+	L_MUNMAP,    /* slot's mapping */
+	L_MKDIR,
+	L_RMDIR,
+	L_UNLINK, /* path; must fail with `expect` if it is not 0 */
+	L_RENAME,
+	L_RENAME_NOREPLACE,
+	L_RENAME_EXCHANGE, /* path to `to`; the same */
+	L_STAYS,	   /* path: there now and a little later */
+	L_EXISTS,	   /* path: there now */
+	L_ABSENT,	   /* path: not there now */
+	L_GONE,		   /* path: removed within GONE_MS */
+	L_GONE_LINGER,	   /* path: removed within 10 s (linger=1 delays it by 1 s) */
+	L_LISTED,
+	L_UNLISTED,    /* path: whether the pool root's listing shows it */
+	L_DATA,	       /* slot: its descriptor reads the slot's data */
+	L_MAP_DATA,    /* slot: its mapping holds the slot's data */
+	L_PATH_DATA,   /* path: opened anew, reads the data of slot `from` */
+	L_ROOT_INTACT, /* the pool root: still a folder, mode 01777 */
+	L_PAUSE,       /* len ms: a pending linger removal must not happen meanwhile */
 	/* through the descriptor in slot of a removed entry; each must fail with `expect` or
 	 * `also` */
-	L_PROC_OPEN,	/* reopen it through /proc/self/fd with `flags` */
-	L_CREATE_AT,	/* openat(O_CREAT) of path in it */
-	L_MKDIR_AT,	/* mkdirat of path in it */
+	L_PROC_OPEN, /* reopen it through /proc/self/fd with `flags` */
+	L_CREATE_AT, /* openat(O_CREAT) of path in it */
+	L_MKDIR_AT,  /* mkdirat of path in it */
 };
 
 struct life_step {
@@ -926,131 +936,235 @@ struct life_row {
 	struct life_step steps[LIFE_STEPS];
 };
 
-#define CREATE(p, s, n, sd) \
-	{ .op = L_CREATE, .path = (p), .slot = (s), .len = (n), .seed = (sd) }
-#define CREATE_PAGES(p, s, n, sd) \
-	{ .op = L_CREATE, .path = (p), .slot = (s), .pages = (n), .seed = (sd) }
-#define OPEN(p, s, f) { .op = L_OPEN, .path = (p), .slot = (s), .from = (f) }
-#define OPEN_RO(p, s, f) { .op = L_OPEN_RO, .path = (p), .slot = (s), .from = (f) }
-#define OPENDIR(p, s) { .op = L_OPENDIR, .path = (p), .slot = (s) }
-#define OPEN_PATH(p, s, fl) { .op = L_OPEN_PATH, .path = (p), .slot = (s), .flags = (fl) }
-#define MAP(s, f) { .op = L_MAP, .slot = (s), .from = (f) }
-#define MAP_RO(s, f) { .op = L_MAP_RO, .slot = (s), .from = (f) }
-#define CLOSE(s) { .op = L_CLOSE, .slot = (s) }
-#define MUNMAP(s) { .op = L_MUNMAP, .slot = (s) }
-#define MKDIR(p) { .op = L_MKDIR, .path = (p) }
-#define RMDIR(p, e) { .op = L_RMDIR, .path = (p), .expect = (e) }
-#define UNLINK(p) { .op = L_UNLINK, .path = (p) }
-#define RENAME(p, t) { .op = L_RENAME, .path = (p), .to = (t) }
-#define RENAME_NOREP(p, t, e) \
-	{ .op = L_RENAME_NOREPLACE, .path = (p), .to = (t), .expect = (e) }
-#define EXCHANGE(p, t) { .op = L_RENAME_EXCHANGE, .path = (p), .to = (t) }
-#define STAYS(p) { .op = L_STAYS, .path = (p) }
-#define EXISTS(p) { .op = L_EXISTS, .path = (p) }
-#define ABSENT(p) { .op = L_ABSENT, .path = (p) }
-#define GONE(p) { .op = L_GONE, .path = (p) }
-#define GONE_LINGER(p) { .op = L_GONE_LINGER, .path = (p) }
-#define LISTED(p) { .op = L_LISTED, .path = (p) }
-#define UNLISTED(p) { .op = L_UNLISTED, .path = (p) }
-#define DATA(s) { .op = L_DATA, .slot = (s) }
-#define MAP_DATA(s) { .op = L_MAP_DATA, .slot = (s) }
-#define PATH_DATA(p, f) { .op = L_PATH_DATA, .path = (p), .from = (f) }
-#define ROOT_INTACT { .op = L_ROOT_INTACT }
-#define PAUSE(ms) { .op = L_PAUSE, .len = (ms) }
-#define PROC_OPEN(s, fl, e) { .op = L_PROC_OPEN, .slot = (s), .flags = (fl), .expect = (e) }
+#define CREATE(p, s, n, sd)                                                                        \
+	{                                                                                          \
+		.op = L_CREATE, .path = (p), .slot = (s), .len = (n), .seed = (sd)                 \
+	}
+#define CREATE_PAGES(p, s, n, sd)                                                                  \
+	{                                                                                          \
+		.op = L_CREATE, .path = (p), .slot = (s), .pages = (n), .seed = (sd)               \
+	}
+#define OPEN(p, s, f)                                                                              \
+	{                                                                                          \
+		.op = L_OPEN, .path = (p), .slot = (s), .from = (f)                                \
+	}
+#define OPEN_RO(p, s, f)                                                                           \
+	{                                                                                          \
+		.op = L_OPEN_RO, .path = (p), .slot = (s), .from = (f)                             \
+	}
+#define OPENDIR(p, s)                                                                              \
+	{                                                                                          \
+		.op = L_OPENDIR, .path = (p), .slot = (s)                                          \
+	}
+#define OPEN_PATH(p, s, fl)                                                                        \
+	{                                                                                          \
+		.op = L_OPEN_PATH, .path = (p), .slot = (s), .flags = (fl)                         \
+	}
+#define MAP(s, f)                                                                                  \
+	{                                                                                          \
+		.op = L_MAP, .slot = (s), .from = (f)                                              \
+	}
+#define MAP_RO(s, f)                                                                               \
+	{                                                                                          \
+		.op = L_MAP_RO, .slot = (s), .from = (f)                                           \
+	}
+#define CLOSE(s)                                                                                   \
+	{                                                                                          \
+		.op = L_CLOSE, .slot = (s)                                                         \
+	}
+#define MUNMAP(s)                                                                                  \
+	{                                                                                          \
+		.op = L_MUNMAP, .slot = (s)                                                        \
+	}
+#define MKDIR(p)                                                                                   \
+	{                                                                                          \
+		.op = L_MKDIR, .path = (p)                                                         \
+	}
+#define RMDIR(p, e)                                                                                \
+	{                                                                                          \
+		.op = L_RMDIR, .path = (p), .expect = (e)                                          \
+	}
+#define UNLINK(p)                                                                                  \
+	{                                                                                          \
+		.op = L_UNLINK, .path = (p)                                                        \
+	}
+#define RENAME(p, t)                                                                               \
+	{                                                                                          \
+		.op = L_RENAME, .path = (p), .to = (t)                                             \
+	}
+#define RENAME_NOREP(p, t, e)                                                                      \
+	{                                                                                          \
+		.op = L_RENAME_NOREPLACE, .path = (p), .to = (t), .expect = (e)                    \
+	}
+#define EXCHANGE(p, t)                                                                             \
+	{                                                                                          \
+		.op = L_RENAME_EXCHANGE, .path = (p), .to = (t)                                    \
+	}
+#define STAYS(p)                                                                                   \
+	{                                                                                          \
+		.op = L_STAYS, .path = (p)                                                         \
+	}
+#define EXISTS(p)                                                                                  \
+	{                                                                                          \
+		.op = L_EXISTS, .path = (p)                                                        \
+	}
+#define ABSENT(p)                                                                                  \
+	{                                                                                          \
+		.op = L_ABSENT, .path = (p)                                                        \
+	}
+#define GONE(p)                                                                                    \
+	{                                                                                          \
+		.op = L_GONE, .path = (p)                                                          \
+	}
+#define GONE_LINGER(p)                                                                             \
+	{                                                                                          \
+		.op = L_GONE_LINGER, .path = (p)                                                   \
+	}
+#define LISTED(p)                                                                                  \
+	{                                                                                          \
+		.op = L_LISTED, .path = (p)                                                        \
+	}
+#define UNLISTED(p)                                                                                \
+	{                                                                                          \
+		.op = L_UNLISTED, .path = (p)                                                      \
+	}
+#define DATA(s)                                                                                    \
+	{                                                                                          \
+		.op = L_DATA, .slot = (s)                                                          \
+	}
+#define MAP_DATA(s)                                                                                \
+	{                                                                                          \
+		.op = L_MAP_DATA, .slot = (s)                                                      \
+	}
+#define PATH_DATA(p, f)                                                                            \
+	{                                                                                          \
+		.op = L_PATH_DATA, .path = (p), .from = (f)                                        \
+	}
+#define ROOT_INTACT                                                                                \
+	{                                                                                          \
+		.op = L_ROOT_INTACT                                                                \
+	}
+#define PAUSE(ms)                                                                                  \
+	{                                                                                          \
+		.op = L_PAUSE, .len = (ms)                                                         \
+	}
+#define PROC_OPEN(s, fl, e)                                                                        \
+	{                                                                                          \
+		.op = L_PROC_OPEN, .slot = (s), .flags = (fl), .expect = (e)                       \
+	}
 /* ESTALE from the daemon, or ENOENT if the kernel already knows the folder is dead */
-#define CREATE_AT(s, p) { .op = L_CREATE_AT, .path = (p), .slot = (s), .expect = ESTALE, \
-			  .also = ENOENT }
-#define MKDIR_AT(s, p) { .op = L_MKDIR_AT, .path = (p), .slot = (s), .expect = ESTALE, \
-			 .also = ENOENT }
+#define CREATE_AT(s, p)                                                                            \
+	{                                                                                          \
+		.op = L_CREATE_AT, .path = (p), .slot = (s), .expect = ESTALE, .also = ENOENT      \
+	}
+#define MKDIR_AT(s, p)                                                                             \
+	{                                                                                          \
+		.op = L_MKDIR_AT, .path = (p), .slot = (s), .expect = ESTALE, .also = ENOENT       \
+	}
 
 #define NONE "autohold=none"
 #define LINGER "autohold=none,linger=1"
 
 static const struct life_row life_rows[] = {
 	/* files and handles */
-	{ "test_closed_file_is_removed", NONE,
-	  { CREATE("f", 0, 100, 1), EXISTS("f"), CLOSE(0), GONE("f"), UNLISTED("f") } },
-	{ "test_removed_after_last_close", NONE,
-	  { CREATE("f", 0, 5000, 2), OPEN_RO("f", 1, 0), CLOSE(0), STAYS("f"), LISTED("f"),
-	    DATA(1), CLOSE(1), GONE("f"), UNLISTED("f") } },
-	{ "test_unlink_while_open", NONE,
-	  { CREATE("f", 0, 10000, 3), UNLINK("f"), ABSENT("f"), UNLISTED("f"), DATA(0),
-	    CLOSE(0) } },
+	{"test_closed_file_is_removed",
+	 NONE,
+	 {CREATE("f", 0, 100, 1), EXISTS("f"), CLOSE(0), GONE("f"), UNLISTED("f")}},
+	{"test_removed_after_last_close",
+	 NONE,
+	 {CREATE("f", 0, 5000, 2), OPEN_RO("f", 1, 0), CLOSE(0), STAYS("f"), LISTED("f"), DATA(1),
+	  CLOSE(1), GONE("f"), UNLISTED("f")}},
+	{"test_unlink_while_open",
+	 NONE,
+	 {CREATE("f", 0, 10000, 3), UNLINK("f"), ABSENT("f"), UNLISTED("f"), DATA(0), CLOSE(0)}},
 	/* mappings: gone at the first close? a read-only mapping counts as much as a writable one */
-	{ "test_readonly_mapping_outlives_close", NONE,
-	  { CREATE_PAGES("f", 0, 3, 33), OPEN_RO("f", 1, 0), CLOSE(0), MAP_RO(2, 1), CLOSE(1),
-	    STAYS("f"), MAP_DATA(2), MUNMAP(2), GONE("f") } },
+	{"test_readonly_mapping_outlives_close",
+	 NONE,
+	 {CREATE_PAGES("f", 0, 3, 33), OPEN_RO("f", 1, 0), CLOSE(0), MAP_RO(2, 1), CLOSE(1),
+	  STAYS("f"), MAP_DATA(2), MUNMAP(2), GONE("f")}},
 	/* folders: removed up to (never including) the root, which still takes new entries */
-	{ "test_folders_removed_up_to_root", NONE,
-	  { MKDIR("a"), MKDIR("a/b"), MKDIR("a/b/c"), CREATE("a/b/c/f", 0, 10, 17), STAYS("a"),
-	    CLOSE(0), GONE("a/b/c/f"), GONE("a/b/c"), GONE("a/b"), GONE("a"), ROOT_INTACT,
-	    CREATE("g", 1, 10, 17), CLOSE(1), GONE("g") } },
+	{"test_folders_removed_up_to_root",
+	 NONE,
+	 {MKDIR("a"), MKDIR("a/b"), MKDIR("a/b/c"), CREATE("a/b/c/f", 0, 10, 17), STAYS("a"),
+	  CLOSE(0), GONE("a/b/c/f"), GONE("a/b/c"), GONE("a/b"), GONE("a"), ROOT_INTACT,
+	  CREATE("g", 1, 10, 17), CLOSE(1), GONE("g")}},
 	/* an open handle alone does not arm a folder */
-	{ "test_empty_folder_stays", NONE,
-	  { MKDIR("e"), STAYS("e"), OPENDIR("e", 0), CLOSE(0), STAYS("e"), RMDIR("e", 0),
-	    ABSENT("e") } },
-	{ "test_folder_handle_keeps_folder", NONE,
-	  { MKDIR("d"), CREATE("d/f", 0, 10, 18), OPENDIR("d", 1), CLOSE(0), GONE("d/f"),
-	    STAYS("d"), CLOSE(1), GONE("d") } },
-	{ "test_rmdir_not_empty", NONE,
-	  { MKDIR("d"), CREATE("d/f", 0, 10, 19), RMDIR("d", ENOTEMPTY), EXISTS("d/f"), CLOSE(0),
-	    GONE("d") } },
+	{"test_empty_folder_stays",
+	 NONE,
+	 {MKDIR("e"), STAYS("e"), OPENDIR("e", 0), CLOSE(0), STAYS("e"), RMDIR("e", 0),
+	  ABSENT("e")}},
+	{"test_folder_handle_keeps_folder",
+	 NONE,
+	 {MKDIR("d"), CREATE("d/f", 0, 10, 18), OPENDIR("d", 1), CLOSE(0), GONE("d/f"), STAYS("d"),
+	  CLOSE(1), GONE("d")}},
+	{"test_rmdir_not_empty",
+	 NONE,
+	 {MKDIR("d"), CREATE("d/f", 0, 10, 19), RMDIR("d", ENOTEMPTY), EXISTS("d/f"), CLOSE(0),
+	  GONE("d")}},
 	/* b is empty and never used: it stays, and keeps a */
-	{ "test_rmdir_of_last_child_removes_parent", NONE,
-	  { MKDIR("a"), MKDIR("a/b"), STAYS("a/b"), RMDIR("a/b", 0), GONE("a") } },
+	{"test_rmdir_of_last_child_removes_parent",
+	 NONE,
+	 {MKDIR("a"), MKDIR("a/b"), STAYS("a/b"), RMDIR("a/b", 0), GONE("a")}},
 	/* the unlinked file is still open but no longer a child */
-	{ "test_unlink_of_last_child_removes_parent", NONE,
-	  { MKDIR("d"), CREATE("d/f", 0, 3000, 20), UNLINK("d/f"), GONE("d"), DATA(0),
-	    CLOSE(0) } },
+	{"test_unlink_of_last_child_removes_parent",
+	 NONE,
+	 {MKDIR("d"), CREATE("d/f", 0, 3000, 20), UNLINK("d/f"), GONE("d"), DATA(0), CLOSE(0)}},
 	/* rename */
-	{ "test_rename_open_file_keeps_data", NONE,
-	  { CREATE("a", 0, 7000, 21), RENAME("a", "b"), ABSENT("a"), EXISTS("b"), DATA(0),
-	    PATH_DATA("b", 0), STAYS("b"), CLOSE(0), GONE("b") } },
-	{ "test_rename_noreplace", NONE,
-	  { CREATE("a", 0, 1000, 22), CREATE("b", 1, 2000, 23),
-	    RENAME_NOREP("a", "b", EEXIST), PATH_DATA("a", 0), PATH_DATA("b", 1), CLOSE(0),
-	    CLOSE(1), GONE("a"), GONE("b") } },
+	{"test_rename_open_file_keeps_data",
+	 NONE,
+	 {CREATE("a", 0, 7000, 21), RENAME("a", "b"), ABSENT("a"), EXISTS("b"), DATA(0),
+	  PATH_DATA("b", 0), STAYS("b"), CLOSE(0), GONE("b")}},
+	{"test_rename_noreplace",
+	 NONE,
+	 {CREATE("a", 0, 1000, 22), CREATE("b", 1, 2000, 23), RENAME_NOREP("a", "b", EEXIST),
+	  PATH_DATA("a", 0), PATH_DATA("b", 1), CLOSE(0), CLOSE(1), GONE("a"), GONE("b")}},
 	/* the names move with the inodes: closing A's last handle removes the name b */
-	{ "test_rename_exchange", NONE,
-	  { CREATE("a", 0, 1000, 24), CREATE("b", 1, 2000, 25), EXCHANGE("a", "b"),
-	    PATH_DATA("a", 1), PATH_DATA("b", 0), DATA(0), DATA(1), CLOSE(0), GONE("b"),
-	    STAYS("a"), CLOSE(1), GONE("a") } },
+	{"test_rename_exchange",
+	 NONE,
+	 {CREATE("a", 0, 1000, 24), CREATE("b", 1, 2000, 25), EXCHANGE("a", "b"), PATH_DATA("a", 1),
+	  PATH_DATA("b", 0), DATA(0), DATA(1), CLOSE(0), GONE("b"), STAYS("a"), CLOSE(1),
+	  GONE("a")}},
 	/* the replaced inode is still open and keeps its data */
-	{ "test_rename_over_open_file", NONE,
-	  { CREATE("a", 0, 1000, 26), CREATE("b", 1, 2000, 27), RENAME("a", "b"), ABSENT("a"),
-	    PATH_DATA("b", 0), DATA(1), CLOSE(1), STAYS("b"), CLOSE(0), GONE("b") } },
-	{ "test_rename_into_folder", NONE,
-	  { MKDIR("d"), CREATE("f", 0, 500, 28), RENAME("f", "d/f"), ABSENT("f"),
-	    RENAME("d", "e"), ABSENT("d"), PATH_DATA("e/f", 0), CLOSE(0), GONE("e/f"),
-	    GONE("e") } },
+	{"test_rename_over_open_file",
+	 NONE,
+	 {CREATE("a", 0, 1000, 26), CREATE("b", 1, 2000, 27), RENAME("a", "b"), ABSENT("a"),
+	  PATH_DATA("b", 0), DATA(1), CLOSE(1), STAYS("b"), CLOSE(0), GONE("b")}},
+	{"test_rename_into_folder",
+	 NONE,
+	 {MKDIR("d"), CREATE("f", 0, 500, 28), RENAME("f", "d/f"), ABSENT("f"), RENAME("d", "e"),
+	  ABSENT("d"), PATH_DATA("e/f", 0), CLOSE(0), GONE("e/f"), GONE("e")}},
 	/* moving the last child out of an armed folder removes the folder; b is armed too, by a
 	 * child that stays while we look */
-	{ "test_rename_out_empties_folder", NONE,
-	  { MKDIR("a"), MKDIR("b"), CREATE("a/f", 0, 100, 39), CREATE("b/keep", 1, 1, 40),
-	    RENAME("a/f", "b/f"), GONE("a"), PATH_DATA("b/f", 0), CLOSE(0), GONE("b/f"),
-	    STAYS("b"), CLOSE(1), GONE("b") } },
+	{"test_rename_out_empties_folder",
+	 NONE,
+	 {MKDIR("a"), MKDIR("b"), CREATE("a/f", 0, 100, 39), CREATE("b/keep", 1, 1, 40),
+	  RENAME("a/f", "b/f"), GONE("a"), PATH_DATA("b/f", 0), CLOSE(0), GONE("b/f"), STAYS("b"),
+	  CLOSE(1), GONE("b")}},
 	/* linger=1: removal waits for the delay (1 s), so it is still there right after */
-	{ "test_linger_keeps_then_removes", LINGER,
-	  { CREATE("f", 0, 100, 29), CLOSE(0), EXISTS("f"), PATH_DATA("f", 0),
-	    GONE_LINGER("f") } },
+	{"test_linger_keeps_then_removes",
+	 LINGER,
+	 {CREATE("f", 0, 100, 29), CLOSE(0), EXISTS("f"), PATH_DATA("f", 0), GONE_LINGER("f")}},
 	/* in use again: the pending removal must not happen */
-	{ "test_linger_reopen_keeps", LINGER,
-	  { CREATE("f", 0, 100, 30), CLOSE(0), OPEN("f", 1, 0), PAUSE(1500), EXISTS("f"),
-	    DATA(1), CLOSE(1), EXISTS("f"), GONE_LINGER("f") } },
+	{"test_linger_reopen_keeps",
+	 LINGER,
+	 {CREATE("f", 0, 100, 30), CLOSE(0), OPEN("f", 1, 0), PAUSE(1500), EXISTS("f"), DATA(1),
+	  CLOSE(1), EXISTS("f"), GONE_LINGER("f")}},
 	/* the last mapping is gone, the linger delay starts */
-	{ "test_linger_after_munmap", LINGER,
-	  { CREATE_PAGES("f", 0, 1, 38), MAP(1, 0), CLOSE(0), MUNMAP(1), EXISTS("f"),
-	    GONE_LINGER("f") } },
+	{"test_linger_after_munmap",
+	 LINGER,
+	 {CREATE_PAGES("f", 0, 1, 38), MAP(1, 0), CLOSE(0), MUNMAP(1), EXISTS("f"),
+	  GONE_LINGER("f")}},
 	/* removed inodes: an O_PATH descriptor sends no OPEN, so it does not keep the file;
 	 * reopening the removed inode through /proc/self/fd reaches the daemon with its node id */
-	{ "test_estale_on_removed_inode", NONE,
-	  { CREATE("f", 0, 100, 31), OPEN_PATH("f", 1, 0), CLOSE(0), GONE("f"),
-	    PROC_OPEN(1, O_RDONLY, ESTALE), PROC_OPEN(1, O_RDWR, ESTALE), CLOSE(1) } },
+	{"test_estale_on_removed_inode",
+	 NONE,
+	 {CREATE("f", 0, 100, 31), OPEN_PATH("f", 1, 0), CLOSE(0), GONE("f"),
+	  PROC_OPEN(1, O_RDONLY, ESTALE), PROC_OPEN(1, O_RDWR, ESTALE), CLOSE(1)}},
 	/* creating inside a removed folder must fail, never resurrect an orphan */
-	{ "test_create_in_removed_folder", NONE,
-	  { MKDIR("d"), CREATE("d/f", 0, 10, 32), OPEN_PATH("d", 1, O_DIRECTORY), CLOSE(0),
-	    GONE("d"), CREATE_AT(1, "g"), MKDIR_AT(1, "x"), CLOSE(1) } },
+	{"test_create_in_removed_folder",
+	 NONE,
+	 {MKDIR("d"), CREATE("d/f", 0, 10, 32), OPEN_PATH("d", 1, O_DIRECTORY), CLOSE(0), GONE("d"),
+	  CREATE_AT(1, "g"), MKDIR_AT(1, "x"), CLOSE(1)}},
 };
 
 #define N_LIFE_ROWS (sizeof(life_rows) / sizeof(life_rows[0]))
@@ -1064,7 +1178,7 @@ struct life_slot {
 };
 
 struct life_state {
-	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
+	struct tu_fixture t; /* first: tu_pool and tu_teardown take *state */
 	const struct life_row *row;
 	struct life_slot slot[LIFE_SLOTS];
 };
@@ -1088,17 +1202,26 @@ static void life_change(const struct pool_fixture *p, const struct life_step *s)
 
 	errno = 0;
 	switch (s->op) {
-	case L_MKDIR: r = mkdir(path, 0700); break;
-	case L_RMDIR: r = rmdir(path); break;
-	case L_UNLINK: r = unlink(path); break;
-	case L_RENAME: r = rename(path, to); break;
+	case L_MKDIR:
+		r = mkdir(path, 0700);
+		break;
+	case L_RMDIR:
+		r = rmdir(path);
+		break;
+	case L_UNLINK:
+		r = unlink(path);
+		break;
+	case L_RENAME:
+		r = rename(path, to);
+		break;
 	case L_RENAME_NOREPLACE:
 		r = renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_NOREPLACE);
 		break;
 	case L_RENAME_EXCHANGE:
 		r = renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_EXCHANGE);
 		break;
-	default: fail_msg("step %d is no change", (int)s->op);
+	default:
+		fail_msg("step %d is no change", (int)s->op);
 	}
 	if (s->expect ? r != -1 || errno != s->expect : r != 0)
 		fail_msg("%s %s: %ld %s, want %s", s->path, s->to ? s->to : "", r,
@@ -1126,8 +1249,12 @@ static void life_handle(struct life_state *ls, const struct life_step *s)
 		h->fd = open(path, s->op == L_OPEN ? O_RDWR : O_RDONLY);
 		CHECK(h->fd);
 		break;
-	case L_OPENDIR: CHECK(h->fd = open(path, O_RDONLY | O_DIRECTORY)); break;
-	case L_OPEN_PATH: CHECK(h->fd = open(path, O_PATH | s->flags)); break;
+	case L_OPENDIR:
+		CHECK(h->fd = open(path, O_RDONLY | O_DIRECTORY));
+		break;
+	case L_OPEN_PATH:
+		CHECK(h->fd = open(path, O_PATH | s->flags));
+		break;
 	case L_MAP:
 	case L_MAP_RO:
 		*h = *from;
@@ -1136,9 +1263,14 @@ static void life_handle(struct life_state *ls, const struct life_step *s)
 		if (h->map == MAP_FAILED)
 			fail_msg("mmap: %s", errname(errno));
 		break;
-	case L_CLOSE: CHECK(close(h->fd)); break;
-	case L_MUNMAP: CHECK(munmap(h->map, h->len)); break;
-	default: fail_msg("step %d is no handle", (int)s->op);
+	case L_CLOSE:
+		CHECK(close(h->fd));
+		break;
+	case L_MUNMAP:
+		CHECK(munmap(h->map, h->len));
+		break;
+	default:
+		fail_msg("step %d is no handle", (int)s->op);
 	}
 }
 
@@ -1153,18 +1285,34 @@ static void life_check(struct life_state *ls, const struct life_step *s)
 	if (s->path)
 		assert_int_equal(pool_path(p, s->path, path, sizeof(path)), 0);
 	switch (s->op) {
-	case L_STAYS: expect_stays(path); break;
-	case L_EXISTS: ASSERT_EXISTS(path); break;
-	case L_ABSENT: ASSERT_ABSENT(path); break;
-	case L_GONE: ASSERT_GONE(path); break;
+	case L_STAYS:
+		expect_stays(path);
+		break;
+	case L_EXISTS:
+		ASSERT_EXISTS(path);
+		break;
+	case L_ABSENT:
+		ASSERT_ABSENT(path);
+		break;
+	case L_GONE:
+		ASSERT_GONE(path);
+		break;
 	case L_GONE_LINGER:
 		if (pool_wait_gone(path, 10000) != 0)
 			fail_msg("%s not removed within 10 s with linger=1", path);
 		break;
-	case L_LISTED: assert_int_equal(tu_listed(p->mnt, s->path), 1); break;
-	case L_UNLISTED: assert_int_equal(tu_listed(p->mnt, s->path), 0); break;
-	case L_DATA: expect_fd_pattern(h->fd, h->len, h->seed); break;
-	case L_MAP_DATA: assert_int_equal(pat_check(h->map, h->len, h->seed, 0), -1); break;
+	case L_LISTED:
+		assert_int_equal(tu_listed(p->mnt, s->path), 1);
+		break;
+	case L_UNLISTED:
+		assert_int_equal(tu_listed(p->mnt, s->path), 0);
+		break;
+	case L_DATA:
+		expect_fd_pattern(h->fd, h->len, h->seed);
+		break;
+	case L_MAP_DATA:
+		assert_int_equal(pat_check(h->map, h->len, h->seed, 0), -1);
+		break;
 	case L_PATH_DATA:
 		expect_path_pattern(path, ls->slot[s->from].len, ls->slot[s->from].seed);
 		break;
@@ -1173,8 +1321,11 @@ static void life_check(struct life_state *ls, const struct life_step *s)
 		assert_true(S_ISDIR(st.st_mode));
 		assert_int_equal(st.st_mode & 07777, 01777);
 		break;
-	case L_PAUSE: pool_sleep_ms((int)s->len); break;
-	default: fail_msg("step %d is no check", (int)s->op);
+	case L_PAUSE:
+		pool_sleep_ms((int)s->len);
+		break;
+	default:
+		fail_msg("step %d is no check", (int)s->op);
 	}
 }
 
@@ -1191,9 +1342,14 @@ static void life_through_removed(struct life_state *ls, const struct life_step *
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		r = open(proc, s->flags);
 		break;
-	case L_CREATE_AT: r = openat(fd, s->path, O_RDWR | O_CREAT, 0600); break;
-	case L_MKDIR_AT: r = mkdirat(fd, s->path, 0700); break;
-	default: fail_msg("step %d is no request through a removed entry", (int)s->op);
+	case L_CREATE_AT:
+		r = openat(fd, s->path, O_RDWR | O_CREAT, 0600);
+		break;
+	case L_MKDIR_AT:
+		r = mkdirat(fd, s->path, 0700);
+		break;
+	default:
+		fail_msg("step %d is no request through a removed entry", (int)s->op);
 	}
 	if (r >= 0 && s->op != L_MKDIR_AT)
 		close((int)r);
@@ -1295,8 +1451,8 @@ int main(void)
 {
 	struct CMUnitTest tests[N_LIFE_ROWS + N_SCENARIOS];
 
-	rows_to_tests(tests, life_rows, sizeof(life_rows[0]), N_LIFE_ROWS, test_life_row, life_setup,
-		      tu_teardown);
+	rows_to_tests(tests, life_rows, sizeof(life_rows[0]), N_LIFE_ROWS, test_life_row,
+		      life_setup, tu_teardown);
 	memcpy(tests + N_LIFE_ROWS, scenarios, sizeof(scenarios));
 	pg = sysconf(_SC_PAGESIZE);
 	return ITEST_RUN(tests);

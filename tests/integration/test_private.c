@@ -60,7 +60,8 @@ static void test_private_creates_do_not_refetch_the_folder(void **state)
 	long n = getattrs_of_create_and_unlink(tu_pool(state));
 
 	if (n >= FILES / 4)
-		fail_msg("%ld GETATTRs for %d creates and %d unlinks in one folder", n, FILES, FILES);
+		fail_msg("%ld GETATTRs for %d creates and %d unlinks in one folder", n, FILES,
+			 FILES);
 }
 
 /* The other side of the same choice: with other users about, the kernel checks modes on fresh
@@ -72,7 +73,8 @@ static void test_multi_user_pool_keeps_kernel_checks(void **state)
 
 	if (n < FILES)
 		fail_msg("only %ld GETATTRs for %d creates and %d unlinks: is default_permissions "
-			 "still on for multi-user pools?", n, FILES, FILES);
+			 "still on for multi-user pools?",
+			 n, FILES, FILES);
 }
 
 static void test_private_modes_stay_owner_only(void **state)
@@ -222,8 +224,8 @@ int main(void)
 						setup_private, tu_teardown),
 		cmocka_unit_test_setup_teardown(test_private_modes_stay_owner_only, setup_private,
 						tu_teardown),
-		cmocka_unit_test_setup_teardown(test_private_access_follows_the_owner_bits, setup_private,
-						tu_teardown),
+		cmocka_unit_test_setup_teardown(test_private_access_follows_the_owner_bits,
+						setup_private, tu_teardown),
 		cmocka_unit_test_setup_teardown(test_private_owner_not_given_away, setup_private,
 						tu_teardown),
 		cmocka_unit_test_setup_teardown(test_private_relative_work_in_a_folder,

@@ -23,19 +23,19 @@
 
 /* One place a scene is made in: the pool's root, or the sticky tmpfs folder. */
 struct place {
-	const char *what;	/* "pool" or "tmpfs" */
+	const char *what; /* "pool" or "tmpfs" */
 	char dir[PATH_MAX];
-	char a_dat[PATH_MAX];	/* A's file, 0600 */
-	char a_lnk[PATH_MAX];	/* A's symlink to "a.dat" */
-	char r_lnk[PATH_MAX];	/* root's symlink to "a.dat" */
-	char a_fifo[PATH_MAX];	/* A's FIFO, 0600 */
-	char b_name[PATH_MAX];	/* where B tries to link A's file */
+	char a_dat[PATH_MAX];  /* A's file, 0600 */
+	char a_lnk[PATH_MAX];  /* A's symlink to "a.dat" */
+	char r_lnk[PATH_MAX];  /* root's symlink to "a.dat" */
+	char a_fifo[PATH_MAX]; /* A's FIFO, 0600 */
+	char b_name[PATH_MAX]; /* where B tries to link A's file */
 };
 
 struct prot {
-	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
-	char sticky[PATH_MAX];	/* root's 01777 folder on tmpfs ("" if none) */
-	struct place pl[2];	/* the pool, the tmpfs folder */
+	struct tu_fixture t;   /* first: tu_pool and tu_teardown take *state */
+	char sticky[PATH_MAX]; /* root's 01777 folder on tmpfs ("" if none) */
+	struct place pl[2];    /* the pool, the tmpfs folder */
 };
 
 static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -51,10 +51,10 @@ static void place_init(struct place *pl, const char *what, const char *dir)
 	memset(pl, 0, sizeof(*pl));
 	pl->what = what;
 	snprintf(pl->dir, sizeof(pl->dir), "%s", dir);
-#define PL(field, name)                                                                       \
-	if ((size_t)snprintf(pl->field, sizeof(pl->field), "%s/%s", dir, name) >=              \
-	    sizeof(pl->field))                                                                \
-		fail_msg("path too long: %s/%s", dir, name)
+#define PL(field, name)                                                                            \
+	if ((size_t)snprintf(pl->field, sizeof(pl->field), "%s/%s", dir, name) >=                  \
+	    sizeof(pl->field))                                                                     \
+	fail_msg("path too long: %s/%s", dir, name)
 	PL(a_dat, "a.dat");
 	PL(a_lnk, "a.lnk");
 	PL(r_lnk, "r.lnk");
@@ -161,12 +161,12 @@ static int opened(int fd)
 	return e;
 }
 
-#define EXPECT_IN(pl, expr, want)                                                             \
-	do {                                                                                  \
-		int got_ = (errno = 0, (expr));                                               \
-		if (got_ != (want))                                                           \
+#define EXPECT_IN(pl, expr, want)                                                                  \
+	do {                                                                                       \
+		int got_ = (errno = 0, (expr));                                                    \
+		if (got_ != (want))                                                                \
 			fail_msg("%s:%d: %s (%s): %s, want %s", __FILE__, __LINE__, #expr,         \
-				 (pl)->what, errname(got_), errname(want));                   \
+				 (pl)->what, errname(got_), errname(want));                        \
 	} while (0)
 
 /* ---- protected_symlinks ---- */
@@ -218,7 +218,7 @@ static void test_protected_symlinks(void **state)
 
 struct hl {
 	const struct place *pl;
-	int fd;			/* A's file, opened by root and inherited */
+	int fd; /* A's file, opened by root and inherited */
 };
 
 /* As B, with a descriptor of A's file inherited from root: a name for it through /proc. */
@@ -241,7 +241,7 @@ static long link_requests(const struct pool_fixture *p)
  * request reached the daemon. */
 static int b_link_attempt(const struct pool_fixture *p, const struct place *pl, bool *reached)
 {
-	struct hl h = { pl, open(pl->a_dat, O_RDONLY) };
+	struct hl h = {pl, open(pl->a_dat, O_RDONLY)};
 	long before;
 	int r;
 
@@ -273,8 +273,9 @@ static void test_protected_hardlinks(void **state)
 	/* the pool: off, the daemon itself refuses (B is not the owner) */
 	r = b_link_attempt(p, pool, &reached);
 	if (r != EPERM || !reached)
-		fail_msg("pool, protected_hardlinks=0: %s, %s the daemon; want EPERM from the daemon",
-			 errname(r), reached ? "reached" : "did not reach");
+		fail_msg(
+			"pool, protected_hardlinks=0: %s, %s the daemon; want EPERM from the daemon",
+			errname(r), reached ? "reached" : "did not reach");
 	set("fs/protected_hardlinks", 1);
 	for (int i = 0; i < 2; i++) {
 		r = b_link_attempt(p, &pr->pl[i], &reached);
@@ -297,10 +298,12 @@ static int a_creat_own(void *v)
 	const struct prot *pr = v;
 
 	for (int i = 0; i < 2; i++) {
-		USER_OK(10 * i + 1, opened(open(pr->pl[i].a_fifo, O_RDONLY | O_CREAT | O_NONBLOCK,
-						 0600)) == 0 ? 0 : -1);
-		USER_OK(10 * i + 2, opened(open(pr->pl[i].a_dat, O_RDWR | O_CREAT, 0600)) == 0
-					    ? 0 : -1);
+		USER_OK(10 * i + 1,
+			opened(open(pr->pl[i].a_fifo, O_RDONLY | O_CREAT | O_NONBLOCK, 0600)) == 0
+				? 0
+				: -1);
+		USER_OK(10 * i + 2,
+			opened(open(pr->pl[i].a_dat, O_RDWR | O_CREAT, 0600)) == 0 ? 0 : -1);
 	}
 	return 0;
 }

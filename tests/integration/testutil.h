@@ -57,140 +57,140 @@ const char *errname(int e);
 /* ---- checks in the test process ---- */
 
 /* expr must not return -1. */
-#define CHECK(expr)                                                                           \
-	do {                                                                                  \
-		if ((long)(expr) == -1L)                                                      \
-			fail_msg("%s:%d: %s failed: %s", __FILE__, __LINE__, #expr,           \
-				 errname(errno));                                             \
+#define CHECK(expr)                                                                                \
+	do {                                                                                       \
+		if ((long)(expr) == -1L)                                                           \
+			fail_msg("%s:%d: %s failed: %s", __FILE__, __LINE__, #expr,                \
+				 errname(errno));                                                  \
 	} while (0)
 
 /* Declares r_ (what expr returned) and e_ (the errno it left, 0 if it set none). */
-#define TU_CALL(expr)                                                                         \
-	long r_;                                                                              \
+#define TU_CALL(expr)                                                                              \
+	long r_;                                                                                   \
 	int e_ = (errno = 0, r_ = (long)(expr), errno)
 
 /* expr must return -1 with errno err. */
-#define CHECK_ERR(expr, err)                                                                  \
-	do {                                                                                  \
-		TU_CALL(expr);                                                                \
-		if (r_ != -1L || e_ != (err))                                                 \
-			fail_msg("%s:%d: %s returned %ld errno %s, want -1 errno %s", __FILE__,  \
-				 __LINE__, #expr, r_, r_ == -1L ? errname(e_) : "-",          \
-				 errname(err));                                               \
+#define CHECK_ERR(expr, err)                                                                       \
+	do {                                                                                       \
+		TU_CALL(expr);                                                                     \
+		if (r_ != -1L || e_ != (err))                                                      \
+			fail_msg("%s:%d: %s returned %ld errno %s, want -1 errno %s", __FILE__,    \
+				 __LINE__, #expr, r_, r_ == -1L ? errname(e_) : "-",               \
+				 errname(err));                                                    \
 	} while (0)
 
 /* A -errno result (harness calls) must be 0. */
-#define CHECK_0(expr)                                                                         \
-	do {                                                                                  \
-		int r_ = (expr);                                                              \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s:%d: %s returned %d (%s)", __FILE__, __LINE__, #expr, r_,     \
-				 r_ < 0 ? errname(-r_) : "not 0");                            \
+#define CHECK_0(expr)                                                                              \
+	do {                                                                                       \
+		int r_ = (expr);                                                                   \
+		if (r_ != 0)                                                                       \
+			fail_msg("%s:%d: %s returned %d (%s)", __FILE__, __LINE__, #expr, r_,      \
+				 r_ < 0 ? errname(-r_) : "not 0");                                 \
 	} while (0)
 
-#define PATH(var, p, rel)                                                                     \
-	char var[PATH_MAX];                                                                   \
+#define PATH(var, p, rel)                                                                          \
+	char var[PATH_MAX];                                                                        \
 	assert_int_equal(pool_path((p), (rel), var, sizeof(var)), 0)
 
-#define ASSERT_EXISTS(path)                                                                   \
-	do {                                                                                  \
-		struct stat st_;                                                              \
-		if (lstat((path), &st_) == -1)                                                \
-			fail_msg("%s:%d: %s should exist: %s", __FILE__, __LINE__, (path),        \
-				 errname(errno));                                             \
+#define ASSERT_EXISTS(path)                                                                        \
+	do {                                                                                       \
+		struct stat st_;                                                                   \
+		if (lstat((path), &st_) == -1)                                                     \
+			fail_msg("%s:%d: %s should exist: %s", __FILE__, __LINE__, (path),         \
+				 errname(errno));                                                  \
 	} while (0)
 
-#define ASSERT_ABSENT(path)                                                                   \
-	do {                                                                                  \
-		struct stat st_;                                                              \
-		if (lstat((path), &st_) == 0 || errno != ENOENT)                              \
-			fail_msg("%s:%d: %s should not exist (lstat: %s)", __FILE__, __LINE__,    \
-				 (path), errname(errno));                                     \
+#define ASSERT_ABSENT(path)                                                                        \
+	do {                                                                                       \
+		struct stat st_;                                                                   \
+		if (lstat((path), &st_) == 0 || errno != ENOENT)                                   \
+			fail_msg("%s:%d: %s should not exist (lstat: %s)", __FILE__, __LINE__,     \
+				 (path), errname(errno));                                          \
 	} while (0)
 
 /* The daemon log of the running test's pool (the last one tu_mount mounted), when a check fails. */
 void tu_dump_log(void);
 
 /* On failure the entry's refs text says what still keeps it, and the daemon log follows. */
-#define ASSERT_GONE(path)                                                                     \
-	do {                                                                                  \
-		int r_ = pool_wait_gone((path), GONE_MS);                                     \
-		if (r_ != 0) {                                                                \
-			char rb_[4096] = "";                                                  \
-			ssize_t n_ = getxattr((path), POOLFS_XATTR_REFS, rb_, sizeof(rb_) - 1); \
-			rb_[n_ > 0 ? n_ : 0] = '\0';                                          \
-			tu_dump_log();                                                        \
-			fail_msg("%s:%d: %s not removed within %d ms (%s); refs:\n%s",         \
-				 __FILE__, __LINE__, (path), GONE_MS, errname(-r_), rb_);     \
-		}                                                                             \
+#define ASSERT_GONE(path)                                                                          \
+	do {                                                                                       \
+		int r_ = pool_wait_gone((path), GONE_MS);                                          \
+		if (r_ != 0) {                                                                     \
+			char rb_[4096] = "";                                                       \
+			ssize_t n_ = getxattr((path), POOLFS_XATTR_REFS, rb_, sizeof(rb_) - 1);    \
+			rb_[n_ > 0 ? n_ : 0] = '\0';                                               \
+			tu_dump_log();                                                             \
+			fail_msg("%s:%d: %s not removed within %d ms (%s); refs:\n%s", __FILE__,   \
+				 __LINE__, (path), GONE_MS, errname(-r_), rb_);                    \
+		}                                                                                  \
 	} while (0)
 
 /* Closing fd, the entry's last handle, removes path. */
-#define CLOSE_UNTIL_GONE(fd, path)                                                            \
-	do {                                                                                  \
-		CHECK(close(fd));                                                             \
-		ASSERT_GONE(path);                                                            \
+#define CLOSE_UNTIL_GONE(fd, path)                                                                 \
+	do {                                                                                       \
+		CHECK(close(fd));                                                                  \
+		ASSERT_GONE(path);                                                                 \
 	} while (0)
 
 /* ---- checks in a child (spawned, or through run_as_user) ----
  * Children never call cmocka: a failed step returns its number as the exit code (the parent's
  * REAP_OK / AS_OTHER_OK turns it into a failure) and says why on stderr. */
 
-#define CHILD_CHECK(cond, step)                                                               \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "# child %d: step %d (%s) failed: %s\n", (int)getpid(),   \
-				(step), #cond, errname(errno));                               \
-			return (step);                                                        \
-		}                                                                             \
+#define CHILD_CHECK(cond, step)                                                                    \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "# child %d: step %d (%s) failed: %s\n", (int)getpid(),    \
+				(step), #cond, errname(errno));                                    \
+			return (step);                                                             \
+		}                                                                                  \
 	} while (0)
 
 /* expr must fail with err. */
-#define USER_EXPECT(step, expr, err)                                                          \
-	do {                                                                                  \
-		TU_CALL(expr);                                                                \
-		if (r_ != -1L || e_ != (err)) {                                               \
-			fprintf(stderr, "# uid %d step %d: %s returned %ld errno %s, want %s\n", \
-				(int)getuid(), (step), #expr, r_, r_ == -1L ? errname(e_) : "-",  \
-				errname(err));                                                \
-			return (step);                                                        \
-		}                                                                             \
+#define USER_EXPECT(step, expr, err)                                                               \
+	do {                                                                                       \
+		TU_CALL(expr);                                                                     \
+		if (r_ != -1L || e_ != (err)) {                                                    \
+			fprintf(stderr, "# uid %d step %d: %s returned %ld errno %s, want %s\n",   \
+				(int)getuid(), (step), #expr, r_, r_ == -1L ? errname(e_) : "-",   \
+				errname(err));                                                     \
+			return (step);                                                             \
+		}                                                                                  \
 	} while (0)
 
 /* expr must not return -1. */
-#define USER_OK(step, expr)                                                                   \
-	do {                                                                                  \
-		if ((long)(expr) == -1L) {                                                    \
-			fprintf(stderr, "# uid %d step %d: %s failed: %s\n", (int)getuid(),       \
-				(step), #expr, errname(errno));                               \
-			return (step);                                                        \
-		}                                                                             \
+#define USER_OK(step, expr)                                                                        \
+	do {                                                                                       \
+		if ((long)(expr) == -1L) {                                                         \
+			fprintf(stderr, "# uid %d step %d: %s failed: %s\n", (int)getuid(),        \
+				(step), #expr, errname(errno));                                    \
+			return (step);                                                             \
+		}                                                                                  \
 	} while (0)
 
-#define USER_TRUE(step, cond)                                                                 \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "# uid %d step %d: %s is false (errno %s)\n",             \
-				(int)getuid(), (step), #cond, errname(errno));                \
-			return (step);                                                        \
-		}                                                                             \
+#define USER_TRUE(step, cond)                                                                      \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "# uid %d step %d: %s is false (errno %s)\n",              \
+				(int)getuid(), (step), #cond, errname(errno));                     \
+			return (step);                                                             \
+		}                                                                                  \
 	} while (0)
 
 /* fn(arg) as OTHER_UID must pass every step. */
 /* fn(arg) as uid/gid must pass every step. */
-#define AS_OK(uid_, gid_, fn, arg)                                                            \
-	do {                                                                                  \
-		int r_ = run_as_user((uid_), (gid_), (fn), (arg));                            \
-		if (r_ != 0)                                                                  \
+#define AS_OK(uid_, gid_, fn, arg)                                                                 \
+	do {                                                                                       \
+		int r_ = run_as_user((uid_), (gid_), (fn), (arg));                                 \
+		if (r_ != 0)                                                                       \
 			fail_msg("%s:%d: %s as uid %d failed at step %d", __FILE__, __LINE__, #fn, \
-				 (int)(uid_), r_);                                            \
+				 (int)(uid_), r_);                                                 \
 	} while (0)
 
-#define AS_OTHER_OK(fn, arg)                                                                  \
-	do {                                                                                  \
-		int r_ = run_as_user(OTHER_UID, OTHER_GID, (fn), (arg));                      \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s as uid %d failed at step %d", #fn, OTHER_UID, r_);           \
+#define AS_OTHER_OK(fn, arg)                                                                       \
+	do {                                                                                       \
+		int r_ = run_as_user(OTHER_UID, OTHER_GID, (fn), (arg));                           \
+		if (r_ != 0)                                                                       \
+			fail_msg("%s as uid %d failed at step %d", #fn, OTHER_UID, r_);            \
 	} while (0)
 
 /* ---- one pool per test (or per group) ---- */
@@ -199,9 +199,9 @@ void tu_dump_log(void);
  * tu_backing_back_to_base then work on that struct's *state too. */
 struct tu_fixture {
 	struct pool_fixture p;
-	int unsupported;	/* the daemon refused this datapath (or these options): the tests skip */
-	int base_backing;	/* backing files right after mount (the daemon's own, if any) */
-	int single_user;	/* tu_mount mounts without allow_other (pool_mount_private) */
+	int unsupported;  /* the daemon refused this datapath (or these options): the tests skip */
+	int base_backing; /* backing files right after mount (the daemon's own, if any) */
+	int single_user;  /* tu_mount mounts without allow_other (pool_mount_private) */
 };
 
 /* Mount t's pool: 0 (also when the datapath is unsupported: the tests then skip), or -1. */
@@ -276,12 +276,12 @@ pid_t tu_spawn(int (*fn)(void *), void *arg);
 int tu_reap(pid_t pid, int timeout_ms);
 
 #define REAP_OK(pid) REAP_OK_WITHIN((pid), CHILD_MS)
-#define REAP_OK_WITHIN(pid, ms)                                                               \
-	do {                                                                                  \
-		int c_ = tu_reap((pid), (ms));                                                \
-		if (c_ != 0)                                                                  \
-			fail_msg("%s:%d: process %d ended with %d", __FILE__, __LINE__,           \
-				 (int)(pid), c_);                                             \
+#define REAP_OK_WITHIN(pid, ms)                                                                    \
+	do {                                                                                       \
+		int c_ = tu_reap((pid), (ms));                                                     \
+		if (c_ != 0)                                                                       \
+			fail_msg("%s:%d: process %d ended with %d", __FILE__, __LINE__,            \
+				 (int)(pid), c_);                                                  \
 	} while (0)
 
 /* ---- stepping a child ---- */
@@ -315,12 +315,11 @@ int chan_get(int fd, int timeout_ms);
 #define CHILD_WAIT_GO(c) chan_get((c)->down[0], 10 * CHILD_MS)
 /* Parent side */
 #define PARENT_GO(c) CHECK_0(chan_put((c)->down[1]))
-#define PARENT_WAIT_READY(c)                                                                  \
-	do {                                                                                  \
-		int r_ = chan_get((c)->up[0], CHILD_MS);                                      \
-		if (r_ != 0)                                                                  \
-			fail_msg("%s:%d: child not ready: %s", __FILE__, __LINE__,                \
-				 errname(-r_));                                               \
+#define PARENT_WAIT_READY(c)                                                                       \
+	do {                                                                                       \
+		int r_ = chan_get((c)->up[0], CHILD_MS);                                           \
+		if (r_ != 0)                                                                       \
+			fail_msg("%s:%d: child not ready: %s", __FILE__, __LINE__, errname(-r_));  \
 	} while (0)
 
 /* Whether readdir of dir lists name: 1 or 0, or -errno if dir cannot be listed (usable in a

@@ -4,7 +4,7 @@
 
 int fd_wait_readable(int fd, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	int r;
 
 	do

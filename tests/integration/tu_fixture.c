@@ -25,13 +25,13 @@ int tu_mount(struct tu_fixture *t, const char *opts)
 	int r = t->single_user ? pool_mount_private(&t->p, opts) : pool_mount(&t->p, opts);
 
 	if (r == -EOPNOTSUPP) {
-		fprintf(stderr, "# datapath %s with \"%s\" not supported by this daemon: skipping\n",
+		fprintf(stderr,
+			"# datapath %s with \"%s\" not supported by this daemon: skipping\n",
 			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?",
 			opts ? opts : "");
 		t->unsupported = 1;
 	} else if (r < 0) {
-		fprintf(stderr, "# pool_mount(\"%s\") failed: %s\n", opts ? opts : "",
-			errname(-r));
+		fprintf(stderr, "# pool_mount(\"%s\") failed: %s\n", opts ? opts : "", errname(-r));
 		return -1;
 	} else {
 		t->base_backing = pool_backing_files(&t->p);

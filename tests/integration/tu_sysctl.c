@@ -21,17 +21,17 @@
 #define LOCK_WAIT_MS 120000
 
 struct saved {
-	char path[96];	/* /proc/sys/NAME */
-	char old[24];	/* the value before the first change, as text with its newline */
+	char path[96]; /* /proc/sys/NAME */
+	char old[24];  /* the value before the first change, as text with its newline */
 	volatile sig_atomic_t active;
 };
 
 static struct saved saved[SLOTS];
-static pid_t owner;	/* the process that changed them */
-static int lock_fd = -1;	/* LOCK_PATH, flocked while any setting is changed */
+static pid_t owner;	 /* the process that changed them */
+static int lock_fd = -1; /* LOCK_PATH, flocked while any setting is changed */
 static bool at_exit_set;
 static struct sigaction prev[3];
-static const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
+static const int sigs[3] = {SIGTERM, SIGINT, SIGHUP};
 
 static int sysctl_path(const char *name, char *buf, size_t len)
 {
@@ -98,7 +98,7 @@ int tu_sysctl_get(const char *name)
 /* Take the machine-wide lock (bounded): 0 or -errno (-EBUSY: another process kept it). */
 static int lock_take(void)
 {
-	struct timespec step = { 0, 20 * 1000 * 1000 };
+	struct timespec step = {0, 20 * 1000 * 1000};
 	int waited = 0;
 
 	if (lock_fd >= 0)

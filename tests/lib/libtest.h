@@ -42,7 +42,7 @@ int libtest_rmtree(const char *path);
 /* ---- programs (lt_run.c) ---- */
 
 struct run_result {
-	int status;      /* exit code; 128 + signal if killed; -1 if it could not run */
+	int status;	 /* exit code; 128 + signal if killed; -1 if it could not run */
 	char out[16384]; /* stdout, NUL-terminated (cut if longer) */
 	char err[16384]; /* stderr, likewise */
 };

@@ -13,22 +13,49 @@ void libtest_npy_fill(struct poolfs_array *a)
 		long long s = (long long)(i * 7 % 200) - 100;
 		unsigned long long u = i * 3 % 250;
 		switch (a->dtype) {
-		case POOLFS_DTYPE_F8: ((double *)a->data)[i] = (double)i * 0.5; break;
-		case POOLFS_DTYPE_F4: ((float *)a->data)[i] = (float)i * 0.25f; break;
-		case POOLFS_DTYPE_I8: ((int64_t *)a->data)[i] = s * 1000000007LL; break;
-		case POOLFS_DTYPE_I4: ((int32_t *)a->data)[i] = (int32_t)(s * 1000); break;
-		case POOLFS_DTYPE_I2: ((int16_t *)a->data)[i] = (int16_t)(s * 100); break;
-		case POOLFS_DTYPE_I1: ((int8_t *)a->data)[i] = (int8_t)s; break;
-		case POOLFS_DTYPE_U8: ((uint64_t *)a->data)[i] = u * 1000000007ULL; break;
-		case POOLFS_DTYPE_U4: ((uint32_t *)a->data)[i] = (uint32_t)(u * 1000); break;
-		case POOLFS_DTYPE_U2: ((uint16_t *)a->data)[i] = (uint16_t)(u * 100); break;
-		case POOLFS_DTYPE_U1: ((uint8_t *)a->data)[i] = (uint8_t)u; break;
-		case POOLFS_DTYPE_B1: ((uint8_t *)a->data)[i] = i % 3 == 0; break;
+		case POOLFS_DTYPE_F8:
+			((double *)a->data)[i] = (double)i * 0.5;
+			break;
+		case POOLFS_DTYPE_F4:
+			((float *)a->data)[i] = (float)i * 0.25f;
+			break;
+		case POOLFS_DTYPE_I8:
+			((int64_t *)a->data)[i] = s * 1000000007LL;
+			break;
+		case POOLFS_DTYPE_I4:
+			((int32_t *)a->data)[i] = (int32_t)(s * 1000);
+			break;
+		case POOLFS_DTYPE_I2:
+			((int16_t *)a->data)[i] = (int16_t)(s * 100);
+			break;
+		case POOLFS_DTYPE_I1:
+			((int8_t *)a->data)[i] = (int8_t)s;
+			break;
+		case POOLFS_DTYPE_U8:
+			((uint64_t *)a->data)[i] = u * 1000000007ULL;
+			break;
+		case POOLFS_DTYPE_U4:
+			((uint32_t *)a->data)[i] = (uint32_t)(u * 1000);
+			break;
+		case POOLFS_DTYPE_U2:
+			((uint16_t *)a->data)[i] = (uint16_t)(u * 100);
+			break;
+		case POOLFS_DTYPE_U1:
+			((uint8_t *)a->data)[i] = (uint8_t)u;
+			break;
+		case POOLFS_DTYPE_B1:
+			((uint8_t *)a->data)[i] = i % 3 == 0;
+			break;
 		/* CMPLX, not x + y * I: complex arithmetic would turn 0 into -0.0 in places, which
 		 * compares equal but not bytewise */
-		case POOLFS_DTYPE_C16: ((double complex *)a->data)[i] = CMPLX((double)i, 3.0 * (double)i); break;
-		case POOLFS_DTYPE_C8: ((float complex *)a->data)[i] = CMPLXF((float)i, 2.0f * (float)i); break;
-		default: break;
+		case POOLFS_DTYPE_C16:
+			((double complex *)a->data)[i] = CMPLX((double)i, 3.0 * (double)i);
+			break;
+		case POOLFS_DTYPE_C8:
+			((float complex *)a->data)[i] = CMPLXF((float)i, 2.0f * (float)i);
+			break;
+		default:
+			break;
 		}
 	}
 }

@@ -40,10 +40,11 @@ void npy_rt_c_to_numpy(const char *dir)
 	for (int d = 0; d < POOLFS_DTYPE_COUNT; d++)
 		for (size_t s = 0; s < sizeof npy_rt_shapes / sizeof npy_rt_shapes[0]; s++, k++) {
 			libtest_fmt(path, sizeof path, "%s/c-%s-%s-%s.npy", dir,
-			         poolfs_dtype_descr((enum poolfs_dtype)d) + 1, npy_rt_shapes[s].order,
-			         npy_rt_shapes[s].shape_name);
-			int r = poolfs_array_create(path, (enum poolfs_dtype)d, npy_rt_shapes[s].ndim,
-			                            npy_rt_shapes[s].shape, npy_rt_shapes[s].fortran, &keep[k]);
+				    poolfs_dtype_descr((enum poolfs_dtype)d) + 1,
+				    npy_rt_shapes[s].order, npy_rt_shapes[s].shape_name);
+			int r = poolfs_array_create(path, (enum poolfs_dtype)d,
+						    npy_rt_shapes[s].ndim, npy_rt_shapes[s].shape,
+						    npy_rt_shapes[s].fortran, &keep[k]);
 			if (r < 0)
 				fail_msg("poolfs_array_create(%s): %s", path, strerror(-r));
 			libtest_npy_fill(&keep[k]);
@@ -113,4 +114,3 @@ void npy_rt_numpy_to_c(const char *dir)
 	closedir(dh);
 	assert_int_equal(n, NPY_RT_FILES);
 }
-

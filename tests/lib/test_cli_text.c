@@ -17,7 +17,8 @@ static void check_size(uint64_t v, const char *want)
 	char buf[32];
 	int n = human_size(v, buf, sizeof buf);
 	if (n < 0 || strcmp(buf, want) != 0 || (size_t)n != strlen(want))
-		fail_msg("human_size(%llu) = %d \"%s\", want \"%s\"", (unsigned long long)v, n, buf, want);
+		fail_msg("human_size(%llu) = %d \"%s\", want \"%s\"", (unsigned long long)v, n, buf,
+			 want);
 }
 
 static void test_human_size(void **state)
@@ -50,8 +51,7 @@ static void check_explain(const char *cmd, int err, const char *want)
 	const char *got = poolctl_explain(cmd, err);
 	if (want == NULL ? got != NULL : (got == NULL || strcmp(got, want) != 0))
 		fail_msg("poolctl_explain(%s, %d) = \"%s\", want \"%s\"", cmd ? cmd : "(null)", err,
-		         got ? got : "(null)",
-		         want ? want : "(null)");
+			 got ? got : "(null)", want ? want : "(null)");
 }
 
 static void test_explain(void **state)
@@ -60,13 +60,15 @@ static void test_explain(void **state)
 	check_explain("hold", EINVAL, "bad hold scope");
 	check_explain("mkjob", EINVAL, "bad hold scope");
 	check_explain("hold", ESRCH, "no such process to hold for");
-	check_explain("mkjob", ENOPROTOOPT,
-	              "this pool cannot watch that hold scope here (cgroup: no cgroup v2 group of yours to watch)");
+	check_explain(
+		"mkjob", ENOPROTOOPT,
+		"this pool cannot watch that hold scope here (cgroup: no cgroup v2 group of yours to watch)");
 	check_explain("refs", ENOPROTOOPT, NULL);
 	check_explain("release", ENODATA, "no hold of yours on this entry");
 	check_explain("refs", ENODATA, "not on a poolfs pool");
 	check_explain("stat", ENODATA, "not on a poolfs pool");
-	for (const char *const *c = (const char *const[]){"hold", "release", "refs", "stat", "mkjob", NULL};
+	for (const char *const *c =
+		     (const char *const[]){"hold", "release", "refs", "stat", "mkjob", NULL};
 	     *c; c++)
 		check_explain(*c, ENOTSUP, "not on a poolfs pool");
 	check_explain("refs", EPROTO, "unexpected answer from the pool daemon (version mismatch?)");
@@ -96,9 +98,15 @@ static void test_parse_pid(void **state)
 		bool ok;
 		pid_t want;
 	} rows[] = {
-		{"1", true, 1},         {"4242", true, 4242}, {"2147483647", true, 2147483647},
-		{"0", false, 0},        {"-1", false, 0},     {"2147483648", false, 0},
-		{"", false, 0},         {"12x", false, 0},    {" 12", true, 12}, /* strtol's blank */
+		{"1", true, 1},
+		{"4242", true, 4242},
+		{"2147483647", true, 2147483647},
+		{"0", false, 0},
+		{"-1", false, 0},
+		{"2147483648", false, 0},
+		{"", false, 0},
+		{"12x", false, 0},
+		{" 12", true, 12}, /* strtol's blank */
 		{"99999999999999999999", false, 0},
 	};
 

@@ -70,8 +70,8 @@ static void test_format(void **state)
 {
 	char buf[512];
 	const char *want = "POOLFS_JOB='/p/job-7-x'; export POOLFS_JOB\n"
-	                   "JOBLIB_TEMP_FOLDER='/p/job-7-x'; export JOBLIB_TEMP_FOLDER\n"
-	                   "TMPDIR='/p/job-7-x'; export TMPDIR\n";
+			   "JOBLIB_TEMP_FOLDER='/p/job-7-x'; export JOBLIB_TEMP_FOLDER\n"
+			   "TMPDIR='/p/job-7-x'; export TMPDIR\n";
 	(void)state;
 	assert_int_equal(env_format("/p/job-7-x", buf, sizeof buf), (int)strlen(want));
 	assert_string_equal(buf, want);

@@ -56,7 +56,8 @@ static int count_entries(const char *dir)
 }
 
 /* "<prefix><pid>-<tid>-<uuid><suffix>" with a lowercase 8-4-4-4-12 uuid */
-static void check_unique_name(const char *path, const char *dir, const char *prefix, const char *suffix)
+static void check_unique_name(const char *path, const char *dir, const char *prefix,
+			      const char *suffix)
 {
 	char head[128];
 	size_t dl = strlen(dir);
@@ -120,27 +121,36 @@ static void test_mkunique_errors(void **state)
 	struct fixture *f = *state;
 	char out[PATH_MAX], missing[PATH_MAX], big[300];
 
-	assert_int_equal(poolfs_mkunique(f->dir, "a/b", NULL, O_RDWR, 0600, out, sizeof out), -EINVAL);
-	assert_int_equal(poolfs_mkunique(f->dir, NULL, "/x", O_RDWR, 0600, out, sizeof out), -EINVAL);
+	assert_int_equal(poolfs_mkunique(f->dir, "a/b", NULL, O_RDWR, 0600, out, sizeof out),
+			 -EINVAL);
+	assert_int_equal(poolfs_mkunique(f->dir, NULL, "/x", O_RDWR, 0600, out, sizeof out),
+			 -EINVAL);
 	assert_int_equal(poolfs_mkunique(NULL, NULL, NULL, O_RDWR, 0600, out, sizeof out), -EINVAL);
-	assert_int_equal(poolfs_mkunique(f->dir, NULL, NULL, O_RDWR | O_DIRECTORY, 0600, out, sizeof out),
-	                 -EINVAL);
-	assert_int_equal(poolfs_mkunique(f->dir, NULL, NULL, O_RDWR | O_TMPFILE, 0600, out, sizeof out),
-	                 -EINVAL);
-	assert_int_equal(poolfs_mkunique(f->dir, NULL, NULL, O_PATH, 0600, out, sizeof out), -EINVAL);
-	assert_int_equal(poolfs_mkunique(f->dir, NULL, NULL, O_RDWR | O_CREAT, 0600, out, sizeof out),
-	                 -EINVAL);
+	assert_int_equal(
+		poolfs_mkunique(f->dir, NULL, NULL, O_RDWR | O_DIRECTORY, 0600, out, sizeof out),
+		-EINVAL);
+	assert_int_equal(
+		poolfs_mkunique(f->dir, NULL, NULL, O_RDWR | O_TMPFILE, 0600, out, sizeof out),
+		-EINVAL);
+	assert_int_equal(poolfs_mkunique(f->dir, NULL, NULL, O_PATH, 0600, out, sizeof out),
+			 -EINVAL);
+	assert_int_equal(
+		poolfs_mkunique(f->dir, NULL, NULL, O_RDWR | O_CREAT, 0600, out, sizeof out),
+		-EINVAL);
 	/* out_path too small: refused before anything is created */
-	assert_int_equal(poolfs_mkunique(f->dir, NULL, NULL, O_RDWR, 0600, out, strlen(f->dir) + 20),
-	                 -ERANGE);
+	assert_int_equal(
+		poolfs_mkunique(f->dir, NULL, NULL, O_RDWR, 0600, out, strlen(f->dir) + 20),
+		-ERANGE);
 	/* a name over NAME_MAX */
 	memset(big, 'n', sizeof big - 1);
 	big[sizeof big - 1] = '\0';
-	assert_int_equal(poolfs_mkunique(f->dir, big, NULL, O_RDWR, 0600, out, sizeof out), -ENAMETOOLONG);
+	assert_int_equal(poolfs_mkunique(f->dir, big, NULL, O_RDWR, 0600, out, sizeof out),
+			 -ENAMETOOLONG);
 	assert_int_equal(count_entries(f->dir), 0);
 
 	join(missing, sizeof missing, f->dir, "nope");
-	assert_int_equal(poolfs_mkunique(missing, NULL, NULL, O_RDWR, 0600, out, sizeof out), -ENOENT);
+	assert_int_equal(poolfs_mkunique(missing, NULL, NULL, O_RDWR, 0600, out, sizeof out),
+			 -ENOENT);
 }
 
 /* Off a pool, every pool call says -ENOTSUP and leaves nothing behind. */
@@ -186,7 +196,8 @@ static void test_not_a_pool(void **state)
 	assert_int_equal(poolfs_pool_root(file, NULL, 10), -EINVAL);
 	assert_int_equal(poolfs_mkjob(f->dir, POOLFS_SCOPE_PID, 0, buf, sizeof buf), -EINVAL);
 	assert_int_equal(poolfs_mkjob(f->dir, (enum poolfs_scope)9, 0, buf, sizeof buf), -EINVAL);
-	assert_int_equal(poolfs_mkjob(f->dir, POOLFS_SCOPE_PIN, 0, buf, strlen(f->dir) + 10), -ERANGE);
+	assert_int_equal(poolfs_mkjob(f->dir, POOLFS_SCOPE_PIN, 0, buf, strlen(f->dir) + 10),
+			 -ERANGE);
 	assert_int_equal(poolfs_mkjob(f->dir, POOLFS_SCOPE_PIN, 0, NULL, 0), -EINVAL);
 	assert_int_equal(count_entries(f->dir), 1);
 
@@ -213,16 +224,18 @@ static void test_array_roundtrip(void **state)
 			const size_t *shape;
 			int ndim;
 			int fortran;
-		} shapes[] = {{shape_2d, 2, 0}, {shape_3d, 3, 1}, {NULL, 0, 0}, {shape_empty, 2, 0}};
+		} shapes[] = {
+			{shape_2d, 2, 0}, {shape_3d, 3, 1}, {NULL, 0, 0}, {shape_empty, 2, 0}};
 		for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
 			struct poolfs_array a, b;
 			char name[64];
 			snprintf(name, sizeof name, "a-%d-%zu.npy", d, k);
 			join(path, sizeof path, f->dir, name);
 
-			assert_int_equal(poolfs_array_create(path, (enum poolfs_dtype)d, shapes[k].ndim,
-			                                     shapes[k].shape, shapes[k].fortran, &a),
-			                 0);
+			assert_int_equal(poolfs_array_create(path, (enum poolfs_dtype)d,
+							     shapes[k].ndim, shapes[k].shape,
+							     shapes[k].fortran, &a),
+					 0);
 			assert_int_equal(a.dtype, d);
 			assert_int_equal(a.itemsize, poolfs_dtype_size((enum poolfs_dtype)d));
 			assert_int_equal(a.ndim, shapes[k].ndim);
@@ -304,13 +317,16 @@ static void test_array_create_errors(void **state)
 	assert_int_equal(poolfs_array_create(NULL, POOLFS_DTYPE_F8, 1, shape, 0, &a), -EINVAL);
 	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_F8, 1, shape, 0, NULL), -EINVAL);
 	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_COUNT, 1, shape, 0, &a), -EINVAL);
-	assert_int_equal(poolfs_array_create(path, (enum poolfs_dtype)-1, 1, shape, 0, &a), -EINVAL);
+	assert_int_equal(poolfs_array_create(path, (enum poolfs_dtype) - 1, 1, shape, 0, &a),
+			 -EINVAL);
 	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_F8, -1, shape, 0, &a), -EINVAL);
-	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_F8, POOLFS_ARRAY_MAX_DIMS + 1, shape, 0, &a),
-	                 -EINVAL);
+	assert_int_equal(
+		poolfs_array_create(path, POOLFS_DTYPE_F8, POOLFS_ARRAY_MAX_DIMS + 1, shape, 0, &a),
+		-EINVAL);
 	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_F8, 2, NULL, 0, &a), -EINVAL);
 	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_F8, 2, huge, 0, &a), -EOVERFLOW);
-	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_U1, 1, toolarge, 0, &a), -EOVERFLOW);
+	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_U1, 1, toolarge, 0, &a),
+			 -EOVERFLOW);
 	assert_int_equal(count_entries(f->dir), 0);
 
 	assert_int_equal(poolfs_array_create(path, POOLFS_DTYPE_F8, 3, shape, 0, &a), 0);
@@ -386,15 +402,18 @@ static void test_array_open_hostile(void **state)
 
 	write_npy(path, "{'descr': '>f8', 'fortran_order': False, 'shape': (4, 4), }", 64, 128);
 	assert_int_equal(poolfs_array_open(path, O_RDONLY, &a), -ENOTSUP);
-	write_npy(path, "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (4,), }", 64, 32);
+	write_npy(path, "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (4,), }", 64,
+		  32);
 	assert_int_equal(poolfs_array_open(path, O_RDONLY, &a), -ENOTSUP);
 	write_npy(path, "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 4), ", 64, 128);
 	assert_int_equal(poolfs_array_open(path, O_RDONLY, &a), -EPROTO);
-	write_npy(path, "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
-	          64, 128);
+	write_npy(path,
+		  "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
+		  64, 128);
 	assert_int_equal(poolfs_array_open(path, O_RDONLY, &a), -EOVERFLOW);
 	/* a huge but representable shape on a small file: short data, never a huge mapping */
-	write_npy(path, "{'descr': '<f8', 'fortran_order': False, 'shape': (1073741824, 1024), }", 64, 128);
+	write_npy(path, "{'descr': '<f8', 'fortran_order': False, 'shape': (1073741824, 1024), }",
+		  64, 128);
 	assert_int_equal(poolfs_array_open(path, O_RDONLY, &a), -ENODATA);
 
 	/* flags and file types */
@@ -415,12 +434,8 @@ static void test_array_open_hostile(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_mkunique),
-		T(test_mkunique_errors),
-		T(test_not_a_pool),
-		T(test_array_roundtrip),
-		T(test_array_shared),
-		T(test_array_create_errors),
+		T(test_mkunique),	    T(test_mkunique_errors), T(test_not_a_pool),
+		T(test_array_roundtrip),    T(test_array_shared),    T(test_array_create_errors),
 		T(test_array_open_hostile),
 	};
 	return cmocka_run_group_tests_name("lib_local", tests, NULL, NULL);

@@ -22,7 +22,7 @@
 #include "libtest.h"
 #include "npy_roundtrip.h"
 
-#define STAY_MS 300      /* how long something must survive to count as kept */
+#define STAY_MS 300 /* how long something must survive to count as kept */
 
 static const char *poolctl;
 
@@ -92,15 +92,15 @@ static void assert_stays(const char *path)
 	do {                                                                                       \
 		int r_ = (expr);                                                                   \
 		if (r_ != (want))                                                                  \
-			fail_msg("%s = %d (%s), want %d", #expr, r_, r_ < 0 ? strerror(-r_) : "-",     \
-			         (want));                                                          \
+			fail_msg("%s = %d (%s), want %d", #expr, r_, r_ < 0 ? strerror(-r_) : "-", \
+				 (want));                                                          \
 	} while (0)
 
 /* ---- child processes that never outlive the test ------------------------------------------- */
 
 struct child {
 	pid_t pid;
-	int go;  /* our end: closing it lets the child exit */
+	int go;	 /* our end: closing it lets the child exit */
 	int res; /* the child's report: one int */
 };
 
@@ -207,7 +207,7 @@ static const struct poolfs_hold_info *find_hold(const struct poolfs_refs *r, con
 /* The hold `text` on path, as find_hold() gives it; fails the test, showing path's refs, if there
  * is none. Its callers use the hold without a NULL check of their own. */
 static const struct poolfs_hold_info *must_find_hold(const struct poolfs_refs *r, const char *text,
-                                                     const char *path)
+						     const char *path)
 {
 	const struct poolfs_hold_info *h = find_hold(r, text);
 	if (!h)
@@ -263,7 +263,7 @@ static void test_usage_limits(void **state)
 	const char *dp = getenv("POOLFS_DATAPATH");
 	bool user_quota = !dp || strcmp(dp, "pagecache") == 0;
 	int r = pool_mount(&p, user_quota ? "autohold=none,max_size=64M,max_user_size=1G"
-	                                  : "autohold=none,max_size=64M");
+					  : "autohold=none,max_size=64M");
 	if (r < 0)
 		fail_msg("pool_mount with quotas: %s", strerror(-r));
 	r = poolfs_usage(p.mnt, &u);
@@ -317,11 +317,11 @@ enum hold_taker { TAKER_TEST_FOR_CHILD, TAKER_CHILD };
 
 struct hold_case {
 	const char *name;
-	enum child_mode mode;		/* the child's set-up */
+	enum child_mode mode; /* the child's set-up */
 	enum hold_taker taker;
-	enum poolfs_scope scope;	/* asked for */
-	const char *word;		/* refs show "<word>:<child's pid>" */
-	int check_info;			/* and the parsed hold says scope and the child's pid */
+	enum poolfs_scope scope; /* asked for */
+	const char *word;	 /* refs show "<word>:<child's pid>" */
+	int check_info;		 /* and the parsed hold says scope and the child's pid */
 };
 
 static const struct hold_case hold_cases[] = {
@@ -406,7 +406,7 @@ static void test_hold_pid_of_gone_process_esrch(void **state)
 
 /* The first line of file that take() accepts (0: its answer is in buf), or -ENOENT. */
 static int scan_lines(const char *file, int (*take)(char *line, char *buf, size_t len), char *buf,
-                      size_t len)
+		      size_t len)
 {
 	FILE *f = fopen(file, "re");
 	char line[4096];
@@ -459,7 +459,8 @@ static int own_cgroup(char *buf, size_t len)
 static void test_hold_cgroup(void **state)
 {
 	struct pool_fixture *p = *state;
-	char f[PATH_MAX], cg2[PATH_MAX], mine[PATH_MAX], dir[PATH_MAX], procs[PATH_MAX + 16], want[PATH_MAX];
+	char f[PATH_MAX], cg2[PATH_MAX], mine[PATH_MAX], dir[PATH_MAX], procs[PATH_MAX + 16],
+		want[PATH_MAX];
 	struct poolfs_refs r;
 
 	ppath(p, "forcgroup", f, sizeof f);
@@ -487,8 +488,9 @@ static void test_hold_cgroup(void **state)
 	}
 	libtest_fmt(dir, sizeof dir, "%s/poolfs-libtest-%ld", cg2, (long)getpid());
 	if (mkdir(dir, 0755) < 0) {
-		fprintf(stderr, "# cannot create a cgroup under %s (%s): only the refusal was checked\n", cg2,
-		        strerror(errno));
+		fprintf(stderr,
+			"# cannot create a cgroup under %s (%s): only the refusal was checked\n",
+			cg2, strerror(errno));
 		close(fd);
 		return;
 	}
@@ -500,8 +502,9 @@ static void test_hold_cgroup(void **state)
 	int cr = child_result(&c);
 	if (cr == -EACCES || cr == -EPERM || cr == -EBUSY || cr == -EOPNOTSUPP) {
 		/* moving into the group was refused (controllers, delegation): not the library's business */
-		fprintf(stderr, "# cannot move a process into %s (%s): only the refusal was checked\n", dir,
-		        strerror(-cr));
+		fprintf(stderr,
+			"# cannot move a process into %s (%s): only the refusal was checked\n", dir,
+			strerror(-cr));
 		child_finish(&c);
 		rmdir(dir);
 		close(fd);
@@ -731,7 +734,8 @@ static void test_numpy_roundtrip(void **state)
 	char job[PATH_MAX];
 
 	if (!libtest_have_numpy()) {
-		fprintf(stderr, "# " PYTHON " cannot import numpy: the numpy round trip was not run\n");
+		fprintf(stderr,
+			"# " PYTHON " cannot import numpy: the numpy round trip was not run\n");
 		return;
 	}
 	/* numpy writes and closes before C reads: a held job folder keeps its files */
@@ -754,9 +758,11 @@ static void ctl_expect(int status, const char *out_has, const char *err)
 {
 	if (res.status != status || (out_has && !strstr(res.out, out_has)) ||
 	    (err && strcmp(res.err, err) != 0))
-		fail_msg("poolctl exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwanted stdout to hold: %s\n"
-		         "wanted stderr: %s",
-		         res.status, status, res.out, res.err, out_has ? out_has : "-", err ? err : "-");
+		fail_msg(
+			"poolctl exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwanted stdout to hold: %s\n"
+			"wanted stderr: %s",
+			res.status, status, res.out, res.err, out_has ? out_has : "-",
+			err ? err : "-");
 }
 
 static void test_poolctl(void **state)
@@ -782,7 +788,8 @@ static void test_poolctl(void **state)
 	close(fd);
 	assert_stays(f);
 	ctl("refs", f, (char *)NULL);
-	libtest_fmt(want, sizeof want, "%s\n  opens     0\n  mapped    no\n  holds     1\n    pid:%s", f, pid);
+	libtest_fmt(want, sizeof want,
+		    "%s\n  opens     0\n  mapped    no\n  holds     1\n    pid:%s", f, pid);
 	ctl_expect(0, want, "");
 	assert_non_null(strstr(res.out, "uid 0 (root)"));
 
@@ -805,8 +812,8 @@ static void test_poolctl(void **state)
 	ASSERT_GONE(f);
 
 	ctl("stat", p->mnt, (char *)NULL);
-	libtest_fmt(want, sizeof want, "pool           %s\ndatapath       %s\nentries        0\n", p->mnt,
-	            p->active_datapath);
+	libtest_fmt(want, sizeof want, "pool           %s\ndatapath       %s\nentries        0\n",
+		    p->mnt, p->active_datapath);
 	ctl_expect(0, want, "");
 	assert_non_null(strstr(res.out, "max_size       unlimited\n"));
 
@@ -851,7 +858,7 @@ static void test_poolctl(void **state)
 		.initial_state = (void *)&hold_cases[i],                                           \
 	}
 _Static_assert(sizeof hold_cases / sizeof hold_cases[0] == 3,
-               "each row of hold_cases needs its HOLD_CASE(i) line in main()");
+	       "each row of hold_cases needs its HOLD_CASE(i) line in main()");
 
 /* A test on a pool of its own (setup mounts it, teardown unmounts it). */
 #define T(test) cmocka_unit_test_setup_teardown(test, setup, teardown)

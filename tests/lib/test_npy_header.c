@@ -48,7 +48,8 @@ static void test_dtype_table(void **state)
 {
 	(void)state;
 	static const char *const want[POOLFS_DTYPE_COUNT] = {
-		"<f8", "<f4", "<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "|b1", "<c16", "<c8",
+		"<f8", "<f4", "<i8", "<i4", "<i2",  "|i1", "<u8",
+		"<u4", "<u2", "|u1", "|b1", "<c16", "<c8",
 	};
 	static const size_t sizes[POOLFS_DTYPE_COUNT] = {8, 4, 8, 4, 2, 1, 8, 4, 2, 1, 1, 16, 8};
 	for (int d = 0; d < POOLFS_DTYPE_COUNT; d++) {
@@ -57,15 +58,16 @@ static void test_dtype_table(void **state)
 		assert_int_equal(npy_dtype_from_descr(want[d], strlen(want[d])), d);
 	}
 	assert_null(poolfs_dtype_descr(POOLFS_DTYPE_COUNT));
-	assert_null(poolfs_dtype_descr((enum poolfs_dtype)-1));
+	assert_null(poolfs_dtype_descr((enum poolfs_dtype) - 1));
 	assert_int_equal(poolfs_dtype_size(POOLFS_DTYPE_COUNT), 0);
 
 	/* one-byte types: any byte order mark; larger ones: little-endian only */
 	assert_int_equal(npy_dtype_from_descr("<i1", 3), POOLFS_DTYPE_I1);
 	assert_int_equal(npy_dtype_from_descr(">u1", 3), POOLFS_DTYPE_U1);
 	assert_int_equal(npy_dtype_from_descr("=b1", 3), POOLFS_DTYPE_B1);
-	static const char *const bad[] = {">f8", "=f8", "|f8", "<f16", "<U5", "|O", "|S1", "<M8[ns]",
-	                                  "f8", "<", "", "<f8 ", "<c32", "xi1", "<b2", "<i3"};
+	static const char *const bad[] = {">f8",  "=f8",     "|f8", "<f16", "<U5", "|O",
+					  "|S1",  "<M8[ns]", "f8",  "<",    "",	   "<f8 ",
+					  "<c32", "xi1",     "<b2", "<i3"};
 	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
 		assert_int_equal(npy_dtype_from_descr(bad[k], strlen(bad[k])), -1);
 	/* a descr containing a NUL byte */
@@ -168,7 +170,8 @@ static void test_roundtrip(void **state)
 	struct npy_meta back;
 	size_t off;
 	size_t n = wrap_v1("{'descr': '|u1', 'fortran_order': False, "
-	                   "'shape': (18446744073709551615, 0, 6148914691236517205), }", buf, sizeof buf);
+			   "'shape': (18446744073709551615, 0, 6148914691236517205), }",
+			   buf, sizeof buf);
 	assert_int_equal(parse_exact(buf, n, &back, &off), -EOVERFLOW);
 	m.shape[0] = INT64_MAX;
 	m.shape[2] = INT64_MAX;
@@ -192,7 +195,7 @@ static void test_build_errors(void **state)
 	assert_int_equal(npy_header_build(&m, 0, buf, 0), -ERANGE);
 	m.dtype = POOLFS_DTYPE_COUNT;
 	assert_int_equal(npy_header_build(&m, 0, buf, sizeof buf), -EINVAL);
-	m.dtype = (enum poolfs_dtype)-1;
+	m.dtype = (enum poolfs_dtype) - 1;
 	assert_int_equal(npy_header_build(&m, 0, buf, sizeof buf), -EINVAL);
 	m.dtype = POOLFS_DTYPE_F8;
 	m.ndim = -1;
@@ -339,7 +342,8 @@ static void test_dicts(void **state)
 		{"{'descr': '<f8', 'shape': (3,)}", -EPROTO},
 		{"{'fortran_order': False, 'shape': (3,)}", -EPROTO},
 		{"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'x': 1}", -EPROTO},
-		{"{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (3,)}", -EPROTO},
+		{"{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (3,)}",
+		 -EPROTO},
 		{"{'descr: '<f8', 'fortran_order': False, 'shape': (3,)}", -EPROTO},
 		{"{'descr\": '<f8', 'fortran_order': False, 'shape': (3,)}", -EPROTO},
 		{"{'descr': '<f8\", 'fortran_order': False, 'shape': (3,)}", -EPROTO},
@@ -373,7 +377,8 @@ static void test_dicts(void **state)
 		{"{'descr': '<f8', 'fortran_order': False, 'shape': ((3,),)}", -EPROTO},
 		{"{'descr': '<f8', 'fortran_order': False, 'shape': (3,", -EPROTO},
 		{"{'descr': ['<f8'", -EPROTO},
-		{"{'descr': [('x', '<f8'), ('y' '<i4')], 'fortran_order': False, 'shape': (3,)}", 0 /* see below */},
+		{"{'descr': [('x', '<f8'), ('y' '<i4')], 'fortran_order': False, 'shape': (3,)}",
+		 0 /* see below */},
 		{"{'descr': [('x', '<f8')}, 'fortran_order': False, 'shape': (3,)}", -EPROTO},
 		/* well-formed but unsupported */
 		{"{'descr': '>f8', 'fortran_order': False, 'shape': (3,)}", -ENOTSUP},
@@ -381,22 +386,30 @@ static void test_dicts(void **state)
 		{"{'descr': '|O', 'fortran_order': False, 'shape': (3,)}", -ENOTSUP},
 		{"{'descr': '', 'fortran_order': False, 'shape': (3,)}", -ENOTSUP},
 		{"{'descr': '<f\\x38', 'fortran_order': False, 'shape': (3,)}", -ENOTSUP},
-		{"{'descr': [('x', '<f8'), ('y', '<i4')], 'fortran_order': False, 'shape': (3,)}", -ENOTSUP},
+		{"{'descr': [('x', '<f8'), ('y', '<i4')], 'fortran_order': False, 'shape': (3,)}",
+		 -ENOTSUP},
 		{"{'descr': [('x', '<f8', (2, 2)), ('y', [('a', '|u1')])], 'fortran_order': False, "
-		 "'shape': (3,)}", -ENOTSUP},
+		 "'shape': (3,)}",
+		 -ENOTSUP},
 		/* a broken dict is reported as broken even if its dtype is also unsupported */
 		{"{'descr': '>f8', 'fortran_order': False, 'shape': (3)}", -EPROTO},
 		{"{'descr': '>f8', 'fortran_order': False}", -EPROTO},
 		/* too large */
-		{"{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551616,)}", -EOVERFLOW},
+		{"{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551616,)}",
+		 -EOVERFLOW},
 		{"{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999999999999999,)}",
 		 -EOVERFLOW},
-		{"{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775808,)}", -EOVERFLOW},
-		{"{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775807,)}", -EOVERFLOW},
+		{"{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775808,)}",
+		 -EOVERFLOW},
+		{"{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775807,)}",
+		 -EOVERFLOW},
 		{"{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775000,)}", 0},
-		{"{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296)}", -EOVERFLOW},
-		{"{'descr': '<c16', 'fortran_order': False, 'shape': (576460752303423488,)}", -EOVERFLOW},
-		{"{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 0)}", 0},
+		{"{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296)}",
+		 -EOVERFLOW},
+		{"{'descr': '<c16', 'fortran_order': False, 'shape': (576460752303423488,)}",
+		 -EOVERFLOW},
+		{"{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 0)}",
+		 0},
 	};
 	struct npy_meta m;
 
@@ -410,8 +423,10 @@ static void test_dicts(void **state)
 			fail_msg("case %zu: %s: got %d, want %d", k, cases[k].dict, got, want);
 	}
 
-	assert_int_equal(parse_dict_text("{ 'descr' : '<f8' ,\n 'fortran_order' :True,'shape':( 3 , 4 , ) , }",
-	                                 &m), 0);
+	assert_int_equal(
+		parse_dict_text(
+			"{ 'descr' : '<f8' ,\n 'fortran_order' :True,'shape':( 3 , 4 , ) , }", &m),
+		0);
 	assert_int_equal(m.fortran_order, 1);
 	assert_int_equal(m.ndim, 2);
 	assert_int_equal(m.shape[0], 3);
@@ -425,7 +440,8 @@ static void test_padding(void **state)
 	unsigned char buf[256];
 	struct npy_meta m;
 	size_t off;
-	size_t n = wrap_v1("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", buf, sizeof buf);
+	size_t n = wrap_v1("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", buf,
+			   sizeof buf);
 
 	buf[n - 2] = '\t';
 	assert_int_equal(parse_exact(buf, n, &m, &off), 0);
@@ -460,7 +476,8 @@ static void test_deep_nesting(void **state)
 		assert_int_equal(r, depth <= 17 ? -ENOTSUP : -EPROTO);
 	}
 	/* 100 dimensions: well-formed, more than numpy's 64 */
-	size_t n = (size_t)snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': False, 'shape': (");
+	size_t n = (size_t)snprintf(dict, sizeof dict,
+				    "{'descr': '<f8', 'fortran_order': False, 'shape': (");
 	for (int i = 0; i < 100; i++)
 		n += (size_t)snprintf(dict + n, sizeof dict - n, "1, ");
 	snprintf(dict + n, sizeof dict - n, ")}");
@@ -476,7 +493,8 @@ static uint64_t rnd(uint64_t *s)
 	return *s * 2685821657736338717ull;
 }
 
-static void check_result(int r, const unsigned char *buf, size_t len, const struct npy_meta *m, size_t off)
+static void check_result(int r, const unsigned char *buf, size_t len, const struct npy_meta *m,
+			 size_t off)
 {
 	if (r != 0 && r != -EPROTO && r != -ENOTSUP && r != -EOVERFLOW)
 		fail_msg("unexpected result %d", r);
@@ -605,18 +623,12 @@ static void test_fuzz_random_bytes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dtype_table),
-		cmocka_unit_test(test_build_matches_numpy),
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_build_errors),
-		cmocka_unit_test(test_data_size),
-		cmocka_unit_test(test_truncated_everywhere),
-		cmocka_unit_test(test_preamble),
-		cmocka_unit_test(test_dicts),
-		cmocka_unit_test(test_padding),
-		cmocka_unit_test(test_deep_nesting),
-		cmocka_unit_test(test_fuzz_mutations),
-		cmocka_unit_test(test_fuzz_random_bytes),
+		cmocka_unit_test(test_dtype_table),    cmocka_unit_test(test_build_matches_numpy),
+		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_build_errors),
+		cmocka_unit_test(test_data_size),      cmocka_unit_test(test_truncated_everywhere),
+		cmocka_unit_test(test_preamble),       cmocka_unit_test(test_dicts),
+		cmocka_unit_test(test_padding),	       cmocka_unit_test(test_deep_nesting),
+		cmocka_unit_test(test_fuzz_mutations), cmocka_unit_test(test_fuzz_random_bytes),
 	};
 	return cmocka_run_group_tests_name("npy_header", tests, NULL, NULL);
 }

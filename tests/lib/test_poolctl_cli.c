@@ -23,7 +23,8 @@ static struct run_result res;
 static void expect(int status, const char *out_has, const char *err_has)
 {
 	if (res.status != status)
-		fail_msg("exit %d, want %d\nstdout: %s\nstderr: %s", res.status, status, res.out, res.err);
+		fail_msg("exit %d, want %d\nstdout: %s\nstderr: %s", res.status, status, res.out,
+			 res.err);
 	if (out_has && !strstr(res.out, out_has))
 		fail_msg("stdout lacks \"%s\":\n%s", out_has, res.out);
 	if (err_has && !strstr(res.err, err_has))
@@ -48,7 +49,8 @@ static void test_help_and_version(void **state)
 	expect(0, "poolctl ", NULL);
 	assert_string_not_equal(res.out, "poolctl unknown\n");
 
-	static const char *const cmds[] = {"hold", "release", "refs", "stat", "mkjob", "mkunique", "help"};
+	static const char *const cmds[] = {"hold",  "release",	"refs", "stat",
+					   "mkjob", "mkunique", "help"};
 	for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
 		char want[64];
 		libtest_fmt(want, sizeof want, "usage: poolctl %s", cmds[k]);
@@ -134,8 +136,9 @@ static void test_operation_failures(void **state)
 	assert_string_equal(res.err, want);
 	run("hold", "--pid", "1", file, missing, (char *)NULL);
 	expect(1, NULL, NULL);
-	libtest_fmt(want, sizeof want, "poolctl: hold: %s: not on a poolfs pool\npoolctl: hold: %s: %s\n", file,
-	         missing, strerror(ENOENT));
+	libtest_fmt(want, sizeof want,
+		    "poolctl: hold: %s: not on a poolfs pool\npoolctl: hold: %s: %s\n", file,
+		    missing, strerror(ENOENT));
 	assert_string_equal(res.err, want);
 	run("release", file, (char *)NULL);
 	libtest_fmt(want, sizeof want, "poolctl: release: %s: not on a poolfs pool\n", file);

@@ -20,7 +20,7 @@
 /* Run parse on a heap copy of exactly len bytes of text (no NUL after them), so a parser that
  * reads past its input shows under a sanitizer. */
 static int parse_exact(int (*parse)(const char *, size_t, void *), const char *text, size_t len,
-                       void *out)
+		       void *out)
 {
 	char *copy = malloc(len ? len : 1);
 	assert_non_null(copy);
@@ -84,7 +84,7 @@ static void test_scope_format(void **state)
 	assert_int_equal(scope_format(POOLFS_SCOPE_PID, -5, buf, sizeof buf), -EINVAL);
 	assert_int_equal(scope_format(POOLFS_SCOPE_UNKNOWN, 0, buf, sizeof buf), -EINVAL);
 	assert_int_equal(scope_format((enum poolfs_scope)5, 0, buf, sizeof buf), -EINVAL);
-	assert_int_equal(scope_format((enum poolfs_scope)-7, 0, buf, sizeof buf), -EINVAL);
+	assert_int_equal(scope_format((enum poolfs_scope) - 7, 0, buf, sizeof buf), -EINVAL);
 	/* room for the text and its NUL */
 	assert_int_equal(scope_format(POOLFS_SCOPE_PIN, 0, buf, 3), -ERANGE);
 	assert_int_equal(scope_format(POOLFS_SCOPE_PIN, 0, buf, 4), 3);
@@ -104,13 +104,14 @@ static void test_refs_file(void **state)
 	assert_int_equal(r.nholds, 0);
 	assert_int_equal(r.nlisted, 0);
 
-	assert_int_equal(refs_str("opens 0\nmapped no\nholds 4\n"
-	                          "hold pin uid=1000\n"
-	                          "hold pid:4242 uid=0\n"
-	                          "hold session:17 uid=4294967295\n"
-	                          "hold cgroup:/user.slice/user-1000.slice/session-3.scope uid=1000\n",
-	                          &r),
-	                 0);
+	assert_int_equal(
+		refs_str("opens 0\nmapped no\nholds 4\n"
+			 "hold pin uid=1000\n"
+			 "hold pid:4242 uid=0\n"
+			 "hold session:17 uid=4294967295\n"
+			 "hold cgroup:/user.slice/user-1000.slice/session-3.scope uid=1000\n",
+			 &r),
+		0);
 	assert_int_equal(r.opens, 0);
 	assert_int_equal(r.mapped, 0);
 	assert_int_equal(r.nholds, 4);
@@ -138,9 +139,9 @@ static void test_refs_folder_and_variants(void **state)
 
 	/* a folder, lines in another order, an unknown key from a newer daemon, no final newline */
 	assert_int_equal(refs_str("holds 1\nweight 12 extra words\nchildren 3\nopens 1\nmapped no\n"
-	                          "hold cgroup:/my jobs/a uid=5 uid=7",
-	                          &r),
-	                 0);
+				  "hold cgroup:/my jobs/a uid=5 uid=7",
+				  &r),
+			 0);
 	assert_int_equal(r.folder, 1);
 	assert_int_equal(r.children, 3);
 	assert_int_equal(r.opens, 1);
@@ -154,7 +155,10 @@ static void test_refs_folder_and_variants(void **state)
 	assert_int_equal(refs_exact(with_nul, sizeof with_nul, &r), 0);
 
 	/* a scope this library does not know yet, and "process" if a daemon reports it as such */
-	assert_int_equal(refs_str("opens 0\nmapped no\nholds 2\nhold lease:9 uid=1\nhold process uid=2\n", &r), 0);
+	assert_int_equal(
+		refs_str("opens 0\nmapped no\nholds 2\nhold lease:9 uid=1\nhold process uid=2\n",
+			 &r),
+		0);
 	assert_int_equal(r.holds[0].scope, POOLFS_SCOPE_UNKNOWN);
 	assert_string_equal(r.holds[0].text, "lease:9");
 	assert_int_equal(r.holds[1].scope, POOLFS_SCOPE_PROCESS);
@@ -172,7 +176,8 @@ static void test_refs_many_holds(void **state)
 	size_t n = (size_t)snprintf(text, sizeof text, "opens 0\nmapped no\nholds 40\n");
 
 	for (int i = 0; i < 20; i++)
-		n += (size_t)snprintf(text + n, sizeof text - n, "hold pid:%d uid=%d\n", 100 + i, i);
+		n += (size_t)snprintf(text + n, sizeof text - n, "hold pid:%d uid=%d\n", 100 + i,
+				      i);
 	/* 20 lines for a count of 40: the daemon may elide lines, we keep the first 16 */
 	assert_int_equal(refs_exact(text, n, &r), 0);
 	assert_int_equal(r.nholds, 40);
@@ -181,7 +186,8 @@ static void test_refs_many_holds(void **state)
 	assert_int_equal(r.holds[15].uid, 15);
 
 	/* more lines than the count contradicts it */
-	n = (size_t)snprintf(text, sizeof text, "opens 0\nmapped no\nholds 1\nhold pin uid=1\nhold pin uid=1\n");
+	n = (size_t)snprintf(text, sizeof text,
+			     "opens 0\nmapped no\nholds 1\nhold pin uid=1\nhold pin uid=1\n");
 	assert_int_equal(refs_exact(text, n, &r), -EPROTO);
 
 	/* a cgroup path longer than the text field is kept shortened, and says so */
@@ -215,14 +221,15 @@ static void test_refs_names(void **state)
 
 	assert_int_equal(sizeof(struct poolfs_refs), sizeof(struct old_refs));
 	assert_int_equal(offsetof(struct poolfs_refs, holds), offsetof(struct old_refs, holds));
-	assert_true(offsetof(struct poolfs_refs, names) >= sizeof(((struct old_refs *)0)->holds) +
-							     offsetof(struct old_refs, holds));
+	assert_true(offsetof(struct poolfs_refs, names) >=
+		    sizeof(((struct old_refs *)0)->holds) + offsetof(struct old_refs, holds));
 
 	assert_int_equal(refs_str("opens 0\nmapped no\nnames 3\nholds 0\n", &r), 0);
 	assert_int_equal(r.names, 3);
 	assert_int_equal(r.folder, 0);
 	/* the daemon's order, with holds */
-	assert_int_equal(refs_str("opens 1\nmapped no\nnames 256\nholds 1\nhold pin uid=0\n", &r), 0);
+	assert_int_equal(refs_str("opens 1\nmapped no\nnames 256\nholds 1\nhold pin uid=0\n", &r),
+			 0);
 	assert_int_equal(r.names, 256);
 	assert_int_equal(r.nholds, 1);
 	assert_int_equal(r.nlisted, 1);
@@ -268,10 +275,10 @@ static void test_refs_malformed(void **state)
 	static const char *const bad[] = {
 		"",
 		"\n",
-		"mapped no\nholds 0\n",                    /* no opens */
-		"opens 1\nholds 0\n",                      /* no mapped */
-		"opens 1\nmapped no\n",                    /* no holds */
-		"opens 1\nopens 1\nmapped no\nholds 0\n",  /* duplicate */
+		"mapped no\nholds 0\n",			  /* no opens */
+		"opens 1\nholds 0\n",			  /* no mapped */
+		"opens 1\nmapped no\n",			  /* no holds */
+		"opens 1\nopens 1\nmapped no\nholds 0\n", /* duplicate */
 		"opens 1\nmapped no\nholds 0\nchildren 1\nchildren 2\n",
 		"opens -1\nmapped no\nholds 0\n",
 		"opens +1\nmapped no\nholds 0\n",
@@ -318,12 +325,12 @@ static void test_refs_malformed(void **state)
 }
 
 static const char stat_text[] = "entries 12\n"
-                                "bytes 1610612736\n"
-                                "max_size 0\n"
-                                "max_user_size 10737418240\n"
-                                "datapath pagecache\n"
-                                "user 1000 entries 10 bytes 1073741824\n"
-                                "user 0 entries 2 bytes 536870912\n";
+				"bytes 1610612736\n"
+				"max_size 0\n"
+				"max_user_size 10737418240\n"
+				"datapath pagecache\n"
+				"user 1000 entries 10 bytes 1073741824\n"
+				"user 0 entries 2 bytes 536870912\n";
 
 static void test_usage_valid(void **state)
 {
@@ -347,9 +354,9 @@ static void test_usage_valid(void **state)
 	/* today's daemon: metadata usage and the per-user limits, a meta key on user lines, and
 	 * a key a later daemon may add, which is skipped */
 	static const char current[] = "entries 3\nbytes 10\nmeta 144\nmax_size 0\n"
-	                              "max_user_size 0\nmax_user_entries 1048576\n"
-	                              "max_user_meta 67108864\ndatapath pagecache\n"
-	                              "user 7 entries 3 bytes 10 meta 144 later 5\n";
+				      "max_user_size 0\nmax_user_entries 1048576\n"
+				      "max_user_meta 67108864\ndatapath pagecache\n"
+				      "user 7 entries 3 bytes 10 meta 144 later 5\n";
 	assert_int_equal(usage_str(current, &u), 0);
 	assert_int_equal(u.meta, 144);
 	assert_int_equal(u.max_user_entries, 1048576);
@@ -360,22 +367,27 @@ static void test_usage_valid(void **state)
 	assert_int_equal(u.users[0].meta, 144);
 	/* but a key without its number, or a number that is not one, is malformed */
 	assert_int_equal(usage_str("entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n"
-	                           "datapath x\nuser 1 entries 1 bytes 1 meta\n", &u), -EPROTO);
+				   "datapath x\nuser 1 entries 1 bytes 1 meta\n",
+				   &u),
+			 -EPROTO);
 	assert_int_equal(usage_str("entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n"
-	                           "datapath x\nuser 1 entries 1 bytes 1 meta -3\n", &u), -EPROTO);
+				   "datapath x\nuser 1 entries 1 bytes 1 meta -3\n",
+				   &u),
+			 -EPROTO);
 
 	/* no users at all, an unknown key, no final newline, a trailing NUL */
 	static const char minimal[] = "datapath passthrough\nentries 0\nbytes 0\nmax_size 1\n"
-	                              "linger 0.5\nmax_user_size 2";
+				      "linger 0.5\nmax_user_size 2";
 	assert_int_equal(usage_exact(minimal, sizeof minimal, &u), 0);
 	assert_string_equal(u.datapath, "passthrough");
 	assert_int_equal(u.nusers, 0);
 	assert_int_equal(u.max_user_size, 2);
 
 	/* a newer daemon's lines and per-user keys are skipped */
-	static const char newer[] = "entries 3\nbytes 9\nmax_size 0\nmax_user_size 0\n"
-	                            "max_user_entries 100\nmax_user_meta 65536\ndatapath pagecache\n"
-	                            "user 7 entries 3 bytes 9 meta 120\n";
+	static const char newer[] =
+		"entries 3\nbytes 9\nmax_size 0\nmax_user_size 0\n"
+		"max_user_entries 100\nmax_user_meta 65536\ndatapath pagecache\n"
+		"user 7 entries 3 bytes 9 meta 120\n";
 	assert_int_equal(usage_str(newer, &u), 0);
 	assert_int_equal(u.nlisted, 1);
 	assert_int_equal(u.users[0].uid, 7);
@@ -384,10 +396,12 @@ static void test_usage_valid(void **state)
 
 	/* more users than the array holds */
 	char text[8192];
-	size_t n = (size_t)snprintf(text, sizeof text, "entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n"
-	                                               "datapath pagecache\n");
+	size_t n = (size_t)snprintf(text, sizeof text,
+				    "entries 0\nbytes 0\nmax_size 0\nmax_user_size 0\n"
+				    "datapath pagecache\n");
 	for (int i = 0; i < 100; i++)
-		n += (size_t)snprintf(text + n, sizeof text - n, "user %d entries %d bytes %d\n", i, i, i * 2);
+		n += (size_t)snprintf(text + n, sizeof text - n, "user %d entries %d bytes %d\n", i,
+				      i, i * 2);
 	assert_int_equal(usage_exact(text, n, &u), 0);
 	assert_int_equal(u.nusers, 100);
 	assert_int_equal(u.nlisted, POOLFS_USAGE_MAX_USERS);
@@ -443,8 +457,9 @@ static uint64_t rnd(uint64_t *s)
 static void test_fuzz(void **state)
 {
 	(void)state;
-	static const char refs_seed[] = "opens 3\nmapped yes\nchildren 2\nholds 2\nhold pin uid=1000\n"
-	                                "hold cgroup:/a b/c uid=0\n";
+	static const char refs_seed[] =
+		"opens 3\nmapped yes\nchildren 2\nholds 2\nhold pin uid=1000\n"
+		"hold cgroup:/a b/c uid=0\n";
 	static const char alphabet[] = " \n\0:=0123456789-holdpinuidsessioncgroupentriesbytes";
 	uint64_t s = 0xdeadbeefcafef00dull;
 	char text[512];
@@ -488,7 +503,8 @@ static void test_fuzz(void **state)
 				assert_true(out.nlisted <= POOLFS_REFS_MAX_HOLDS);
 				assert_true(out.nlisted <= out.nholds);
 				for (unsigned i = 0; i < out.nlisted; i++)
-					assert_true(strlen(out.holds[i].text) < POOLFS_SCOPE_TEXT_MAX);
+					assert_true(strlen(out.holds[i].text) <
+						    POOLFS_SCOPE_TEXT_MAX);
 			}
 		} else {
 			struct poolfs_usage out;

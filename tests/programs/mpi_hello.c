@@ -39,7 +39,8 @@ int main(int argc, char **argv)
 	one = rank + 1;
 	MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == 0) {
-		if (!tmp || snprintf(path, sizeof(path), "%s/mpi-result", tmp) >= (int)sizeof(path)) {
+		if (!tmp ||
+		    snprintf(path, sizeof(path), "%s/mpi-result", tmp) >= (int)sizeof(path)) {
 			fprintf(stderr, "mpi_hello: TMPDIR unset or too long\n");
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}

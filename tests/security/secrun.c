@@ -11,12 +11,12 @@
 int sec_send_fds(int sock, const int *fds, int n)
 {
 	char byte = 'F';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * SEC_MAX_FDS)];
 		struct cmsghdr align;
 	} u;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf };
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf};
 	struct cmsghdr *cm;
 	ssize_t r;
 
@@ -58,13 +58,15 @@ static void close_carried(struct msghdr *msg)
 int sec_recv_fds(int sock, int *fds, int n)
 {
 	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * SEC_MAX_FDS)];
 		struct cmsghdr align;
 	} u;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *cm;
 	ssize_t r;
 

@@ -41,8 +41,8 @@
 
 /* What every test's *state is: the pool, and how it was mounted (what its scene holds). */
 struct sec_fixture {
-	struct tu_fixture t;	/* first: tu_pool and tu_teardown take *state */
-	bool kinds;		/* OPTS_KINDS, and the scene has A's and B's entry kinds */
+	struct tu_fixture t; /* first: tu_pool and tu_teardown take *state */
+	bool kinds;	     /* OPTS_KINDS, and the scene has A's and B's entry kinds */
 };
 
 /* A row's result when the call succeeded but what it returned was wrong (said on stderr). */
@@ -61,9 +61,9 @@ static const struct {
 	uid_t uid;
 	gid_t gid;
 } actors[] = {
-	[ACT_A] = { "A", UID_A, GID_A },
-	[ACT_B] = { "B", UID_B, GID_B },
-	[ACT_ROOT] = { "root", 0, 0 },
+	[ACT_A] = {"A", UID_A, GID_A},
+	[ACT_B] = {"B", UID_B, GID_B},
+	[ACT_ROOT] = {"root", 0, 0},
 };
 
 static const char *result_name(int r)
@@ -88,21 +88,21 @@ struct row;
 struct op {
 	const char *name;
 	int (*fn)(const char *path, const char *arg, const struct row *r);
-	bool arg_is_path;	/* the row's arg is a second path (warm walks it too) */
+	bool arg_is_path; /* the row's arg is a second path (warm walks it too) */
 };
 
 struct row {
-	int line;		/* the table line: what a failure names */
+	int line; /* the table line: what a failure names */
 	enum actor who;
 	const struct op *op;
-	const char *path;	/* relative to the mount; "" is the pool root */
-	const char *arg;	/* a second path, an xattr name, or names a listing must show */
-	const char *val;	/* an xattr value ("pid:self": the actor's pid), or names a listing
+	const char *path; /* relative to the mount; "" is the pool root */
+	const char *arg;  /* a second path, an xattr name, or names a listing must show */
+	const char *val;  /* an xattr value ("pid:self": the actor's pid), or names a listing
 				 * or a text must not show */
-	int flags;		/* open flags, access mode, or truncate length */
-	int expect;		/* errno; 0 = allowed */
-	int also;		/* a second acceptable errno (0: none) */
-	bool known_fail;	/* main still lacks the fix: reported, not counted */
+	int flags;	  /* open flags, access mode, or truncate length */
+	int expect;	  /* errno; 0 = allowed */
+	int also;	  /* a second acceptable errno (0: none) */
+	bool known_fail;  /* main still lacks the fix: reported, not counted */
 };
 
 static int res(long r)
@@ -210,7 +210,7 @@ static int do_chgrp_me(const char *path, const char *arg, const struct row *r)
 /* touch -d 2001-01-01: explicit times need ownership */
 static int do_utime_set(const char *path, const char *arg, const struct row *r)
 {
-	struct timespec ts[2] = { { 978307200, 0 }, { 978307200, 0 } };
+	struct timespec ts[2] = {{978307200, 0}, {978307200, 0}};
 
 	(void)arg, (void)r;
 	return res(utimensat(AT_FDCWD, path, ts, 0));
@@ -219,7 +219,7 @@ static int do_utime_set(const char *path, const char *arg, const struct row *r)
 /* touch: UTIME_NOW for both */
 static int do_utime_now(const char *path, const char *arg, const struct row *r)
 {
-	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
 
 	(void)arg, (void)r;
 	return res(utimensat(AT_FDCWD, path, ts, 0));
@@ -286,7 +286,7 @@ static int do_mkfifo(const char *path, const char *arg, const struct row *r)
 /* A unix stream socket bound (bind) or connected (connect) to path. */
 static int unix_socket_at(const char *path, bool connect_it)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int s, e;
 
 	if (strlen(path) >= sizeof(a.sun_path))
@@ -390,7 +390,8 @@ static int do_text_lacks(const char *path, const char *arg, const struct row *r)
 	if (n < 0)
 		return errno;
 	buf[n] = '\0';
-	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
 		if (strncmp(line, r->val, strlen(r->val)) == 0) {
 			fprintf(stderr, "# uid %d: %s of %s shows \"%s\":\n%s", (int)getuid(), arg,
 				path, r->val, buf);
@@ -408,7 +409,8 @@ static int do_text_has(const char *path, const char *arg, const struct row *r)
 	if (n < 0)
 		return errno;
 	buf[n] = '\0';
-	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
 		if (strncmp(line, r->val, strlen(r->val)) == 0)
 			return 0;
 	fprintf(stderr, "# uid %d: %s of %s lacks \"%s\":\n%s", (int)getuid(), arg, path, r->val,
@@ -416,7 +418,7 @@ static int do_text_has(const char *path, const char *arg, const struct row *r)
 	return SEC_WRONG;
 }
 
-#define OP(n, arg_path) static const struct op OP_##n = { #n, do_##n, arg_path }
+#define OP(n, arg_path) static const struct op OP_##n = {#n, do_##n, arg_path}
 OP(stat, false);
 OP(lstat, false);
 OP(stat_nofill, false);
@@ -452,24 +454,28 @@ OP(text_has, false);
 
 /* ---- the tables ---- */
 
-#define R(who_, op_, path_, expect_, ...)                                                     \
-	{ .line = __LINE__, .who = (who_), .op = &OP_##op_, .path = (path_), .expect = (expect_),    \
-	  __VA_ARGS__ }
+#define R(who_, op_, path_, expect_, ...)                                                          \
+	{                                                                                          \
+		.line = __LINE__, .who = (who_), .op = &OP_##op_, .path = (path_),                 \
+		.expect = (expect_), __VA_ARGS__                                                   \
+	}
 /* An xattr row: name, value (for setxattr) */
-#define X(who_, op_, path_, name_, expect_, ...) R(who_, op_, path_, expect_, .arg = (name_), __VA_ARGS__)
+#define X(who_, op_, path_, name_, expect_, ...)                                                   \
+	R(who_, op_, path_, expect_, .arg = (name_), __VA_ARGS__)
 
 /* Every xattr request of who on path, refused: get, set and remove of a user name and of each of
  * the daemon's names, and the listing (rows that share a table line, told apart by op and name) */
-#define XATTRS_REFUSED(who_, path_)                                                           \
-	X(who_, getxattr, path_, "user.x", EACCES), X(who_, getxattr, path_, HOLD, EACCES),    \
-	X(who_, getxattr, path_, REFS, EACCES), X(who_, getxattr, path_, STAT, EACCES),       \
-	X(who_, setxattr, path_, "user.x", EACCES, .val = "1"),                               \
-	X(who_, setxattr, path_, HOLD, EACCES, .val = "pin"),                                 \
-	X(who_, setxattr, path_, REFS, EACCES, .val = "1"),                                   \
-	X(who_, setxattr, path_, STAT, EACCES, .val = "1"),                                   \
-	X(who_, removexattr, path_, "user.x", EACCES), X(who_, removexattr, path_, HOLD, EACCES), \
-	X(who_, removexattr, path_, REFS, EACCES), X(who_, removexattr, path_, STAT, EACCES), \
-	R(who_, listxattr, path_, EACCES)
+#define XATTRS_REFUSED(who_, path_)                                                                \
+	X(who_, getxattr, path_, "user.x", EACCES), X(who_, getxattr, path_, HOLD, EACCES),        \
+		X(who_, getxattr, path_, REFS, EACCES), X(who_, getxattr, path_, STAT, EACCES),    \
+		X(who_, setxattr, path_, "user.x", EACCES, .val = "1"),                            \
+		X(who_, setxattr, path_, HOLD, EACCES, .val = "pin"),                              \
+		X(who_, setxattr, path_, REFS, EACCES, .val = "1"),                                \
+		X(who_, setxattr, path_, STAT, EACCES, .val = "1"),                                \
+		X(who_, removexattr, path_, "user.x", EACCES),                                     \
+		X(who_, removexattr, path_, HOLD, EACCES),                                         \
+		X(who_, removexattr, path_, REFS, EACCES),                                         \
+		X(who_, removexattr, path_, STAT, EACCES), R(who_, listxattr, path_, EACCES)
 
 /* Put on a row whose fix main does not have yet: its failure is reported but not counted, and
  * a pass says to remove the mark. */
@@ -639,7 +645,6 @@ static const struct row owner_rows[] = {
 	R(ROOT, mkdir, "rdir", 0),
 };
 
-
 /* The entry kinds (test_kinds_*: a pool with OPTS_KINDS). Each of A and B also has, in the
  * shared root, x.lnk -> x.dat, a FIFO x.fifo, a socket x.sock (nobody listening), x.hl (a second
  * name of x.dat) and x.to_y -> y.dat (the other user's file); in xdir, lnk -> ../x.dat and hl
@@ -775,7 +780,8 @@ struct job {
 
 static int abspath(char *buf, size_t len, const char *mnt, const char *rel)
 {
-	int n = rel && rel[0] ? snprintf(buf, len, "%s/%s", mnt, rel) : snprintf(buf, len, "%s", mnt);
+	int n = rel && rel[0] ? snprintf(buf, len, "%s/%s", mnt, rel)
+			      : snprintf(buf, len, "%s", mnt);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
@@ -879,7 +885,7 @@ static int make_kinds(const char *mnt, const char *x, const char *y)
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	CHILD_CHECK(s >= 0, 24);
 	{
-		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
 
 		CHILD_CHECK(strlen(p) < sizeof(a.sun_path), 25);
 		memcpy(a.sun_path, p, strlen(p));
@@ -923,7 +929,7 @@ static int scene_child(void *v)
 static int scene(struct tu_fixture *t)
 {
 	const struct sec_fixture *sf = (const struct sec_fixture *)t;
-	struct scene_arg a = { t->p.mnt, sf->kinds };
+	struct scene_arg a = {t->p.mnt, sf->kinds};
 	int r = 0;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -967,7 +973,8 @@ static void walk(const char *mnt, const char *rel)
 
 	if (abspath(p, sizeof(p), mnt, rel) < 0)
 		return;
-	for (char *s = rel[0] ? strchr(p + strlen(mnt) + 1, '/') : NULL; s; s = strchr(s + 1, '/')) {
+	for (char *s = rel[0] ? strchr(p + strlen(mnt) + 1, '/') : NULL; s;
+	     s = strchr(s + 1, '/')) {
 		*s = '\0';
 		stat(p, &st);
 		*s = '/';
@@ -1024,7 +1031,7 @@ static void describe(char *buf, size_t len, const struct row *r)
 /* One row on a fresh scene: 1 if it failed (said on stderr), else 0. */
 static int run_row(struct tu_fixture *t, const struct row *r, bool warm, const char *mode)
 {
-	struct job j = { .r = r };
+	struct job j = {.r = r};
 	char what[512];
 	int got = scene(t);
 
@@ -1048,7 +1055,8 @@ static int run_row(struct tu_fixture *t, const struct row *r, bool warm, const c
 	got = run_as_user(actors[r->who].uid, actors[r->who].gid, row_child, &j);
 	if (got == r->expect || (r->also && got == r->also)) {
 		if (r->known_fail)
-			fprintf(stderr, "# %s %s: KNOWN_FAIL row passes now: flip it\n", mode, what);
+			fprintf(stderr, "# %s %s: KNOWN_FAIL row passes now: flip it\n", mode,
+				what);
 		return 0;
 	}
 	fprintf(stderr, "# %s%s %s: got %s\n", r->known_fail ? "known failure, " : "FAIL ", mode,
@@ -1210,11 +1218,11 @@ static void test_root_hold(void **state)
 
 struct fdrow {
 	int line;
-	bool dir;		/* on the folder's fd (adir), else on the file's (a.dat) */
+	bool dir; /* on the folder's fd (adir), else on the file's (a.dat) */
 	const char *name;
 	int (*fn)(int fd);
 	int expect;
-	bool known_fail;	/* as in struct row */
+	bool known_fail; /* as in struct row */
 };
 
 static int fd_read(int fd)
@@ -1300,14 +1308,14 @@ static int fd_fchown(int fd)
 
 static int fd_futimens_set(int fd)
 {
-	struct timespec ts[2] = { { 978307200, 0 }, { 978307200, 0 } };
+	struct timespec ts[2] = {{978307200, 0}, {978307200, 0}};
 
 	return res(futimens(fd, ts));
 }
 
 static int fd_futimens_now(int fd)
 {
-	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
 
 	return res(futimens(fd, ts));
 }
@@ -1375,8 +1383,11 @@ static int fd_openat_f(int fd)
 	return 0;
 }
 
-#define FDR(dir_, fn_, expect_, ...)                                                          \
-	{ .line = __LINE__, .dir = (dir_), .name = #fn_, .fn = fn_, .expect = (expect_), __VA_ARGS__ }
+#define FDR(dir_, fn_, expect_, ...)                                                               \
+	{                                                                                          \
+		.line = __LINE__, .dir = (dir_), .name = #fn_, .fn = fn_, .expect = (expect_),     \
+		__VA_ARGS__                                                                        \
+	}
 /* In this order: the writes come before the size changes, the shrink back to 4 KiB keeps them. */
 static const struct fdrow fd_rows[] = {
 	FDR(false, fd_read, 0),
@@ -1401,7 +1412,7 @@ static const struct fdrow fd_rows[] = {
 struct pass {
 	const char *mnt;
 	int sock;
-	int *results;		/* shared with B's process: one per fd row */
+	int *results; /* shared with B's process: one per fd row */
 };
 
 /* As A: open a.dat O_RDWR and adir as a folder, send both to B, close ours. */
@@ -1471,7 +1482,7 @@ static void test_passed_fds(void **state)
 	for (size_t i = 0; i < N(fd_rows); i++)
 		results[i] = -ENOEXEC; /* "did not run" */
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
-	ps = (struct pass){ .mnt = t->p.mnt, .sock = sv[0], .results = results };
+	ps = (struct pass){.mnt = t->p.mnt, .sock = sv[0], .results = results};
 	a = run_as_spawn(UID_A, GID_A, a_sends, &ps);
 	close(sv[0]); /* only A has that end now: if A dies, B reads EOF */
 	if (a > 0)
@@ -1505,7 +1516,8 @@ static void test_passed_fds(void **state)
 	munmap(results, sizeof(int) * N(fd_rows));
 	r = run_as_user(UID_A, GID_A, a_sees_b, dat);
 	if (r != 0) {
-		fprintf(stderr, "# FAIL: A does not see B's writes through the passed fd (step %s)\n",
+		fprintf(stderr,
+			"# FAIL: A does not see B's writes through the passed fd (step %s)\n",
 			result_name(r));
 		failed++;
 	}
@@ -1544,7 +1556,7 @@ static void same_file(int a, int b)
 
 static void test_runner(void **state)
 {
-	unsigned a[2] = { UID_A, GID_A }, b[2] = { UID_B, GID_B }, root[2] = { 0, 0 };
+	unsigned a[2] = {UID_A, GID_A}, b[2] = {UID_B, GID_B}, root[2] = {0, 0};
 	int sv[2], pp[2], got[2];
 
 	(void)state;
@@ -1596,10 +1608,17 @@ static int setup_kinds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_runner), T(test_owner_controls), T(test_pool_root_cold),
-		T(test_pool_root_warm), T(test_refusals_cold), T(test_refusals_warm),
-		T(test_root_hold), T(test_passed_fds), TK(test_kind_owner_controls),
-		TK(test_kinds_cold), TK(test_kinds_warm),
+		cmocka_unit_test(test_runner),
+		T(test_owner_controls),
+		T(test_pool_root_cold),
+		T(test_pool_root_warm),
+		T(test_refusals_cold),
+		T(test_refusals_warm),
+		T(test_root_hold),
+		T(test_passed_fds),
+		TK(test_kind_owner_controls),
+		TK(test_kinds_cold),
+		TK(test_kinds_warm),
 	};
 	const char *f = getenv("SEC_FILTER");
 

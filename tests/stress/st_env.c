@@ -50,15 +50,16 @@ uint64_t stress_seed(const char *test)
 		seed = ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec ^
 		       ((uint64_t)getpid() << 32);
 	}
-	fprintf(stderr, "# %s: seed=%" PRIu64 " (replay the choices with POOLFS_SEED=%" PRIu64 ")\n",
-		test, seed, seed);
+	fprintf(stderr,
+		"# %s: seed=%" PRIu64 " (replay the choices with POOLFS_SEED=%" PRIu64 ")\n", test,
+		seed, seed);
 	fflush(stderr);
 	return seed;
 }
 
 void sleep_us(unsigned us)
 {
-	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000L };
+	struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000L};
 
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;

@@ -85,11 +85,11 @@ long sh_get(struct shared *sh, int i);
  * first few are printed (TAP comments on stderr). */
 void sh_err(struct shared *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define SH_NO_ERRORS(sh)                                                                      \
-	do {                                                                                  \
-		int e_ = atomic_load(&(sh)->nerr);                                            \
-		if (e_)                                                                       \
-			fail_msg("%d error(s) in the workers; first: %s", e_, (sh)->first_err);   \
+#define SH_NO_ERRORS(sh)                                                                           \
+	do {                                                                                       \
+		int e_ = atomic_load(&(sh)->nerr);                                                 \
+		if (e_)                                                                            \
+			fail_msg("%d error(s) in the workers; first: %s", e_, (sh)->first_err);    \
 	} while (0)
 
 /* ---- processes (st_proc.c) ---- */
@@ -126,8 +126,8 @@ struct refs {
 	long opens;
 	int mapped;
 	long holds;
-	int pins;	/* hold lines with scope "pin" */
-	int others;	/* hold lines with any other scope */
+	int pins;   /* hold lines with scope "pin" */
+	int others; /* hold lines with any other scope */
 	char text[1024];
 };
 
@@ -144,16 +144,15 @@ int hold_scope(const char *path, const char *scope);
 #define MAX_EXTRA 4
 
 struct stest {
-	struct tu_fixture f;		/* first: tu_pool and tu_backing_back_to_base take *state */
-	pid_t runner;			/* a runner still to reap */
-	pid_t extra[MAX_EXTRA];		/* daemons the test started itself */
+	struct tu_fixture f;	/* first: tu_pool and tu_backing_back_to_base take *state */
+	pid_t runner;		/* a runner still to reap */
+	pid_t extra[MAX_EXTRA]; /* daemons the test started itself */
 	char extra_mnt[MAX_EXTRA][PATH_MAX];
 	struct shared *sh;
 };
 
 /* The test's state; skips the test if the datapath is unsupported (st_pool.c). */
 struct stest *stest_get(void **state);
-
 
 static inline int stest_setup(void **state, const char *opts)
 {

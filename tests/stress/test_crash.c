@@ -81,7 +81,8 @@ static int drop_dead_mount(const char *mnt)
 
 	while (pool_path_is_mountpoint(mnt)) {
 		if (pool_now_ms() >= deadline) {
-			fprintf(stderr, "# %s still mounted 3 s after the daemon died: detaching\n", mnt);
+			fprintf(stderr, "# %s still mounted 3 s after the daemon died: detaching\n",
+				mnt);
 			CHECK(umount2(mnt, MNT_DETACH));
 			assert_false(pool_path_is_mountpoint(mnt));
 			return 0;
@@ -213,9 +214,9 @@ static int files_in(const char *dir)
 /* ---- children with files open and mapped ---- */
 
 enum kid_kind {
-	KID_MAPPED,	/* mapped, descriptor closed; probes its mapping when asked */
-	KID_OPEN,	/* descriptor only; probes it with pread when asked */
-	KID_UNTOUCHED,	/* mapped and open, never touches either after the crash */
+	KID_MAPPED,    /* mapped, descriptor closed; probes its mapping when asked */
+	KID_OPEN,      /* descriptor only; probes it with pread when asked */
+	KID_UNTOUCHED, /* mapped and open, never touches either after the crash */
 };
 
 enum probe {
@@ -223,18 +224,24 @@ enum probe {
 	PROBE_BAD_DATA = 1,
 	PROBE_SIGBUS = 2,
 	PROBE_SIGSEGV = 3,
-	PROBE_ERROR = 4,	/* the second byte carries errno */
+	PROBE_ERROR = 4, /* the second byte carries errno */
 };
 
 static const char *probe_name(int r)
 {
 	switch (r) {
-	case PROBE_OK: return "reads the data";
-	case PROBE_BAD_DATA: return "reads WRONG data";
-	case PROBE_SIGBUS: return "gets SIGBUS";
-	case PROBE_SIGSEGV: return "gets SIGSEGV";
-	case PROBE_ERROR: return "gets an error";
-	default: return "?";
+	case PROBE_OK:
+		return "reads the data";
+	case PROBE_BAD_DATA:
+		return "reads WRONG data";
+	case PROBE_SIGBUS:
+		return "gets SIGBUS";
+	case PROBE_SIGSEGV:
+		return "gets SIGSEGV";
+	case PROBE_ERROR:
+		return "gets an error";
+	default:
+		return "?";
 	}
 }
 
@@ -275,8 +282,10 @@ static int probe_mapping(const unsigned char *m, off_t off, size_t len, uint32_t
 	sigaction(SIGSEGV, &sa, &old_segv);
 	sig = sigsetjmp(probe_env, 1);
 	if (sig == 0)
-		result = (seed ? pat_check(m + off, len, seed, (uint64_t)off) >= 0 :
-				 zeros_bad(m + off, len)) ? PROBE_BAD_DATA : PROBE_OK;
+		result = (seed ? pat_check(m + off, len, seed, (uint64_t)off) >= 0
+			       : zeros_bad(m + off, len))
+				 ? PROBE_BAD_DATA
+				 : PROBE_OK;
 	else
 		result = sig == SIGBUS ? PROBE_SIGBUS : PROBE_SIGSEGV;
 	sigaction(SIGBUS, &old_bus, NULL);
@@ -310,7 +319,7 @@ static int kid_serve(struct kid *k, unsigned char *buf)
 	if (write(k->up[1], "r", 1) != 1)
 		return 15;
 	for (;;) {
-		unsigned char out[4] = { PROBE_OK, 0, PROBE_OK, 0 };
+		unsigned char out[4] = {PROBE_OK, 0, PROBE_OK, 0};
 		char cmd;
 
 		if (read(k->down[0], &cmd, 1) != 1)
@@ -377,7 +386,7 @@ static void kid_start(struct kid *k, int kind, const char *path, uint32_t seed)
 
 static void read_reply(struct kid *k, unsigned char *out, size_t len)
 {
-	struct pollfd pfd = { .fd = k->up[0], .events = POLLIN };
+	struct pollfd pfd = {.fd = k->up[0], .events = POLLIN};
 	size_t got = 0;
 
 	while (got < len) {
@@ -403,8 +412,8 @@ static void kid_ready(struct kid *k)
 }
 
 struct probe_result {
-	int warm, warm_err;	/* PROBE_* of the data read before the crash, errno */
-	int cold, cold_err;	/* PROBE_* of the hole never read before it, errno */
+	int warm, warm_err; /* PROBE_* of the data read before the crash, errno */
+	int cold, cold_err; /* PROBE_* of the hole never read before it, errno */
 };
 
 /* Ask the child to probe its file. */
@@ -414,7 +423,7 @@ static struct probe_result kid_probe(struct kid *k)
 
 	CHECK(write(k->down[1], "p", 1));
 	read_reply(k, out, 4);
-	return (struct probe_result){ out[0], out[1], out[2], out[3] };
+	return (struct probe_result){out[0], out[1], out[2], out[3]};
 }
 
 static void probe_text(char *buf, size_t len, int r, int err)
@@ -456,7 +465,7 @@ static void test_daemon_killed_restart_on_same_backing(void **state)
 	char path[PATH_MAX], old_sub[NAME_MAX + 1], old_dir[PATH_MAX], subs[1024], log2[PATH_MAX];
 	char left[1024];
 	struct kid kids[3];
-	static const char *const names[3] = { "mapped", "open", "untouched" };
+	static const char *const names[3] = {"mapped", "open", "untouched"};
 	struct probe_result before[2], after[2];
 	int code[3];
 	unsigned char *buf;
@@ -508,7 +517,8 @@ static void test_daemon_killed_restart_on_same_backing(void **state)
 	}
 	r = backing_subdirs(p, subs, sizeof(subs));
 	if (r != 1 || strcmp(subs, old_sub) == 0)
-		fail_msg("backing dir holds %d daemon folders (%s), want the new one only", r, subs);
+		fail_msg("backing dir holds %d daemon folders (%s), want the new one only", r,
+			 subs);
 	assert_int_equal(pool_backing_files(p), 0);
 
 	/* The new pool starts empty and works. */
@@ -560,10 +570,11 @@ static void test_daemon_killed_restart_on_same_backing(void **state)
 		/* The mapping is the backing file's: the data stays readable. */
 		if (before[0].warm != PROBE_OK || after[0].warm != PROBE_OK ||
 		    before[0].cold != PROBE_OK || after[0].cold != PROBE_OK)
-			fail_msg("passthrough: a mapping of a file whose daemon died %s / %s (cached "
-				 "/ never read), after the restart %s / %s; want the data",
-				 probe_name(before[0].warm), probe_name(before[0].cold),
-				 probe_name(after[0].warm), probe_name(after[0].cold));
+			fail_msg(
+				"passthrough: a mapping of a file whose daemon died %s / %s (cached "
+				"/ never read), after the restart %s / %s; want the data",
+				probe_name(before[0].warm), probe_name(before[0].cold),
+				probe_name(after[0].warm), probe_name(after[0].cold));
 		assert_int_equal(code[0], 0);
 	}
 	/* Page cache: no assertion about touching the mapping or the descriptor (recorded

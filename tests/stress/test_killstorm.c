@@ -47,17 +47,17 @@ struct scfg {
 	struct shared *sh;
 	char mnt[PATH_MAX];
 	int nworkers;
-	int kills;		/* storm: workers killed (and replaced) before the final kill */
-	unsigned gap_us;	/* storm: at most this long between two kills */
+	int kills;	 /* storm: workers killed (and replaced) before the final kill */
+	unsigned gap_us; /* storm: at most this long between two kills */
 	uint64_t seed;
-	int up[2], down[2];	/* mappers: runner -> test "all mapped", test -> runner "kill" */
-	int ready[2];		/* mappers -> runner */
+	int up[2], down[2]; /* mappers: runner -> test "all mapped", test -> runner "kill" */
+	int ready[2];	    /* mappers -> runner */
 };
 
 struct sworker {
 	const struct scfg *c;
 	int slot;
-	unsigned gen;		/* how many workers were started before: different choices */
+	unsigned gen; /* how many workers were started before: different choices */
 };
 
 static void name_path(const char *mnt, const char *name, char *buf, size_t len)
@@ -146,16 +146,20 @@ static int storm_child(const unsigned char *region, uint32_t seed, off_t off, co
 static const char *storm_child_result(int r)
 {
 	switch (r) {
-	case 2: return "read a wrong stamp through its inherited mapping";
-	case 3: return "could not take a process hold on a file it had mapped";
-	case 4: return "lost its pipe";
-	default: return "ended unexpectedly";
+	case 2:
+		return "read a wrong stamp through its inherited mapping";
+	case 3:
+		return "could not take a process hold on a file it had mapped";
+	case 4:
+		return "lost its pipe";
+	default:
+		return "ended unexpectedly";
 	}
 }
 
 static int read_byte_bounded(int fd, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	char b;
 	int r;
 
@@ -172,8 +176,8 @@ static int storm_worker(void *arg)
 	const struct sworker *w = arg;
 	const struct scfg *c = w->c;
 	struct shared *sh = c->sh;
-	uint64_t rs = c->seed ^ (((uint64_t)w->gen << 32) + (uint64_t)w->slot + 1) *
-				    0x9E3779B97F4A7C15ull;
+	uint64_t rs = c->seed ^
+		      (((uint64_t)w->gen << 32) + (uint64_t)w->slot + 1) * 0x9E3779B97F4A7C15ull;
 	size_t size = file_size();
 	off_t region = (off_t)w->slot * PAGE;
 	unsigned char *kept[MAX_KEPT];
@@ -188,7 +192,7 @@ static int storm_worker(void *arg)
 		unsigned hold = rng_below(&rs, 4);
 		int mode = (int)rng_below(&rs, KID_MODES);
 		unsigned char *m;
-		int say[2] = { -1, -1 };
+		int say[2] = {-1, -1};
 		pid_t kid;
 		int fd, status, r;
 		ino_t ino;
@@ -197,7 +201,8 @@ static int storm_worker(void *arg)
 		while (waitpid(-1, &status, WNOHANG) > 0)
 			if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
 				sh_err(sh, "worker %d: a lingering child %s (exit %d)", w->slot,
-				       storm_child_result(WEXITSTATUS(status)), WEXITSTATUS(status));
+				       storm_child_result(WEXITSTATUS(status)),
+				       WEXITSTATUS(status));
 
 		snprintf(name, sizeof(name), "k%u", rng_below(&rs, NNAMES));
 		name_path(c->mnt, name, path, sizeof(path));
@@ -228,8 +233,10 @@ static int storm_worker(void *arg)
 			continue;
 		}
 		if (pat_check(m + region, PAGE, s1, (uint64_t)region) >= 0)
-			sh_err(sh, "worker %d: %s page %d through the mapping differs from what pwrite "
-			       "wrote", w->slot, name, w->slot);
+			sh_err(sh,
+			       "worker %d: %s page %d through the mapping differs from what pwrite "
+			       "wrote",
+			       w->slot, name, w->slot);
 		pat_fill(m + region, PAGE, s2, (uint64_t)region);
 
 		if (mode == KID_LINGERS && pipe2(say, O_CLOEXEC) == -1) {
@@ -253,22 +260,24 @@ static int storm_worker(void *arg)
 			case KID_WAITED:
 				r = tu_reap(kid, 60000);
 				if (r != 0)
-					sh_err(sh, "worker %d: its child on %s %s (exit %d)", w->slot,
-					       name, storm_child_result(r), r);
+					sh_err(sh, "worker %d: its child on %s %s (exit %d)",
+					       w->slot, name, storm_child_result(r), r);
 				break;
 			case KID_KILLED:
 				sleep_us(rng_below(&rs, 1000));
 				kill(kid, SIGKILL);
 				r = tu_reap(kid, 60000);
 				if (r != 0 && r != 128 + SIGKILL)
-					sh_err(sh, "worker %d: its child on %s %s (exit %d)", w->slot,
-					       name, storm_child_result(r), r);
+					sh_err(sh, "worker %d: its child on %s %s (exit %d)",
+					       w->slot, name, storm_child_result(r), r);
 				break;
 			default: /* KID_LINGERS: reaped by a later iteration */
 				r = read_byte_bounded(say[0], 60000);
 				if (r < 0)
-					sh_err(sh, "worker %d: its lingering child on %s said nothing "
-					       "(%s)", w->slot, name, errname(-r));
+					sh_err(sh,
+					       "worker %d: its lingering child on %s said nothing "
+					       "(%s)",
+					       w->slot, name, errname(-r));
 				sh_inc(sh, C_CHILD_HOLDS);
 				break;
 			}
@@ -283,7 +292,8 @@ static int storm_worker(void *arg)
 		 * exist); ENODATA when another worker's removexattr took our holds already. */
 		if ((hold & 2) && rng_below(&rs, 4) != 0) {
 			if (removexattr(path, POOLFS_XATTR_HOLD) == -1 && errno != ENODATA)
-				sh_err(sh, "removexattr %s hold while open: %s", name, errname(errno));
+				sh_err(sh, "removexattr %s hold while open: %s", name,
+				       errname(errno));
 			else
 				sh_inc(sh, C_PIN_RELEASES);
 		}
@@ -308,7 +318,7 @@ struct crowd {
 	pid_t pid[MAX_W];
 	int order[MAX_W];
 	pid_t grp;
-	uint64_t rs;	/* the runner's random choices */
+	uint64_t rs; /* the runner's random choices */
 };
 
 /* A crowd's group, and its choices seeded from the test's seed and the runner's salt: 0, or -1
@@ -327,7 +337,7 @@ static int crowd_init(struct crowd *cw, const struct scfg *c, uint64_t salt)
 static pid_t storm_start(const struct scfg *c, pid_t grp, struct sworker *wa, int slot,
 			 unsigned *gen)
 {
-	wa[slot] = (struct sworker){ .c = c, .slot = slot, .gen = (*gen)++ };
+	wa[slot] = (struct sworker){.c = c, .slot = slot, .gen = (*gen)++};
 	return spawn_child(grp, 1, storm_worker, &wa[slot]);
 }
 
@@ -358,8 +368,8 @@ static int storm_runner(void *arg)
 		while ((z = waitpid(-1, &status, WNOHANG)) > 0)
 			for (int j = 0; j < c->nworkers; j++)
 				if (cw.pid[j] == z) {
-					sh_err(sh, "storm worker %d died on its own (status 0x%x)", j,
-					       status);
+					sh_err(sh, "storm worker %d died on its own (status 0x%x)",
+					       j, status);
 					cw.pid[j] = storm_start(c, cw.grp, cw.wa, j, &gen);
 				}
 	}
@@ -422,7 +432,8 @@ static int settle_and_unpin(struct pool_fixture *p)
 			break;
 		if (pool_now_ms() >= deadline)
 			fail_msg("%d ms after every process died, an entry is still in use by more "
-				 "than a pin: %s", GONE_MS, busy);
+				 "than a pin: %s",
+				 GONE_MS, busy);
 		sleep_us(20000);
 	}
 	for (int i = 0; i < n; i++) {
@@ -439,7 +450,8 @@ static int settle_and_unpin(struct pool_fixture *p)
 	ret = wait_dir_empty(p->mnt, GONE_MS, left, sizeof(left));
 	if (ret != 0)
 		fail_msg("%d entries still listed %d ms after every process died and the pins "
-			 "were released: %s", ret, GONE_MS, left);
+			 "were released: %s",
+			 ret, GONE_MS, left);
 	ret = pool_wait_backing_files(p, 0, GONE_MS);
 	if (ret != 0)
 		fail_msg("the backing dir still holds %d files %d ms after the pool emptied",
@@ -462,8 +474,8 @@ static void run_storm(struct stest *t, struct scfg *c, const char *what)
 		what, t->f.p.active_datapath, c->nworkers, sh_get(c->sh, C_STARTED),
 		sh_get(c->sh, C_KILLS), sh_get(c->sh, C_ITERS), sh_get(c->sh, C_CREAT_FAIL),
 		sh_get(c->sh, C_CREAT_ENOENT), sh_get(c->sh, C_FORKS), sh_get(c->sh, C_CHILD_HOLDS),
-		sh_get(c->sh, C_PROCESS_HOLDS), sh_get(c->sh, C_PINS), sh_get(c->sh, C_PIN_RELEASES),
-		sh_get(c->sh, C_KEPT_MAPS), pool_now_ms() - t0);
+		sh_get(c->sh, C_PROCESS_HOLDS), sh_get(c->sh, C_PINS),
+		sh_get(c->sh, C_PIN_RELEASES), sh_get(c->sh, C_KEPT_MAPS), pool_now_ms() - t0);
 	if (r != 0)
 		fail_msg("%s: the runner ended with %d", what, r);
 	if (sh_get(c->sh, C_CREAT_FAIL))
@@ -548,8 +560,9 @@ static void test_killstorm_leaves_nothing(void **state)
 		 * daemon for leaks at exit instead (a leak fails the unmount's exit-status check). */
 		fprintf(stderr, "# daemon built with sanitizers: RSS not compared\n");
 	else if (rss1 > rss0 + RSS_SLACK_KB)
-		fail_msg("the daemon's VmRSS is %ld kB after the storm, %ld kB before (slack %d kB)",
-			 rss1, rss0, RSS_SLACK_KB);
+		fail_msg(
+			"the daemon's VmRSS is %ld kB after the storm, %ld kB before (slack %d kB)",
+			rss1, rss0, RSS_SLACK_KB);
 	assert_true(pool_daemon_alive(p));
 }
 
@@ -655,7 +668,7 @@ static int mappers_runner(void *arg)
 	if (crowd_init(&cw, c, 0xDEAD40ull) < 0)
 		return 1;
 	for (int i = 0; i < c->nworkers; i++) {
-		cw.wa[i] = (struct sworker){ .c = c, .slot = i };
+		cw.wa[i] = (struct sworker){.c = c, .slot = i};
 		cw.pid[i] = spawn_child(cw.grp, 1, mapper, &cw.wa[i]);
 	}
 	while (got < c->nworkers && read_byte_bounded(c->ready[0], 60000) == 0)

@@ -32,7 +32,7 @@ enum {
 	C_FORKS,
 	C_CHILD_KILLED,
 	C_CHILD_ONLY,
-	C_FRESH,	/* an O_CREAT open that found a new, empty file: a removal happened before */
+	C_FRESH, /* an O_CREAT open that found a new, empty file: a removal happened before */
 	C_KEEP0, /* C_KEEP0 + i: verifications by keeper i */
 };
 
@@ -41,15 +41,15 @@ struct hcfg {
 	char mnt[PATH_MAX];
 	int nworkers;
 	int iters;
-	int nslots;	/* the shared files are nslots pages; worker i owns page i */
-	int keepers;	/* the "no file is removed while used" variant */
+	int nslots;  /* the shared files are nslots pages; worker i owns page i */
+	int keepers; /* the "no file is removed while used" variant */
 	uint64_t seed;
 };
 
 struct hworker {
 	const struct hcfg *c;
 	int slot;
-	int ready_fd;	/* keepers: one byte once their file is set up */
+	int ready_fd; /* keepers: one byte once their file is set up */
 };
 
 static void name_path(const struct hcfg *c, const char *name, char *buf, size_t len)
@@ -63,10 +63,10 @@ static void name_path(const struct hcfg *c, const char *name, char *buf, size_t 
 /* ---- a child reading through the mapping it inherited ---- */
 
 enum child_mode {
-	CHILD_VERIFY_EXIT,	/* verify once, exit */
-	CHILD_VERIFY_LOOP,	/* verify until killed */
-	CHILD_AFTER_UNMAP,	/* wait until the parent unmapped and closed, verify, exit */
-	CHILD_KILLED_ANYTIME,	/* verify once, exit, but the parent kills it at a random moment */
+	CHILD_VERIFY_EXIT,    /* verify once, exit */
+	CHILD_VERIFY_LOOP,    /* verify until killed */
+	CHILD_AFTER_UNMAP,    /* wait until the parent unmapped and closed, verify, exit */
+	CHILD_KILLED_ANYTIME, /* verify once, exit, but the parent kills it at a random moment */
 	CHILD_MODES
 };
 
@@ -104,12 +104,18 @@ static int child_check(const unsigned char *region, uint32_t seed, off_t off, co
 static const char *child_result(int r)
 {
 	switch (r) {
-	case CHILD_BAD_DATA: return "read a wrong stamp through its inherited mapping";
-	case CHILD_NAME_GONE: return "found the name gone (ENOENT) while its mapping used the file";
-	case CHILD_NAME_REPLACED: return "found the name on another inode while its mapping used the file";
-	case CHILD_STAT_ERROR: return "could not stat the name";
-	case CHILD_PIPE: return "lost its pipe";
-	default: return "ended unexpectedly";
+	case CHILD_BAD_DATA:
+		return "read a wrong stamp through its inherited mapping";
+	case CHILD_NAME_GONE:
+		return "found the name gone (ENOENT) while its mapping used the file";
+	case CHILD_NAME_REPLACED:
+		return "found the name on another inode while its mapping used the file";
+	case CHILD_STAT_ERROR:
+		return "could not stat the name";
+	case CHILD_PIPE:
+		return "lost its pipe";
+	default:
+		return "ended unexpectedly";
 	}
 }
 
@@ -134,8 +140,7 @@ static int same_inode(struct shared *sh, const char *path, ino_t ino, const char
 
 /* Open (O_CREAT) name in c's pool, path set to its full path, counting the try in counter and a
  * failure in C_CREAT_FAIL (and C_CREAT_ENOENT): the descriptor, or -errno. */
-static int open_counted(const struct hcfg *c, const char *name, char *path, size_t len,
-			int counter)
+static int open_counted(const struct hcfg *c, const char *name, char *path, size_t len, int counter)
 {
 	int fd;
 
@@ -186,7 +191,7 @@ static int hammer_worker(void *arg)
 		uint32_t s2 = stamp_seed((unsigned)w->slot, (unsigned)it, 2);
 		int mode = (int)rng_below(&rs, CHILD_MODES);
 		unsigned char *m = MAP_FAILED;
-		int go[2] = { -1, -1 };
+		int go[2] = {-1, -1};
 		struct stat st;
 		long bad_at;
 		pid_t kid;
@@ -197,8 +202,8 @@ static int hammer_worker(void *arg)
 		if (fd < 0) {
 			int e = -fd;
 
-			sh_err(sh, "worker %d iteration %d: open(%s, O_CREAT) failed: %s", w->slot, it,
-			       name, errname(e));
+			sh_err(sh, "worker %d iteration %d: open(%s, O_CREAT) failed: %s", w->slot,
+			       it, name, errname(e));
 			bad = 1;
 			continue;
 		}
@@ -232,17 +237,20 @@ static int hammer_worker(void *arg)
 		}
 		bad_at = pat_check(m + region, PAGE, s1, (uint64_t)region);
 		if (bad_at >= 0) {
-			sh_err(sh, "worker %d iteration %d: %s page %d read through the mapping differs "
-			       "from what pwrite wrote, at byte %ld", w->slot, it, name, w->slot, bad_at);
+			sh_err(sh,
+			       "worker %d iteration %d: %s page %d read through the mapping differs "
+			       "from what pwrite wrote, at byte %ld",
+			       w->slot, it, name, w->slot, bad_at);
 			bad = 1;
 			goto next;
 		}
 		pat_fill(m + region, PAGE, s2, (uint64_t)region);
 		if (pread_all(fd, back, PAGE, region) != PAGE ||
 		    (bad_at = pat_check(back, PAGE, s2, (uint64_t)region)) >= 0) {
-			sh_err(sh, "worker %d iteration %d: %s page %d read by pread differs from what "
-			       "the mapping wrote (%s, byte %ld)", w->slot, it, name, w->slot,
-			       errname(errno), bad_at);
+			sh_err(sh,
+			       "worker %d iteration %d: %s page %d read by pread differs from what "
+			       "the mapping wrote (%s, byte %ld)",
+			       w->slot, it, name, w->slot, errname(errno), bad_at);
 			bad = 1;
 			goto next;
 		}
@@ -310,8 +318,10 @@ static int hammer_worker(void *arg)
 		if (m != MAP_FAILED) {
 			bad_at = pat_check(m + region, PAGE, s2, (uint64_t)region);
 			if (bad_at >= 0) {
-				sh_err(sh, "worker %d iteration %d: %s page %d changed under the mapping "
-				       "while in use, at byte %ld", w->slot, it, name, w->slot, bad_at);
+				sh_err(sh,
+				       "worker %d iteration %d: %s page %d changed under the mapping "
+				       "while in use, at byte %ld",
+				       w->slot, it, name, w->slot, bad_at);
 				bad = 1;
 			}
 			if (same_inode(sh, path, st.st_ino, "before close") < 0)
@@ -329,7 +339,7 @@ next:
 /* ---- keepers: files used the whole time, each in its own way ---- */
 
 enum { K_MAP, K_FD, K_FORK, K_HOLD };
-static const char *const keeper_name[NKEEPERS] = { "keep-map", "keep-fd", "keep-fork", "keep-hold" };
+static const char *const keeper_name[NKEEPERS] = {"keep-map", "keep-fd", "keep-fork", "keep-hold"};
 
 static int keeper_create(struct shared *sh, const char *path, uint32_t seed, ino_t *ino)
 {
@@ -551,7 +561,7 @@ static int read_bytes_bounded(int fd, int n, int timeout_ms)
 	int got = 0;
 
 	while (got < n) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		long long left = deadline - pool_now_ms();
 		char b[64];
 		ssize_t r;
@@ -571,7 +581,7 @@ static int hammer_runner(void *arg)
 	const struct hcfg *c = arg;
 	struct shared *sh = c->sh;
 	struct hworker wa[MAX_WORKERS], ka[NKEEPERS];
-	pid_t w[MAX_WORKERS], kp[NKEEPERS] = { 0 };
+	pid_t w[MAX_WORKERS], kp[NKEEPERS] = {0};
 	pid_t grp = group_new();
 	int ready[2];
 
@@ -583,7 +593,7 @@ static int hammer_runner(void *arg)
 		int got;
 
 		for (int k = 0; k < NKEEPERS; k++) {
-			ka[k] = (struct hworker){ .c = c, .slot = k, .ready_fd = ready[1] };
+			ka[k] = (struct hworker){.c = c, .slot = k, .ready_fd = ready[1]};
 			kp[k] = spawn_child(grp, 1, keeper_main, &ka[k]);
 		}
 		got = read_bytes_bounded(ready[0], NKEEPERS, 60000);
@@ -594,7 +604,7 @@ static int hammer_runner(void *arg)
 		}
 	}
 	for (int i = 0; i < c->nworkers; i++) {
-		wa[i] = (struct hworker){ .c = c, .slot = i, .ready_fd = -1 };
+		wa[i] = (struct hworker){.c = c, .slot = i, .ready_fd = -1};
 		w[i] = spawn_child(grp, 1, hammer_worker, &wa[i]);
 		if (w[i] < 0)
 			sh_err(sh, "runner: fork: %s", errname(errno));
@@ -657,7 +667,8 @@ static int churn_worker(void *arg)
 			if (e != ENOENT)
 				sh_inc(sh, e == ESTALE ? C_CHURN_ESTALE : C_CHURN_OTHER);
 			if (atomic_load(&sh->nerr) < SH_PRINT_ERRORS)
-				sh_err(sh, "churn worker %d iteration %d: open(%s, O_CREAT) failed: %s",
+				sh_err(sh,
+				       "churn worker %d iteration %d: open(%s, O_CREAT) failed: %s",
 				       w->slot, it, name, errname(e));
 			else
 				atomic_fetch_add(&sh->nerr, 1);
@@ -683,7 +694,7 @@ static int churn_runner(void *arg)
 	pid_t grp = group_new();
 
 	for (int i = 0; i < c->nworkers; i++) {
-		wa[i] = (struct hworker){ .c = c, .slot = i, .ready_fd = -1 };
+		wa[i] = (struct hworker){.c = c, .slot = i, .ready_fd = -1};
 		w[i] = spawn_child(grp, 1, churn_worker, &wa[i]);
 	}
 	for (int i = 0; i < c->nworkers; i++)
@@ -757,10 +768,9 @@ static void run_hammer(void **state, int keepers)
 		"fresh files=%ld children=%ld killed=%ld child-only=%ld keeper rounds=%ld/%ld/%ld/%ld in %lld ms\n",
 		p->active_datapath, c.nworkers, sh_get(c.sh, C_ITERS), c.nworkers * c.iters,
 		sh_get(c.sh, C_CREAT_FAIL), sh_get(c.sh, C_CREAT_ENOENT), sh_get(c.sh, C_FRESH),
-		sh_get(c.sh, C_FORKS),
-		sh_get(c.sh, C_CHILD_KILLED), sh_get(c.sh, C_CHILD_ONLY), sh_get(c.sh, C_KEEP0),
-		sh_get(c.sh, C_KEEP0 + 1), sh_get(c.sh, C_KEEP0 + 2), sh_get(c.sh, C_KEEP0 + 3),
-		ms);
+		sh_get(c.sh, C_FORKS), sh_get(c.sh, C_CHILD_KILLED), sh_get(c.sh, C_CHILD_ONLY),
+		sh_get(c.sh, C_KEEP0), sh_get(c.sh, C_KEEP0 + 1), sh_get(c.sh, C_KEEP0 + 2),
+		sh_get(c.sh, C_KEEP0 + 3), ms);
 	if (r != 0)
 		fail_msg("the runner ended with %d", r);
 	if (sh_get(c.sh, C_CREAT_FAIL))
@@ -815,7 +825,8 @@ static void test_create_churn_never_fails(void **state)
 	assert_int_equal(r, 0);
 	if (sh_get(c.sh, C_CREAT_FAIL))
 		fail_msg("%ld of %ld O_CREAT opens failed (ENOENT %ld, ESTALE %ld, other %ld); "
-			 "first: %s", sh_get(c.sh, C_CREAT_FAIL), sh_get(c.sh, C_CHURN_OPS),
+			 "first: %s",
+			 sh_get(c.sh, C_CREAT_FAIL), sh_get(c.sh, C_CHURN_OPS),
 			 sh_get(c.sh, C_CREAT_ENOENT), sh_get(c.sh, C_CHURN_ESTALE),
 			 sh_get(c.sh, C_CHURN_OTHER), c.sh->first_err);
 	SH_NO_ERRORS(c.sh);

@@ -26,6 +26,7 @@ void rows_name(char *buf, size_t size, const char *group, const char *value, siz
 	for (size_t i = 0; i < len && n + 5 < size; i++) {
 		unsigned char c = (unsigned char)value[i];
 
-		n += (size_t)snprintf(buf + n, size - n, c > 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
+		n += (size_t)snprintf(buf + n, size - n, c > 0x20 && c < 0x7f ? "%c" : "\\x%02x",
+				      c);
 	}
 }

@@ -32,35 +32,35 @@ static const struct owner_row {
 	bool root_exempt;
 	bool want;
 } owner_rows[] = {
-	{ "owner_may_access", 1000, 1000, ACCESS_OWNER, false, true },
-	{ "owner_may_access", 1000, 1000, ACCESS_OWNER, true, true },
-	{ "owner_may_access", 1000, 1000, ACCESS_LIST, false, true },
-	{ "owner_may_access", 1000, 1000, ACCESS_LIST, true, true },
+	{"owner_may_access", 1000, 1000, ACCESS_OWNER, false, true},
+	{"owner_may_access", 1000, 1000, ACCESS_OWNER, true, true},
+	{"owner_may_access", 1000, 1000, ACCESS_LIST, false, true},
+	{"owner_may_access", 1000, 1000, ACCESS_LIST, true, true},
 	/* The largest valid uid is a uid like any other. */
-	{ "owner_may_access", 4294967294u, 4294967294u, ACCESS_OWNER, false, true },
-	{ "other_user_refused", 1001, 1000, ACCESS_OWNER, false, false },
-	{ "other_user_refused", 1000, 1001, ACCESS_OWNER, false, false },
-	{ "other_user_refused", 1001, 1000, ACCESS_LIST, false, false },
+	{"owner_may_access", 4294967294u, 4294967294u, ACCESS_OWNER, false, true},
+	{"other_user_refused", 1001, 1000, ACCESS_OWNER, false, false},
+	{"other_user_refused", 1000, 1001, ACCESS_OWNER, false, false},
+	{"other_user_refused", 1001, 1000, ACCESS_LIST, false, false},
 	/* root_exempt is about root only: another plain user is still refused. */
-	{ "other_user_refused", 1001, 1000, ACCESS_OWNER, true, false },
-	{ "other_user_refused", 1001, 1000, ACCESS_LIST, true, false },
+	{"other_user_refused", 1001, 1000, ACCESS_OWNER, true, false},
+	{"other_user_refused", 1001, 1000, ACCESS_LIST, true, false},
 	/* uids one apart and far apart. */
-	{ "other_user_refused", 1, 2, ACCESS_OWNER, false, false },
-	{ "other_user_refused", 4294967294u, 1000, ACCESS_OWNER, false, false },
-	{ "root_not_exempt_by_default", 0, 1000, ACCESS_OWNER, false, false },
-	{ "root_not_exempt_by_default", 0, 1000, ACCESS_LIST, false, false },
+	{"other_user_refused", 1, 2, ACCESS_OWNER, false, false},
+	{"other_user_refused", 4294967294u, 1000, ACCESS_OWNER, false, false},
+	{"root_not_exempt_by_default", 0, 1000, ACCESS_OWNER, false, false},
+	{"root_not_exempt_by_default", 0, 1000, ACCESS_LIST, false, false},
 	/* root still owns its own entries. */
-	{ "root_not_exempt_by_default", 0, 0, ACCESS_OWNER, false, true },
-	{ "root_not_exempt_by_default", 0, 0, ACCESS_LIST, false, true },
-	{ "root_exempt_when_mounted_so", 0, 1000, ACCESS_OWNER, true, true },
-	{ "root_exempt_when_mounted_so", 0, 1000, ACCESS_LIST, true, true },
-	{ "root_exempt_when_mounted_so", 0, 0, ACCESS_OWNER, true, true },
-	{ "root_exempt_when_mounted_so", 0, 4294967294u, ACCESS_OWNER, true, true },
+	{"root_not_exempt_by_default", 0, 0, ACCESS_OWNER, false, true},
+	{"root_not_exempt_by_default", 0, 0, ACCESS_LIST, false, true},
+	{"root_exempt_when_mounted_so", 0, 1000, ACCESS_OWNER, true, true},
+	{"root_exempt_when_mounted_so", 0, 1000, ACCESS_LIST, true, true},
+	{"root_exempt_when_mounted_so", 0, 0, ACCESS_OWNER, true, true},
+	{"root_exempt_when_mounted_so", 0, 4294967294u, ACCESS_OWNER, true, true},
 	/* root's entries are as private as anyone's, with or without root_exempt. */
-	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_OWNER, false, false },
-	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_OWNER, true, false },
-	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_LIST, false, false },
-	{ "users_cannot_reach_root_entries", 1000, 0, ACCESS_LIST, true, false },
+	{"users_cannot_reach_root_entries", 1000, 0, ACCESS_OWNER, false, false},
+	{"users_cannot_reach_root_entries", 1000, 0, ACCESS_OWNER, true, false},
+	{"users_cannot_reach_root_entries", 1000, 0, ACCESS_LIST, false, false},
+	{"users_cannot_reach_root_entries", 1000, 0, ACCESS_LIST, true, false},
 };
 
 static void test_owner_row(void **state)
@@ -68,7 +68,7 @@ static void test_owner_row(void **state)
 	const struct owner_row *r = *state;
 	const struct access_policy *p = r->root_exempt ? &exempt : &strict;
 	bool got = r->check == ACCESS_OWNER ? access_is_owner(p, r->caller, r->owner)
-					     : access_may_list(p, r->caller, r->owner);
+					    : access_may_list(p, r->caller, r->owner);
 
 	assert_int_equal(got, r->want);
 }
@@ -85,8 +85,10 @@ static void list_matches_owner_rule(void **state)
 				bool want = uids[i] == uids[j] ||
 					    (policies[p]->root_exempt && uids[i] == 0);
 
-				assert_int_equal(access_is_owner(policies[p], uids[i], uids[j]), want);
-				assert_int_equal(access_may_list(policies[p], uids[i], uids[j]), want);
+				assert_int_equal(access_is_owner(policies[p], uids[i], uids[j]),
+						 want);
+				assert_int_equal(access_may_list(policies[p], uids[i], uids[j]),
+						 want);
 			}
 }
 
@@ -114,29 +116,30 @@ static const struct mode_row {
 	mode_t mode;
 	mode_t want;
 } mode_rows[] = {
-	{ "effective_mode_masks", 0777, 0700 },
-	{ "effective_mode_masks", 0644, 0600 },
-	{ "effective_mode_masks", 0666, 0600 },
-	{ "effective_mode_masks", 0755, 0700 },
-	{ "effective_mode_masks", 0600, 0600 },
-	{ "effective_mode_masks", 0700, 0700 },
-	{ "effective_mode_masks", 0, 0 },
-	{ "effective_mode_masks", 0077, 0 },
-	{ "effective_mode_masks", 0070, 0 },
-	{ "effective_mode_masks", 0007, 0 },
-	{ "effective_mode_masks", 0400, 0400 },
-	{ "effective_mode_masks", 0200, 0200 },
-	{ "effective_mode_masks", 0100, 0100 },
-	{ "effective_mode_masks", 0444, 0400 },
-	{ "effective_mode_masks", 0111, 0100 },
-	{ "effective_mode_drops_special_bits", 04755, 0700 },
-	{ "effective_mode_drops_special_bits", 02755, 0700 },
-	{ "effective_mode_drops_special_bits", 01777, 0700 },
-	{ "effective_mode_drops_special_bits", 07777, 0700 },
-	{ "effective_mode_drops_special_bits", S_ISUID, 0 },
-	{ "effective_mode_drops_special_bits", S_ISGID, 0 },
-	{ "effective_mode_drops_special_bits", S_ISVTX, 0 },
-	{ "effective_mode_drops_special_bits", 07000, 0 },};
+	{"effective_mode_masks", 0777, 0700},
+	{"effective_mode_masks", 0644, 0600},
+	{"effective_mode_masks", 0666, 0600},
+	{"effective_mode_masks", 0755, 0700},
+	{"effective_mode_masks", 0600, 0600},
+	{"effective_mode_masks", 0700, 0700},
+	{"effective_mode_masks", 0, 0},
+	{"effective_mode_masks", 0077, 0},
+	{"effective_mode_masks", 0070, 0},
+	{"effective_mode_masks", 0007, 0},
+	{"effective_mode_masks", 0400, 0400},
+	{"effective_mode_masks", 0200, 0200},
+	{"effective_mode_masks", 0100, 0100},
+	{"effective_mode_masks", 0444, 0400},
+	{"effective_mode_masks", 0111, 0100},
+	{"effective_mode_drops_special_bits", 04755, 0700},
+	{"effective_mode_drops_special_bits", 02755, 0700},
+	{"effective_mode_drops_special_bits", 01777, 0700},
+	{"effective_mode_drops_special_bits", 07777, 0700},
+	{"effective_mode_drops_special_bits", S_ISUID, 0},
+	{"effective_mode_drops_special_bits", S_ISGID, 0},
+	{"effective_mode_drops_special_bits", S_ISVTX, 0},
+	{"effective_mode_drops_special_bits", 07000, 0},
+};
 
 /* access_check_chown(owner uid, owner gid, set uid?, new uid, set gid?, new gid) = want. */
 static const struct chown_row {
@@ -151,23 +154,24 @@ static const struct chown_row {
 	} in;
 	int want;
 } chown_rows[] = {
-	{ "chown_no_change_ok", { 1000, 100, false, 0, false, 0 }, 0 },
+	{"chown_no_change_ok", {1000, 100, false, 0, false, 0}, 0},
 	/* Values given but not asked for are ignored (chown(path, -1, -1)). */
-	{ "chown_no_change_ok", { 1000, 100, false, 1234, false, 5678 }, 0 },
-	{ "chown_same_uid_ok", { 1000, 100, true, 1000, false, 0 }, 0 },
-	{ "chown_same_uid_ok", { 0, 0, true, 0, false, 0 }, 0 },
-	{ "chown_same_gid_ok", { 1000, 100, false, 0, true, 100 }, 0 },
-	{ "chown_same_gid_ok", { 1000, 100, true, 1000, true, 100 }, 0 },
-	{ "chown_other_uid_eperm", { 1000, 100, true, 1001, false, 0 }, -EPERM },
-	{ "chown_other_uid_eperm", { 1000, 100, true, 0, false, 0 }, -EPERM },
-	{ "chown_other_uid_eperm", { 1000, 100, true, 999, false, 0 }, -EPERM },
-	{ "chown_other_uid_eperm", { 0, 0, true, 1000, false, 0 }, -EPERM },
+	{"chown_no_change_ok", {1000, 100, false, 1234, false, 5678}, 0},
+	{"chown_same_uid_ok", {1000, 100, true, 1000, false, 0}, 0},
+	{"chown_same_uid_ok", {0, 0, true, 0, false, 0}, 0},
+	{"chown_same_gid_ok", {1000, 100, false, 0, true, 100}, 0},
+	{"chown_same_gid_ok", {1000, 100, true, 1000, true, 100}, 0},
+	{"chown_other_uid_eperm", {1000, 100, true, 1001, false, 0}, -EPERM},
+	{"chown_other_uid_eperm", {1000, 100, true, 0, false, 0}, -EPERM},
+	{"chown_other_uid_eperm", {1000, 100, true, 999, false, 0}, -EPERM},
+	{"chown_other_uid_eperm", {0, 0, true, 1000, false, 0}, -EPERM},
 	/* With the same gid alongside: still refused. */
-	{ "chown_other_uid_eperm", { 1000, 100, true, 1001, true, 100 }, -EPERM },
-	{ "chown_other_gid_eperm", { 1000, 100, false, 0, true, 101 }, -EPERM },
-	{ "chown_other_gid_eperm", { 1000, 100, false, 0, true, 0 }, -EPERM },
-	{ "chown_other_gid_eperm", { 1000, 100, true, 1000, true, 99 }, -EPERM },
-	{ "chown_other_gid_eperm", { 1000, 100, true, 1001, true, 101 }, -EPERM },};
+	{"chown_other_uid_eperm", {1000, 100, true, 1001, true, 100}, -EPERM},
+	{"chown_other_gid_eperm", {1000, 100, false, 0, true, 101}, -EPERM},
+	{"chown_other_gid_eperm", {1000, 100, false, 0, true, 0}, -EPERM},
+	{"chown_other_gid_eperm", {1000, 100, true, 1000, true, 99}, -EPERM},
+	{"chown_other_gid_eperm", {1000, 100, true, 1001, true, 101}, -EPERM},
+};
 
 /* access_check_mask(mode, access(2) mask) = want, for the owner. */
 static const struct mask_row {
@@ -176,36 +180,36 @@ static const struct mask_row {
 	int mask;
 	int want;
 } mask_rows[] = {
-	{ "mask_f_ok_always", 0, F_OK, 0 },
-	{ "mask_f_ok_always", 0700, F_OK, 0 },
-	{ "mask_full_owner_bits", 0700, R_OK, 0 },
-	{ "mask_full_owner_bits", 0700, W_OK, 0 },
-	{ "mask_full_owner_bits", 0700, X_OK, 0 },
-	{ "mask_full_owner_bits", 0700, R_OK | W_OK | X_OK, 0 },
-	{ "mask_file_0600", 0600, R_OK, 0 },
-	{ "mask_file_0600", 0600, W_OK, 0 },
-	{ "mask_file_0600", 0600, R_OK | W_OK, 0 },
-	{ "mask_file_0600", 0600, X_OK, -EACCES },
-	{ "mask_file_0600", 0600, R_OK | X_OK, -EACCES },
-	{ "mask_file_0600", 0600, R_OK | W_OK | X_OK, -EACCES },
-	{ "mask_each_bit_alone", 0400, R_OK, 0 },
-	{ "mask_each_bit_alone", 0400, W_OK, -EACCES },
-	{ "mask_each_bit_alone", 0400, X_OK, -EACCES },
-	{ "mask_each_bit_alone", 0200, R_OK, -EACCES },
-	{ "mask_each_bit_alone", 0200, W_OK, 0 },
-	{ "mask_each_bit_alone", 0200, X_OK, -EACCES },
-	{ "mask_each_bit_alone", 0100, R_OK, -EACCES },
-	{ "mask_each_bit_alone", 0100, W_OK, -EACCES },
-	{ "mask_each_bit_alone", 0100, X_OK, 0 },
-	{ "mask_each_bit_alone", 0, R_OK, -EACCES },
-	{ "mask_each_bit_alone", 0, W_OK, -EACCES },
-	{ "mask_each_bit_alone", 0, X_OK, -EACCES },
+	{"mask_f_ok_always", 0, F_OK, 0},
+	{"mask_f_ok_always", 0700, F_OK, 0},
+	{"mask_full_owner_bits", 0700, R_OK, 0},
+	{"mask_full_owner_bits", 0700, W_OK, 0},
+	{"mask_full_owner_bits", 0700, X_OK, 0},
+	{"mask_full_owner_bits", 0700, R_OK | W_OK | X_OK, 0},
+	{"mask_file_0600", 0600, R_OK, 0},
+	{"mask_file_0600", 0600, W_OK, 0},
+	{"mask_file_0600", 0600, R_OK | W_OK, 0},
+	{"mask_file_0600", 0600, X_OK, -EACCES},
+	{"mask_file_0600", 0600, R_OK | X_OK, -EACCES},
+	{"mask_file_0600", 0600, R_OK | W_OK | X_OK, -EACCES},
+	{"mask_each_bit_alone", 0400, R_OK, 0},
+	{"mask_each_bit_alone", 0400, W_OK, -EACCES},
+	{"mask_each_bit_alone", 0400, X_OK, -EACCES},
+	{"mask_each_bit_alone", 0200, R_OK, -EACCES},
+	{"mask_each_bit_alone", 0200, W_OK, 0},
+	{"mask_each_bit_alone", 0200, X_OK, -EACCES},
+	{"mask_each_bit_alone", 0100, R_OK, -EACCES},
+	{"mask_each_bit_alone", 0100, W_OK, -EACCES},
+	{"mask_each_bit_alone", 0100, X_OK, 0},
+	{"mask_each_bit_alone", 0, R_OK, -EACCES},
+	{"mask_each_bit_alone", 0, W_OK, -EACCES},
+	{"mask_each_bit_alone", 0, X_OK, -EACCES},
 	/* Only owner bits count (the caller is the owner); group/other bits grant nothing. */
-	{ "mask_ignores_group_other_bits", 0077, R_OK, -EACCES },
-	{ "mask_ignores_group_other_bits", 0077, W_OK, -EACCES },
-	{ "mask_ignores_group_other_bits", 0077, X_OK, -EACCES },
-	{ "mask_ignores_group_other_bits", 0044, R_OK, -EACCES },
-	{ "mask_ignores_group_other_bits", 0011, X_OK, -EACCES },
+	{"mask_ignores_group_other_bits", 0077, R_OK, -EACCES},
+	{"mask_ignores_group_other_bits", 0077, W_OK, -EACCES},
+	{"mask_ignores_group_other_bits", 0077, X_OK, -EACCES},
+	{"mask_ignores_group_other_bits", 0044, R_OK, -EACCES},
+	{"mask_ignores_group_other_bits", 0011, X_OK, -EACCES},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -287,7 +291,7 @@ static void act_table(void **state)
 		/* only its owner changes it; others get a sticky folder's EPERM */
 		{false, true, 0, 0, ACCESS_CHANGE, 0},
 		{false, true, 1000, 0, ACCESS_CHANGE, -EPERM},
-		{false, true, 1000, 1000, ACCESS_CHANGE, 0},  /* a pool mounted by a user */
+		{false, true, 1000, 1000, ACCESS_CHANGE, 0}, /* a pool mounted by a user */
 		{false, true, 0, 1000, ACCESS_CHANGE, -EPERM},
 		{true, true, 0, 1000, ACCESS_CHANGE, 0},
 		/* nobody changes its mode or owner, not even its owner */
@@ -297,7 +301,7 @@ static void act_table(void **state)
 		/* its counters: its owner only */
 		{false, true, 0, 0, ACCESS_READ_COUNTERS, 0},
 		{false, true, 1000, 0, ACCESS_READ_COUNTERS, -EACCES},
-		{false, false, 0, 0, ACCESS_READ_COUNTERS, -EACCES},  /* only the root has them */
+		{false, false, 0, 0, ACCESS_READ_COUNTERS, -EACCES}, /* only the root has them */
 		/* an ordinary entry: its owner only */
 		{false, false, 1000, 1000, ACCESS_USE, 0},
 		{false, false, 1001, 1000, ACCESS_USE, -EACCES},
@@ -402,8 +406,8 @@ static char row_names[N(owner_rows) + N(mode_rows) + N(chown_rows) + N(mask_rows
 
 static struct CMUnitTest row_test(size_t i, void (*fn)(void **), const void *row)
 {
-	return (struct CMUnitTest){ .name = row_names[i], .test_func = fn,
-				    .initial_state = (void *)row };
+	return (struct CMUnitTest){
+		.name = row_names[i], .test_func = fn, .initial_state = (void *)row};
 }
 
 int main(void)

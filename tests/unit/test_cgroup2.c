@@ -18,17 +18,18 @@
 
 #include "cgroup2.h"
 
-#define UNIFIED "35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw\n"
+#define UNIFIED                                                                                    \
+	"35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw\n"
 #define HYBRID_V1 "36 24 0:31 / /sys/fs/cgroup/cpu rw shared:10 - cgroup cgroup rw,cpu\n"
 #define HYBRID_V2 "37 24 0:32 / /sys/fs/cgroup/unified rw shared:11 - cgroup2 cgroup2 rw\n"
 #define ROOTFS "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
 
 struct find_row {
 	const char *name;
-	const char *text;   /* the mountinfo file's content */
-	size_t buflen;      /* 0: a PATH_MAX-sized buffer */
+	const char *text; /* the mountinfo file's content */
+	size_t buflen;	  /* 0: a PATH_MAX-sized buffer */
 	int rc;
-	const char *mount;  /* expected when rc is 0 */
+	const char *mount; /* expected when rc is 0 */
 };
 
 static const struct find_row find_rows[] = {
@@ -44,7 +45,8 @@ static const struct find_row find_rows[] = {
 	{"fits exactly", UNIFIED, sizeof("/sys/fs/cgroup"), 0, "/sys/fs/cgroup"},
 	{"one byte short", UNIFIED, sizeof("/sys/fs/cgroup") - 1, -ENAMETOOLONG, NULL},
 	{"space in the mount point", "42 24 0:35 / /a\\040b rw - cgroup2 c rw\n", 0, 0, "/a b"},
-	{"backslash in the mount point", "43 24 0:36 / /a\\134b rw - cgroup2 c rw\n", 0, 0, "/a\\b"},
+	{"backslash in the mount point", "43 24 0:36 / /a\\134b rw - cgroup2 c rw\n", 0, 0,
+	 "/a\\b"},
 	{"a lone backslash is kept", "44 24 0:37 / /a\\9b rw - cgroup2 c rw\n", 0, 0, "/a\\9b"},
 };
 
@@ -96,7 +98,8 @@ int main(void)
 	};
 	struct CMUnitTest tests[N_FIND_ROWS + sizeof(more) / sizeof(more[0])];
 
-	rows_to_tests(tests, find_rows, sizeof(find_rows[0]), N_FIND_ROWS, test_find_row, NULL, NULL);
+	rows_to_tests(tests, find_rows, sizeof(find_rows[0]), N_FIND_ROWS, test_find_row, NULL,
+		      NULL);
 	memcpy(tests + N_FIND_ROWS, more, sizeof(more));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

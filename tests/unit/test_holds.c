@@ -80,42 +80,42 @@ static const struct parse_row {
 	enum hold_kind kind;
 	pid_t pid;
 } parse_rows[] = {
-	{ "parse_scopes", "pin", 3, 0, HOLD_PIN, 0 },
-	{ "parse_scopes", "process", 7, 0, HOLD_PID, 0 },
-	{ "parse_scopes", "session", 7, 0, HOLD_SESSION, 0 },
-	{ "parse_scopes", "cgroup", 6, 0, HOLD_CGROUP, 0 },
-	{ "parse_scopes", "pid:123", 7, 0, HOLD_PID, 123 },
+	{"parse_scopes", "pin", 3, 0, HOLD_PIN, 0},
+	{"parse_scopes", "process", 7, 0, HOLD_PID, 0},
+	{"parse_scopes", "session", 7, 0, HOLD_SESSION, 0},
+	{"parse_scopes", "cgroup", 6, 0, HOLD_CGROUP, 0},
+	{"parse_scopes", "pid:123", 7, 0, HOLD_PID, 123},
 	/* setfattr, and sizeof("pin") in C, pass the terminating NUL. */
-	{ "parse_trailing_nul", "pin", 4, 0, HOLD_PIN, 0 },
-	{ "parse_trailing_nul", "process", 8, 0, HOLD_PID, 0 },
-	{ "parse_trailing_nul", "session", 8, 0, HOLD_SESSION, 0 },
-	{ "parse_trailing_nul", "cgroup", 7, 0, HOLD_CGROUP, 0 },
-	{ "parse_trailing_nul", "pid:123", 8, 0, HOLD_PID, 123 },
+	{"parse_trailing_nul", "pin", 4, 0, HOLD_PIN, 0},
+	{"parse_trailing_nul", "process", 8, 0, HOLD_PID, 0},
+	{"parse_trailing_nul", "session", 8, 0, HOLD_SESSION, 0},
+	{"parse_trailing_nul", "cgroup", 7, 0, HOLD_CGROUP, 0},
+	{"parse_trailing_nul", "pid:123", 8, 0, HOLD_PID, 123},
 	/* echo pin > ... style values. */
-	{ "parse_trailing_newline", "pin\n", 4, 0, HOLD_PIN, 0 },
-	{ "parse_trailing_newline", "process\n", 8, 0, HOLD_PID, 0 },
-	{ "parse_trailing_newline", "session\n", 8, 0, HOLD_SESSION, 0 },
-	{ "parse_trailing_newline", "cgroup\n", 7, 0, HOLD_CGROUP, 0 },
-	{ "parse_trailing_newline", "pid:123\n", 8, 0, HOLD_PID, 123 },
+	{"parse_trailing_newline", "pin\n", 4, 0, HOLD_PIN, 0},
+	{"parse_trailing_newline", "process\n", 8, 0, HOLD_PID, 0},
+	{"parse_trailing_newline", "session\n", 8, 0, HOLD_SESSION, 0},
+	{"parse_trailing_newline", "cgroup\n", 7, 0, HOLD_CGROUP, 0},
+	{"parse_trailing_newline", "pid:123\n", 8, 0, HOLD_PID, 123},
 	/* The value is `len` bytes, not a C string: what follows is not part of it. */
-	{ "parse_uses_len_not_nul", "pinned", 3, 0, HOLD_PIN, 0 },
-	{ "parse_uses_len_not_nul", "sessions", 7, 0, HOLD_SESSION, 0 },
-	{ "parse_uses_len_not_nul", "pid:12345", 6, 0, HOLD_PID, 12 },
+	{"parse_uses_len_not_nul", "pinned", 3, 0, HOLD_PIN, 0},
+	{"parse_uses_len_not_nul", "sessions", 7, 0, HOLD_SESSION, 0},
+	{"parse_uses_len_not_nul", "pid:12345", 6, 0, HOLD_PID, 12},
 	/* And a shorter len is a different, wrong value. */
-	{ "parse_uses_len_not_nul", "pin", 2, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_uses_len_not_nul", "process", 4, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_only_one_terminator", "pin\n\n", 5, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_only_one_terminator", "pin\0\0", 5, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_only_one_terminator", "pin\n\0", 5, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_only_one_terminator", "pin\0\n", 5, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_only_one_terminator", "pid:1\n\n", 7, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_only_one_terminator", "pid:1\0\0", 7, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_embedded_nul", "pi\0n", 4, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_embedded_nul", "\0pin", 4, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_embedded_nul", "pin\0x", 5, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_embedded_nul", "pid:1\0002", 7, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_embedded_nul", "pid:\0001", 6, -EINVAL, HOLD_PIN, 0 },
-	{ "parse_embedded_nul", "session\0\n", 9, -EINVAL, HOLD_PIN, 0 },
+	{"parse_uses_len_not_nul", "pin", 2, -EINVAL, HOLD_PIN, 0},
+	{"parse_uses_len_not_nul", "process", 4, -EINVAL, HOLD_PIN, 0},
+	{"parse_only_one_terminator", "pin\n\n", 5, -EINVAL, HOLD_PIN, 0},
+	{"parse_only_one_terminator", "pin\0\0", 5, -EINVAL, HOLD_PIN, 0},
+	{"parse_only_one_terminator", "pin\n\0", 5, -EINVAL, HOLD_PIN, 0},
+	{"parse_only_one_terminator", "pin\0\n", 5, -EINVAL, HOLD_PIN, 0},
+	{"parse_only_one_terminator", "pid:1\n\n", 7, -EINVAL, HOLD_PIN, 0},
+	{"parse_only_one_terminator", "pid:1\0\0", 7, -EINVAL, HOLD_PIN, 0},
+	{"parse_embedded_nul", "pi\0n", 4, -EINVAL, HOLD_PIN, 0},
+	{"parse_embedded_nul", "\0pin", 4, -EINVAL, HOLD_PIN, 0},
+	{"parse_embedded_nul", "pin\0x", 5, -EINVAL, HOLD_PIN, 0},
+	{"parse_embedded_nul", "pid:1\0002", 7, -EINVAL, HOLD_PIN, 0},
+	{"parse_embedded_nul", "pid:\0001", 6, -EINVAL, HOLD_PIN, 0},
+	{"parse_embedded_nul", "session\0\n", 9, -EINVAL, HOLD_PIN, 0},
 };
 
 static void test_parse_row(void **state)
@@ -173,12 +173,48 @@ static void parse_bad_values(void **state)
 {
 	(void)state;
 	static const char *const bad[] = {
-		"pid:", "pid:0", "pid:-1", "pid:12a", "pid:99999999999", "PIN", "Pin", "PROCESS",
-		"Session", "CGROUP", "pid:+1", "pid: 1", "pid:01", "pid:1 ", "pid:1.0", "pid:0x10",
-		"pid:1e3", "pid", "pid:1:2", "PID:1", "pid=1", "pin ", " pin", "pins", "pi",
-		"p", "process:1", "session:1", "cgroup:/a", "pin\r", "pin\t", "none", "\n",
-		"\n\n", "pin\n\n", "pin\n\r", "pin\r\n", ":", "pid:-0", "pid:4294967296",
-		"pid:18446744073709551617", "pid:\n\n",
+		"pid:",
+		"pid:0",
+		"pid:-1",
+		"pid:12a",
+		"pid:99999999999",
+		"PIN",
+		"Pin",
+		"PROCESS",
+		"Session",
+		"CGROUP",
+		"pid:+1",
+		"pid: 1",
+		"pid:01",
+		"pid:1 ",
+		"pid:1.0",
+		"pid:0x10",
+		"pid:1e3",
+		"pid",
+		"pid:1:2",
+		"PID:1",
+		"pid=1",
+		"pin ",
+		" pin",
+		"pins",
+		"pi",
+		"p",
+		"process:1",
+		"session:1",
+		"cgroup:/a",
+		"pin\r",
+		"pin\t",
+		"none",
+		"\n",
+		"\n\n",
+		"pin\n\n",
+		"pin\n\r",
+		"pin\r\n",
+		":",
+		"pid:-0",
+		"pid:4294967296",
+		"pid:18446744073709551617",
+		"pid:\n\n",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -191,8 +227,8 @@ static void parse_empty(void **state)
 	struct hold_request r;
 
 	expect_einval("", 0);
-	expect_einval("\0", 1);  /* only the trailing NUL */
-	expect_einval("\n", 1);  /* only the trailing newline */
+	expect_einval("\0", 1); /* only the trailing NUL */
+	expect_einval("\n", 1); /* only the trailing newline */
 	assert_int_equal(hold_request_parse(NULL, 0, &r), -EINVAL);
 	assert_int_equal(hold_request_parse(NULL, 3, &r), -EINVAL);
 }
@@ -651,7 +687,8 @@ static void unlink_from_wrong_node_list(void **state)
 
 /* A hold of each scope kind in turn (pin, pid, session, cgroup, cgroup whose path is unknown),
  * handed to check with the text it must format to. */
-static void for_each_scope(const char *cgroup, void (*check)(const struct hold *h, const char *want))
+static void for_each_scope(const char *cgroup,
+			   void (*check)(const struct hold *h, const char *want))
 {
 	char cg[48], want_cg[64];
 	struct hold_source pid = make_src(HOLD_PID, 123, NULL);
@@ -662,8 +699,8 @@ static void for_each_scope(const char *cgroup, void (*check)(const struct hold *
 		struct hold_source *src;
 		const char *want;
 	} cases[] = {
-		{NULL, "pin"}, {&pid, "pid:123"}, {&ses, "session:77"}, {&cgs, want_cg},
-		{&cgnull, "cgroup:?"},
+		{NULL, "pin"},	 {&pid, "pid:123"},	{&ses, "session:77"},
+		{&cgs, want_cg}, {&cgnull, "cgroup:?"},
 	};
 	struct hold h;
 
@@ -788,10 +825,11 @@ int main(void)
 	struct CMUnitTest tests[N(parse_rows) + N(scenarios)];
 
 	for (size_t i = 0; i < N(parse_rows); i++) {
-		rows_name(row_names[i], sizeof(row_names[i]), parse_rows[i].group, parse_rows[i].value,
-			  parse_rows[i].len);
-		tests[i] = (struct CMUnitTest){ .name = row_names[i], .test_func = test_parse_row,
-						.initial_state = (void *)&parse_rows[i] };
+		rows_name(row_names[i], sizeof(row_names[i]), parse_rows[i].group,
+			  parse_rows[i].value, parse_rows[i].len);
+		tests[i] = (struct CMUnitTest){.name = row_names[i],
+					       .test_func = test_parse_row,
+					       .initial_state = (void *)&parse_rows[i]};
 	}
 	memcpy(tests + N(parse_rows), scenarios, sizeof(scenarios));
 	return cmocka_run_group_tests_name("holds", tests, NULL, NULL);

@@ -54,10 +54,12 @@ enum field { F_OPENS, F_HOLDS, F_CHILDREN, F_IS_DIR, F_LINKED, F_ARMED, F_MAYBE_
 
 enum step_op {
 	S_END,
-	S_FILE, S_DIR, S_ROOT,	/* start from file_node(), dir_node() or root_node() */
-	S_SET,			/* field = value */
-	S_IN_USE,		/* lifetime_in_use(held_above) must be want */
-	S_DECIDE,		/* lifetime_decide(held_above) must be want */
+	S_FILE,
+	S_DIR,
+	S_ROOT,	  /* start from file_node(), dir_node() or root_node() */
+	S_SET,	  /* field = value */
+	S_IN_USE, /* lifetime_in_use(held_above) must be want */
+	S_DECIDE, /* lifetime_decide(held_above) must be want */
 };
 
 struct step {
@@ -68,138 +70,166 @@ struct step {
 	int want;
 };
 
-#define FILE_NODE { .op = S_FILE }
-#define DIR_NODE { .op = S_DIR }
-#define ROOT_NODE { .op = S_ROOT }
-#define SET(f, v) { .op = S_SET, .field = (f), .value = (v) }
-#define IN_USE(above, w) { .op = S_IN_USE, .held_above = (above), .want = (w) }
-#define DECIDE(above, w) { .op = S_DECIDE, .held_above = (above), .want = LIFETIME_##w }
+#define FILE_NODE                                                                                  \
+	{                                                                                          \
+		.op = S_FILE                                                                       \
+	}
+#define DIR_NODE                                                                                   \
+	{                                                                                          \
+		.op = S_DIR                                                                        \
+	}
+#define ROOT_NODE                                                                                  \
+	{                                                                                          \
+		.op = S_ROOT                                                                       \
+	}
+#define SET(f, v)                                                                                  \
+	{                                                                                          \
+		.op = S_SET, .field = (f), .value = (v)                                            \
+	}
+#define IN_USE(above, w)                                                                           \
+	{                                                                                          \
+		.op = S_IN_USE, .held_above = (above), .want = (w)                                 \
+	}
+#define DECIDE(above, w)                                                                           \
+	{                                                                                          \
+		.op = S_DECIDE, .held_above = (above), .want = LIFETIME_##w                        \
+	}
 
 static const struct transition_row {
 	const char *name;
 	struct step steps[14];
 } transition_rows[] = {
-	{ "file_unused_is_removed",
-	  { FILE_NODE, IN_USE(false, false), DECIDE(false, REMOVE) } },
-	{ "file_open_then_closed",
-	  { FILE_NODE, SET(F_OPENS, 1), IN_USE(false, true), DECIDE(false, KEEP),
-	    /* a second open, e.g. inherited across fork */
-	    SET(F_OPENS, 2), DECIDE(false, KEEP),
-	    /* one RELEASE: still open */
-	    SET(F_OPENS, 1), IN_USE(false, true), DECIDE(false, KEEP),
-	    /* last RELEASE */
-	    SET(F_OPENS, 0), IN_USE(false, false), DECIDE(false, REMOVE) } },
-	{ "file_max_opens_kept",
-	  { FILE_NODE, SET(F_OPENS, UINT32_MAX), IN_USE(false, true), DECIDE(false, KEEP) } },
-	{ "file_mapped_but_closed_kept",
-	  { FILE_NODE,
-	    /* Passthrough: RELEASE came at close() while the mapping lives on. */
-	    SET(F_OPENS, 0), SET(F_MAYBE_MAPPED, true), IN_USE(false, true), DECIDE(false, KEEP),
-	    /* The data path rules the mapping out: now it goes. */
-	    SET(F_MAYBE_MAPPED, false), IN_USE(false, false), DECIDE(false, REMOVE) } },
-	{ "file_open_and_mapped_kept",
-	  { FILE_NODE, SET(F_OPENS, 1), SET(F_MAYBE_MAPPED, true), DECIDE(false, KEEP),
-	    SET(F_OPENS, 0), DECIDE(false, KEEP), SET(F_MAYBE_MAPPED, false),
-	    DECIDE(false, REMOVE) } },
-	{ "file_hold_kept_until_released",
-	  { FILE_NODE, SET(F_HOLDS, 1), IN_USE(false, true), DECIDE(false, KEEP),
-	    SET(F_HOLDS, 3), DECIDE(false, KEEP), SET(F_HOLDS, 1), DECIDE(false, KEEP),
-	    SET(F_HOLDS, 0), IN_USE(false, false), DECIDE(false, REMOVE) } },
-	{ "file_hold_with_open",
-	  { FILE_NODE, SET(F_HOLDS, 1), SET(F_OPENS, 1), DECIDE(false, KEEP),
-	    /* closed, hold remains */
-	    SET(F_OPENS, 0), DECIDE(false, KEEP),
-	    /* hold ended */
-	    SET(F_HOLDS, 0), DECIDE(false, REMOVE) } },
-	{ "file_held_above_kept",
-	  { FILE_NODE, IN_USE(true, true), DECIDE(true, KEEP),
-	    /* The folder hold ends: the file goes. */
-	    IN_USE(false, false), DECIDE(false, REMOVE) } },
-	{ "file_children_and_armed_ignored",
-	  { FILE_NODE,
-	    /* Counters that only mean something for folders must not keep a file alive. */
-	    SET(F_CHILDREN, 5), IN_USE(false, false), DECIDE(false, REMOVE), SET(F_CHILDREN, 0),
-	    SET(F_ARMED, false), DECIDE(false, REMOVE), SET(F_ARMED, true),
-	    DECIDE(false, REMOVE) } },
-	{ "unlinked_unused_destroyed",
-	  { FILE_NODE, SET(F_LINKED, false), DECIDE(false, DESTROY) } },
-	{ "unlinked_open_kept_then_destroyed",
-	  { FILE_NODE, SET(F_OPENS, 1),
-	    /* unlink(2) while open: data stays readable */
-	    SET(F_LINKED, false), DECIDE(false, KEEP), SET(F_OPENS, 0), DECIDE(false, DESTROY) } },
-	{ "unlinked_mapped_kept_then_destroyed",
-	  { FILE_NODE, SET(F_LINKED, false), SET(F_MAYBE_MAPPED, true), DECIDE(false, KEEP),
-	    SET(F_OPENS, 2), DECIDE(false, KEEP), SET(F_OPENS, 0), DECIDE(false, KEEP),
-	    SET(F_MAYBE_MAPPED, false), DECIDE(false, DESTROY) } },
-	{ "unlinked_holds_do_not_keep",
-	  { FILE_NODE,
-	    /* Unlinking drops every hold (interface.md); a folder above cannot hold a nameless entry. */
-	    SET(F_LINKED, false), SET(F_HOLDS, 2), DECIDE(false, DESTROY), DECIDE(true, DESTROY),
-	    SET(F_HOLDS, 0), DECIDE(true, DESTROY) } },
-	{ "unlinked_dir_destroyed",
-	  { DIR_NODE,
-	    /* rmdir of a folder never armed: nothing keeps its data. */
-	    SET(F_LINKED, false), DECIDE(false, DESTROY), SET(F_ARMED, true),
-	    DECIDE(false, DESTROY),
-	    /* rmdir while opendir'ed: kept until closedir. */
-	    SET(F_OPENS, 1), DECIDE(false, KEEP), SET(F_OPENS, 0), DECIDE(false, DESTROY) } },
-	{ "removed_is_never_acted_on",
-	  { FILE_NODE, SET(F_REMOVED, true), DECIDE(false, KEEP), SET(F_LINKED, false),
-	    DECIDE(false, KEEP), SET(F_IS_DIR, true), SET(F_ARMED, true), DECIDE(false, KEEP),
-	    SET(F_LINKED, true), DECIDE(true, KEEP) } },
-	{ "removed_still_reports_use",
-	  { FILE_NODE,
-	    /* An ESTALE handle still counts as an open: in_use does not look at removed. */
-	    SET(F_REMOVED, true), SET(F_LINKED, false), SET(F_OPENS, 1), IN_USE(false, true),
-	    SET(F_OPENS, 0), IN_USE(false, false) } },
-	{ "root_never_removed",
-	  { ROOT_NODE, IN_USE(false, false), DECIDE(false, KEEP), SET(F_ARMED, false),
-	    DECIDE(false, KEEP), SET(F_CHILDREN, 1), DECIDE(false, KEEP),
-	    /* last child gone: re-checked up to the root, which stays */
-	    SET(F_CHILDREN, 0), SET(F_ARMED, true), DECIDE(false, KEEP),
-	    /* Even a root that somehow lost its name is never destroyed. */
-	    SET(F_LINKED, false), DECIDE(false, KEEP) } },
-	{ "dir_never_armed_stays",
-	  { DIR_NODE, IN_USE(false, false), DECIDE(false, KEEP) } },
-	{ "dir_armed_empty_removed",
-	  { DIR_NODE, SET(F_CHILDREN, 1),
-	    /* it had a child */
-	    SET(F_ARMED, true), IN_USE(false, true), DECIDE(false, KEEP),
-	    /* the child went */
-	    SET(F_CHILDREN, 0), IN_USE(false, false), DECIDE(false, REMOVE) } },
-	{ "dir_armed_by_hold_removed_when_released",
-	  { DIR_NODE, SET(F_HOLDS, 1),
-	    /* it had a hold */
-	    SET(F_ARMED, true), DECIDE(false, KEEP), SET(F_HOLDS, 0), DECIDE(false, REMOVE) } },
-	{ "dir_with_children_kept",
-	  { DIR_NODE, SET(F_ARMED, true), SET(F_CHILDREN, 1), IN_USE(false, true),
-	    DECIDE(false, KEEP), SET(F_CHILDREN, UINT32_MAX), DECIDE(false, KEEP),
-	    SET(F_CHILDREN, 2), DECIDE(false, KEEP), SET(F_CHILDREN, 1), DECIDE(false, KEEP),
-	    SET(F_CHILDREN, 0), DECIDE(false, REMOVE) } },
-	{ "dir_with_open_handle_kept",
-	  { DIR_NODE, SET(F_ARMED, true),
-	    /* opendir */
-	    SET(F_OPENS, 1), IN_USE(false, true), DECIDE(false, KEEP),
-	    /* closedir */
-	    SET(F_OPENS, 0), DECIDE(false, REMOVE) } },
-	{ "dir_held_above_kept",
-	  { DIR_NODE, SET(F_ARMED, true), DECIDE(true, KEEP), DECIDE(false, REMOVE) } },
-	{ "dir_unarmed_in_use_kept",
-	  { DIR_NODE, SET(F_OPENS, 1), DECIDE(false, KEEP), SET(F_OPENS, 0), SET(F_HOLDS, 1),
-	    DECIDE(false, KEEP), SET(F_HOLDS, 0), DECIDE(true, KEEP), DECIDE(false, KEEP) } },
+	{"file_unused_is_removed", {FILE_NODE, IN_USE(false, false), DECIDE(false, REMOVE)}},
+	{"file_open_then_closed",
+	 {FILE_NODE, SET(F_OPENS, 1), IN_USE(false, true), DECIDE(false, KEEP),
+	  /* a second open, e.g. inherited across fork */
+	  SET(F_OPENS, 2), DECIDE(false, KEEP),
+	  /* one RELEASE: still open */
+	  SET(F_OPENS, 1), IN_USE(false, true), DECIDE(false, KEEP),
+	  /* last RELEASE */
+	  SET(F_OPENS, 0), IN_USE(false, false), DECIDE(false, REMOVE)}},
+	{"file_max_opens_kept",
+	 {FILE_NODE, SET(F_OPENS, UINT32_MAX), IN_USE(false, true), DECIDE(false, KEEP)}},
+	{"file_mapped_but_closed_kept",
+	 {FILE_NODE,
+	  /* Passthrough: RELEASE came at close() while the mapping lives on. */
+	  SET(F_OPENS, 0), SET(F_MAYBE_MAPPED, true), IN_USE(false, true), DECIDE(false, KEEP),
+	  /* The data path rules the mapping out: now it goes. */
+	  SET(F_MAYBE_MAPPED, false), IN_USE(false, false), DECIDE(false, REMOVE)}},
+	{"file_open_and_mapped_kept",
+	 {FILE_NODE, SET(F_OPENS, 1), SET(F_MAYBE_MAPPED, true), DECIDE(false, KEEP),
+	  SET(F_OPENS, 0), DECIDE(false, KEEP), SET(F_MAYBE_MAPPED, false), DECIDE(false, REMOVE)}},
+	{"file_hold_kept_until_released",
+	 {FILE_NODE, SET(F_HOLDS, 1), IN_USE(false, true), DECIDE(false, KEEP), SET(F_HOLDS, 3),
+	  DECIDE(false, KEEP), SET(F_HOLDS, 1), DECIDE(false, KEEP), SET(F_HOLDS, 0),
+	  IN_USE(false, false), DECIDE(false, REMOVE)}},
+	{"file_hold_with_open",
+	 {FILE_NODE, SET(F_HOLDS, 1), SET(F_OPENS, 1), DECIDE(false, KEEP),
+	  /* closed, hold remains */
+	  SET(F_OPENS, 0), DECIDE(false, KEEP),
+	  /* hold ended */
+	  SET(F_HOLDS, 0), DECIDE(false, REMOVE)}},
+	{"file_held_above_kept",
+	 {FILE_NODE, IN_USE(true, true), DECIDE(true, KEEP),
+	  /* The folder hold ends: the file goes. */
+	  IN_USE(false, false), DECIDE(false, REMOVE)}},
+	{"file_children_and_armed_ignored",
+	 {FILE_NODE,
+	  /* Counters that only mean something for folders must not keep a file alive. */
+	  SET(F_CHILDREN, 5), IN_USE(false, false), DECIDE(false, REMOVE), SET(F_CHILDREN, 0),
+	  SET(F_ARMED, false), DECIDE(false, REMOVE), SET(F_ARMED, true), DECIDE(false, REMOVE)}},
+	{"unlinked_unused_destroyed", {FILE_NODE, SET(F_LINKED, false), DECIDE(false, DESTROY)}},
+	{"unlinked_open_kept_then_destroyed",
+	 {FILE_NODE, SET(F_OPENS, 1),
+	  /* unlink(2) while open: data stays readable */
+	  SET(F_LINKED, false), DECIDE(false, KEEP), SET(F_OPENS, 0), DECIDE(false, DESTROY)}},
+	{"unlinked_mapped_kept_then_destroyed",
+	 {FILE_NODE, SET(F_LINKED, false), SET(F_MAYBE_MAPPED, true), DECIDE(false, KEEP),
+	  SET(F_OPENS, 2), DECIDE(false, KEEP), SET(F_OPENS, 0), DECIDE(false, KEEP),
+	  SET(F_MAYBE_MAPPED, false), DECIDE(false, DESTROY)}},
+	{"unlinked_holds_do_not_keep",
+	 {FILE_NODE,
+	  /* Unlinking drops every hold (interface.md); a folder above cannot hold a nameless entry. */
+	  SET(F_LINKED, false), SET(F_HOLDS, 2), DECIDE(false, DESTROY), DECIDE(true, DESTROY),
+	  SET(F_HOLDS, 0), DECIDE(true, DESTROY)}},
+	{"unlinked_dir_destroyed",
+	 {DIR_NODE,
+	  /* rmdir of a folder never armed: nothing keeps its data. */
+	  SET(F_LINKED, false), DECIDE(false, DESTROY), SET(F_ARMED, true), DECIDE(false, DESTROY),
+	  /* rmdir while opendir'ed: kept until closedir. */
+	  SET(F_OPENS, 1), DECIDE(false, KEEP), SET(F_OPENS, 0), DECIDE(false, DESTROY)}},
+	{"removed_is_never_acted_on",
+	 {FILE_NODE, SET(F_REMOVED, true), DECIDE(false, KEEP), SET(F_LINKED, false),
+	  DECIDE(false, KEEP), SET(F_IS_DIR, true), SET(F_ARMED, true), DECIDE(false, KEEP),
+	  SET(F_LINKED, true), DECIDE(true, KEEP)}},
+	{"removed_still_reports_use",
+	 {FILE_NODE,
+	  /* An ESTALE handle still counts as an open: in_use does not look at removed. */
+	  SET(F_REMOVED, true), SET(F_LINKED, false), SET(F_OPENS, 1), IN_USE(false, true),
+	  SET(F_OPENS, 0), IN_USE(false, false)}},
+	{"root_never_removed",
+	 {ROOT_NODE, IN_USE(false, false), DECIDE(false, KEEP), SET(F_ARMED, false),
+	  DECIDE(false, KEEP), SET(F_CHILDREN, 1), DECIDE(false, KEEP),
+	  /* last child gone: re-checked up to the root, which stays */
+	  SET(F_CHILDREN, 0), SET(F_ARMED, true), DECIDE(false, KEEP),
+	  /* Even a root that somehow lost its name is never destroyed. */
+	  SET(F_LINKED, false), DECIDE(false, KEEP)}},
+	{"dir_never_armed_stays", {DIR_NODE, IN_USE(false, false), DECIDE(false, KEEP)}},
+	{"dir_armed_empty_removed",
+	 {DIR_NODE, SET(F_CHILDREN, 1),
+	  /* it had a child */
+	  SET(F_ARMED, true), IN_USE(false, true), DECIDE(false, KEEP),
+	  /* the child went */
+	  SET(F_CHILDREN, 0), IN_USE(false, false), DECIDE(false, REMOVE)}},
+	{"dir_armed_by_hold_removed_when_released",
+	 {DIR_NODE, SET(F_HOLDS, 1),
+	  /* it had a hold */
+	  SET(F_ARMED, true), DECIDE(false, KEEP), SET(F_HOLDS, 0), DECIDE(false, REMOVE)}},
+	{"dir_with_children_kept",
+	 {DIR_NODE, SET(F_ARMED, true), SET(F_CHILDREN, 1), IN_USE(false, true),
+	  DECIDE(false, KEEP), SET(F_CHILDREN, UINT32_MAX), DECIDE(false, KEEP), SET(F_CHILDREN, 2),
+	  DECIDE(false, KEEP), SET(F_CHILDREN, 1), DECIDE(false, KEEP), SET(F_CHILDREN, 0),
+	  DECIDE(false, REMOVE)}},
+	{"dir_with_open_handle_kept",
+	 {DIR_NODE, SET(F_ARMED, true),
+	  /* opendir */
+	  SET(F_OPENS, 1), IN_USE(false, true), DECIDE(false, KEEP),
+	  /* closedir */
+	  SET(F_OPENS, 0), DECIDE(false, REMOVE)}},
+	{"dir_held_above_kept",
+	 {DIR_NODE, SET(F_ARMED, true), DECIDE(true, KEEP), DECIDE(false, REMOVE)}},
+	{"dir_unarmed_in_use_kept",
+	 {DIR_NODE, SET(F_OPENS, 1), DECIDE(false, KEEP), SET(F_OPENS, 0), SET(F_HOLDS, 1),
+	  DECIDE(false, KEEP), SET(F_HOLDS, 0), DECIDE(true, KEEP), DECIDE(false, KEEP)}},
 };
 
 static void set_field(struct lifetime *l, enum field f, uint32_t v)
 {
 	switch (f) {
-	case F_OPENS: l->opens = v; break;
-	case F_HOLDS: l->holds = v; break;
-	case F_CHILDREN: l->children = v; break;
-	case F_IS_DIR: l->is_dir = v; break;
-	case F_LINKED: l->linked = v; break;
-	case F_ARMED: l->armed = v; break;
-	case F_MAYBE_MAPPED: l->maybe_mapped = v; break;
-	case F_REMOVED: l->removed = v; break;
+	case F_OPENS:
+		l->opens = v;
+		break;
+	case F_HOLDS:
+		l->holds = v;
+		break;
+	case F_CHILDREN:
+		l->children = v;
+		break;
+	case F_IS_DIR:
+		l->is_dir = v;
+		break;
+	case F_LINKED:
+		l->linked = v;
+		break;
+	case F_ARMED:
+		l->armed = v;
+		break;
+	case F_MAYBE_MAPPED:
+		l->maybe_mapped = v;
+		break;
+	case F_REMOVED:
+		l->removed = v;
+		break;
 	}
 }
 
@@ -210,11 +240,20 @@ static void test_transition_row(void **state)
 
 	for (const struct step *s = r->steps; s->op != S_END; s++) {
 		switch (s->op) {
-		case S_END: break;
-		case S_FILE: l = file_node(); break;
-		case S_DIR: l = dir_node(); break;
-		case S_ROOT: l = root_node(); break;
-		case S_SET: set_field(&l, s->field, s->value); break;
+		case S_END:
+			break;
+		case S_FILE:
+			l = file_node();
+			break;
+		case S_DIR:
+			l = dir_node();
+			break;
+		case S_ROOT:
+			l = root_node();
+			break;
+		case S_SET:
+			set_field(&l, s->field, s->value);
+			break;
 		case S_IN_USE:
 			assert_int_equal(lifetime_in_use(&l, s->held_above), s->want);
 			break;
@@ -277,10 +316,10 @@ static bool model_in_use(const struct lifetime *l, bool held_above)
 {
 	bool use = false;
 
-	use = use || l->opens != 0;                      /* 1. an open handle */
-	use = use || l->maybe_mapped;                    /* 2. a mapping */
-	use = use || l->holds != 0 || held_above;        /* 3. a hold on it or above */
-	use = use || (l->is_dir && l->children != 0);    /* 4. a folder's child */
+	use = use || l->opens != 0;		      /* 1. an open handle */
+	use = use || l->maybe_mapped;		      /* 2. a mapping */
+	use = use || l->holds != 0 || held_above;     /* 3. a hold on it or above */
+	use = use || (l->is_dir && l->children != 0); /* 4. a folder's child */
 	return use;
 }
 
@@ -330,8 +369,8 @@ static void describe(char *buf, size_t len, const struct lifetime *l, bool held_
 	snprintf(buf, len,
 		 "dir=%d root=%d linked=%d armed=%d mapped=%d removed=%d held_above=%d opens=%u "
 		 "holds=%u children=%u",
-		 l->is_dir, l->is_root, l->linked, l->armed, l->maybe_mapped, l->removed, held_above,
-		 l->opens, l->holds, l->children);
+		 l->is_dir, l->is_root, l->linked, l->armed, l->maybe_mapped, l->removed,
+		 held_above, l->opens, l->holds, l->children);
 }
 
 /* Every combination of the booleans and counters, each handed to fn with held_above: how many. */
@@ -379,7 +418,7 @@ static void check_against_model(const struct lifetime *lp, bool ha, void *ctx)
 
 static void exhaustive_matches_model(void **state)
 {
-	struct model_tally t = { 0, { 0, 0, 0 } };
+	struct model_tally t = {0, {0, 0, 0}};
 	size_t cases = for_each_combo(check_against_model, &t);
 
 	(void)state;
@@ -438,23 +477,25 @@ static void check_invariants(const struct lifetime *lp, bool ha, void *ctx)
 	if (v == LIFETIME_REMOVE) {
 		struct lifetime m;
 
-		m = l; m.opens = 1;
+		m = l;
+		m.opens = 1;
 		assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
-		m = l; m.maybe_mapped = true;
+		m = l;
+		m.maybe_mapped = true;
 		assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
-		m = l; m.holds = 1;
+		m = l;
+		m.holds = 1;
 		assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
 		m = l;
 		assert_int_equal(lifetime_decide(&m, true), LIFETIME_KEEP);
 		if (l.is_dir) {
-			m = l; m.children = 1;
-			assert_int_equal(lifetime_decide(&m, ha),
-					 LIFETIME_KEEP);
+			m = l;
+			m.children = 1;
+			assert_int_equal(lifetime_decide(&m, ha), LIFETIME_KEEP);
 		}
 	}
 	/* can_free exactly when removed, forgotten and closed. */
-	assert_int_equal(lifetime_can_free(&l, 0),
-			 l.removed && l.opens == 0);
+	assert_int_equal(lifetime_can_free(&l, 0), l.removed && l.opens == 0);
 	assert_false(lifetime_can_free(&l, 1));
 	assert_false(lifetime_can_free(&l, UINT64_MAX));
 }

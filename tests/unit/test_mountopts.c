@@ -14,9 +14,24 @@
 static void helper_options_dropped(void **state)
 {
 	static const char *const dropped[] = {
-		"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group", "nofail",
-		"_netdev", "rw", "dev", "suid", "exec", "x-systemd.automount",
-		"x-systemd.requires=network.target", "x-gvfs-hide", "comment=systemd.automount",
+		"defaults",
+		"auto",
+		"noauto",
+		"user",
+		"users",
+		"nouser",
+		"owner",
+		"group",
+		"nofail",
+		"_netdev",
+		"rw",
+		"dev",
+		"suid",
+		"exec",
+		"x-systemd.automount",
+		"x-systemd.requires=network.target",
+		"x-gvfs-hide",
+		"comment=systemd.automount",
 	};
 	struct mount_extras m;
 
@@ -33,8 +48,8 @@ static void helper_options_dropped(void **state)
 static void other_options_not_ours(void **state)
 {
 	static const char *const others[] = {
-		"allow_other", "ro", "nodev", "nosuid", "fsname=x", "max_size=1G", "bogus", "users=1",
-		"x", "default", "xsystemd", "-d", "debug=1", "log_socket",
+		"allow_other", "ro", "nodev",	"nosuid",   "fsname=x", "max_size=1G", "bogus",
+		"users=1",     "x",  "default", "xsystemd", "-d",	"debug=1",     "log_socket",
 	};
 	struct mount_extras m;
 

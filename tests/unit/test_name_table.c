@@ -85,7 +85,8 @@ static void hard_links_any_may_go_first(void **state)
 {
 	struct name_table t;
 	struct name_ends root = {.is_dir = true}, sub = {.is_dir = true}, file = {0};
-	struct name *a = new_name("a"), *b = new_name("b"), *c = new_name("c"), *s = new_name("sub");
+	struct name *a = new_name("a"), *b = new_name("b"), *c = new_name("c"),
+		    *s = new_name("sub");
 
 	(void)state;
 	assert_int_equal(names_init(&t), 0);

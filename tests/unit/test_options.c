@@ -67,10 +67,14 @@ enum option_field { OF_DATAPATH, OF_URING, OF_AUTOHOLD, OF_HUGE };
 static int option_field(const struct pool_options *o, enum option_field f)
 {
 	switch (f) {
-	case OF_DATAPATH: return (int)o->datapath;
-	case OF_URING: return (int)o->uring;
-	case OF_AUTOHOLD: return (int)o->autohold;
-	case OF_HUGE: return (int)o->huge;
+	case OF_DATAPATH:
+		return (int)o->datapath;
+	case OF_URING:
+		return (int)o->uring;
+	case OF_AUTOHOLD:
+		return (int)o->autohold;
+	case OF_HUGE:
+		return (int)o->huge;
 	}
 	return -1;
 }
@@ -78,10 +82,14 @@ static int option_field(const struct pool_options *o, enum option_field f)
 static const char *choice_name(enum option_field f, int v)
 {
 	switch (f) {
-	case OF_DATAPATH: return options_datapath_name((enum datapath_choice)v);
-	case OF_URING: return options_uring_name((enum uring_choice)v);
-	case OF_AUTOHOLD: return options_autohold_name((enum autohold_choice)v);
-	case OF_HUGE: return options_huge_name((enum huge_choice)v);
+	case OF_DATAPATH:
+		return options_datapath_name((enum datapath_choice)v);
+	case OF_URING:
+		return options_uring_name((enum uring_choice)v);
+	case OF_AUTOHOLD:
+		return options_autohold_name((enum autohold_choice)v);
+	case OF_HUGE:
+		return options_huge_name((enum huge_choice)v);
 	}
 	return NULL;
 }
@@ -109,8 +117,8 @@ struct parse_case {
 
 /* Each case parsed into a fresh output: the result, the value on success, and an output left
  * untouched on error (a refused limit must not half-apply). */
-static void check_parses(int (*parse)(const char *text, uint64_t *out),
-			 const struct parse_case *c, size_t n)
+static void check_parses(int (*parse)(const char *text, uint64_t *out), const struct parse_case *c,
+			 size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint64_t v = 77;
@@ -282,9 +290,10 @@ static void linger_values(void **state)
 		const char *item;
 		uint64_t ms;
 	} rows[] = {
-		{"linger=0", 0},         {"linger=1", 1000},     {"linger=1.5", 1500},
-		{"linger=0.25", 250},    {"linger=0.001", 1},    {"linger=2.0", 2000},
-		{"linger=0.0", 0},       {"linger=86400", 86400000},
+		{"linger=0", 0},       {"linger=1", 1000},
+		{"linger=1.5", 1500},  {"linger=0.25", 250},
+		{"linger=0.001", 1},   {"linger=2.0", 2000},
+		{"linger=0.0", 0},     {"linger=86400", 86400000},
 		{"linger=010", 10000}, /* decimal, not octal */
 	};
 	struct pool_options o = fresh();
@@ -300,8 +309,8 @@ static void linger_rounds_to_ms(void **state)
 	(void)state;
 	/* 0.1 and 0.3 are not exact in binary: still the nearest millisecond. */
 	static const struct parse_case cases[] = {
-		{"0.0004", 0, 0}, {"0.0006", 0, 1}, {"1.2344", 0, 1234}, {"1.2346", 0, 1235},
-		{"0.1", 0, 100},  {"0.3", 0, 300},
+		{"0.0004", 0, 0},    {"0.0006", 0, 1}, {"1.2344", 0, 1234},
+		{"1.2346", 0, 1235}, {"0.1", 0, 100},  {"0.3", 0, 300},
 	};
 
 	CHECK_PARSES(options_parse_seconds, cases);
@@ -353,8 +362,8 @@ static void linger_bare_point_forms(void **state)
 {
 	(void)state;
 	static const struct parse_case cases[] = {
-		{".5", 0, 500},       {"2.", 0, 2000},      {".", -EINVAL, 0},
-		{"..5", -EINVAL, 0},  {"5..", -EINVAL, 0},  {".5.", -EINVAL, 0},
+		{".5", 0, 500},	     {"2.", 0, 2000},	  {".", -EINVAL, 0},
+		{"..5", -EINVAL, 0}, {"5..", -EINVAL, 0}, {".5.", -EINVAL, 0},
 	};
 
 	CHECK_PARSES(options_parse_seconds, cases);
@@ -394,8 +403,8 @@ static void linger_only_plain_decimals(void **state)
 	(void)state;
 	/* "SECONDS (decimals allowed)": no exponents, hex floats, infinities, NaN or blanks. */
 	static const char *const bad[] = {
-		"1e3", "1E3", "0x10", "0X1p3", "inf", "INF", "infinity", "nan", "NAN", " 1", "\t1",
-		"\n1",
+		"1e3",	    "1E3", "0x10", "0X1p3", "inf", "INF",
+		"infinity", "nan", "NAN",  " 1",    "\t1", "\n1",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -403,7 +412,8 @@ static void linger_only_plain_decimals(void **state)
 		int r = options_parse_seconds(bad[i], &ms);
 
 		if (r >= 0)
-			fail_msg("linger=\"%s\" accepted as %llu ms", bad[i], (unsigned long long)ms);
+			fail_msg("linger=\"%s\" accepted as %llu ms", bad[i],
+				 (unsigned long long)ms);
 		assert_int_equal(ms, 77);
 	}
 }
@@ -414,16 +424,10 @@ static void size_plain_and_suffixes(void **state)
 {
 	(void)state;
 	static const struct parse_case cases[] = {
-		{"0", 0, 0},
-		{"1", 0, 1},
-		{"4096", 0, 4096},
+		{"0", 0, 0},	       {"1", 0, 1},	      {"4096", 0, 4096},
 		{"010", 0, 10}, /* decimal, not octal */
-		{"1k", 0, 1024},
-		{"64M", 0, 67108864},
-		{"1M", 0, 1ull << 20},
-		{"3G", 0, 3ull << 30},
-		{"1T", 0, 1ull << 40},
-		{"0k", 0, 0},
+		{"1k", 0, 1024},       {"64M", 0, 67108864},  {"1M", 0, 1ull << 20},
+		{"3G", 0, 3ull << 30}, {"1T", 0, 1ull << 40}, {"0k", 0, 0},
 		{"0T", 0, 0},
 	};
 
@@ -458,8 +462,8 @@ static void size_junk_refused(void **state)
 {
 	(void)state;
 	static const char *const bad[] = {
-		"", "12X", "1P", "1E", "k", "M", "1kk", "1 k", "1k ", "1.5M", "1,5", "0x10", "ten",
-		"1-", "1+", "12\n", "1KiB",
+		"",	"12X", "1P",   "1E",  "k",  "M",  "1kk",  "1 k",  "1k ",
+		"1.5M", "1,5", "0x10", "ten", "1-", "1+", "12\n", "1KiB",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -503,8 +507,8 @@ static void size_byte_suffix(void **state)
 {
 	(void)state;
 	static const struct parse_case cases[] = {
-		{"64MB", 0, 64ull << 20}, {"2kb", 0, 2048},         {"1TB", 0, 1ull << 40},
-		{"64B", -EINVAL, 0},      {"64MBB", -EINVAL, 0},    {"64BM", -EINVAL, 0},
+		{"64MB", 0, 64ull << 20}, {"2kb", 0, 2048},	 {"1TB", 0, 1ull << 40},
+		{"64B", -EINVAL, 0},	  {"64MBB", -EINVAL, 0}, {"64BM", -EINVAL, 0},
 	};
 
 	CHECK_PARSES(options_parse_size, cases);
@@ -588,7 +592,8 @@ static void user_limits_table(void **state)
 		{"max_user_entries=1.5", -EINVAL, 0, 512},
 		{"max_user_meta=12X", -EINVAL, 0, 512},
 		{"max_user_meta=99999999999999999999", -ERANGE, 0, 512},
-		{"max_user_meta", 0, 0, 512},  /* no value: not ours, goes on to FUSE (which refuses) */
+		{"max_user_meta", 0, 0,
+		 512}, /* no value: not ours, goes on to FUSE (which refuses) */
 	};
 	struct pool_options o = fresh();
 
@@ -601,7 +606,8 @@ static void user_limits_table(void **state)
 				 (unsigned long long)o.max_user_entries,
 				 (unsigned long long)o.max_user_meta);
 		if (r < 0 && (!why || !strstr(why, "max_user_")))
-			fail_msg("row %zu '%s': the reason does not name the option", i, rows[i].item);
+			fail_msg("row %zu '%s': the reason does not name the option", i,
+				 rows[i].item);
 	}
 }
 
@@ -616,19 +622,19 @@ static const struct value_row {
 	enum option_field field;
 	int want;
 } value_rows[] = {
-	{ "datapath_values", "datapath=passthrough", 1, OF_DATAPATH, DATAPATH_PASSTHROUGH },
-	{ "datapath_values", "datapath=pagecache", 1, OF_DATAPATH, DATAPATH_PAGECACHE },
-	{ "datapath_values", "datapath=auto", 1, OF_DATAPATH, DATAPATH_AUTO },
-	{ "uring_values", "uring=off", 1, OF_URING, URING_OFF },
-	{ "uring_values", "uring=on", 1, OF_URING, URING_ON },
-	{ "uring_values", "uring=auto", 1, OF_URING, URING_AUTO },
+	{"datapath_values", "datapath=passthrough", 1, OF_DATAPATH, DATAPATH_PASSTHROUGH},
+	{"datapath_values", "datapath=pagecache", 1, OF_DATAPATH, DATAPATH_PAGECACHE},
+	{"datapath_values", "datapath=auto", 1, OF_DATAPATH, DATAPATH_AUTO},
+	{"uring_values", "uring=off", 1, OF_URING, URING_OFF},
+	{"uring_values", "uring=on", 1, OF_URING, URING_ON},
+	{"uring_values", "uring=auto", 1, OF_URING, URING_AUTO},
 	/* libfuse's own switches are not ours: they go on to FUSE. */
-	{ "uring_values", "io_uring", 0, OF_URING, 0 },
-	{ "uring_values", "io_uring_q_depth=16", 0, OF_URING, 0 },
-	{ "autohold_values", "autohold=none", 1, OF_AUTOHOLD, AUTOHOLD_NONE },
-	{ "autohold_values", "autohold=process", 1, OF_AUTOHOLD, AUTOHOLD_PROCESS },
-	{ "autohold_values", "autohold=cgroup", 1, OF_AUTOHOLD, AUTOHOLD_CGROUP },
-	{ "autohold_values", "autohold=session", 1, OF_AUTOHOLD, AUTOHOLD_SESSION },
+	{"uring_values", "io_uring", 0, OF_URING, 0},
+	{"uring_values", "io_uring_q_depth=16", 0, OF_URING, 0},
+	{"autohold_values", "autohold=none", 1, OF_AUTOHOLD, AUTOHOLD_NONE},
+	{"autohold_values", "autohold=process", 1, OF_AUTOHOLD, AUTOHOLD_PROCESS},
+	{"autohold_values", "autohold=cgroup", 1, OF_AUTOHOLD, AUTOHOLD_CGROUP},
+	{"autohold_values", "autohold=session", 1, OF_AUTOHOLD, AUTOHOLD_SESSION},
 };
 
 static void test_value_row(void **state)
@@ -654,55 +660,55 @@ static const struct bad_row {
 	const char *key;
 	const char *item;
 } bad_rows[] = {
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=" },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=AUTO" },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=Passthrough" },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=page" },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=pagecache " },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath= auto" },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=autox" },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=none" },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=passthrough," },
-	{ "datapath_bad_names", "datapath=pagecache", "datapath", "datapath=pagecache\n" },
-	{ "uring_bad_names", "uring=off", "uring", "uring=" },
-	{ "uring_bad_names", "uring=off", "uring", "uring=ON" },
-	{ "uring_bad_names", "uring=off", "uring", "uring=yes" },
-	{ "uring_bad_names", "uring=off", "uring", "uring=1" },
-	{ "uring_bad_names", "uring=off", "uring", "uring=off " },
-	{ "uring_bad_names", "uring=off", "uring", "uring= on" },
-	{ "uring_bad_names", "uring=off", "uring", "uring=auto," },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=" },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=pin" },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=NONE" },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=Session" },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=pid:1" },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=sessions" },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold= none" },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=none " },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=proc" },
-	{ "autohold_bad_names", "autohold=none", "autohold", "autohold=cgroup\n" },
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath="},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath=AUTO"},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath=Passthrough"},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath=page"},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath=pagecache "},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath= auto"},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath=autox"},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath=none"},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath=passthrough,"},
+	{"datapath_bad_names", "datapath=pagecache", "datapath", "datapath=pagecache\n"},
+	{"uring_bad_names", "uring=off", "uring", "uring="},
+	{"uring_bad_names", "uring=off", "uring", "uring=ON"},
+	{"uring_bad_names", "uring=off", "uring", "uring=yes"},
+	{"uring_bad_names", "uring=off", "uring", "uring=1"},
+	{"uring_bad_names", "uring=off", "uring", "uring=off "},
+	{"uring_bad_names", "uring=off", "uring", "uring= on"},
+	{"uring_bad_names", "uring=off", "uring", "uring=auto,"},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold="},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold=pin"},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold=NONE"},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold=Session"},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold=pid:1"},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold=sessions"},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold= none"},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold=none "},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold=proc"},
+	{"autohold_bad_names", "autohold=none", "autohold", "autohold=cgroup\n"},
 	/* "deny" and "force" are values of the global shmem_enabled knob, not of a tmpfs mount. */
-	{ "huge_bad_names", "huge=never", "huge", "huge=" },
-	{ "huge_bad_names", "huge=never", "huge", "huge=deny" },
-	{ "huge_bad_names", "huge=never", "huge", "huge=force" },
-	{ "huge_bad_names", "huge=never", "huge", "huge=Always" },
-	{ "huge_bad_names", "huge=never", "huge", "huge=within-size" },
-	{ "huge_bad_names", "huge=never", "huge", "huge=yes" },
-	{ "huge_bad_names", "huge=never", "huge", "huge=1" },
-	{ "huge_bad_names", "huge=never", "huge", "huge= never" },
-	{ "huge_bad_names", "huge=never", "huge", "huge=never " },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=abc" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=1s" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=1.5s" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=1,5" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=1.2.3" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=1 " },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=." },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=1e" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=one" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=0x" },
-	{ "linger_junk_refused", "linger=3", "linger", "linger=\n" },
+	{"huge_bad_names", "huge=never", "huge", "huge="},
+	{"huge_bad_names", "huge=never", "huge", "huge=deny"},
+	{"huge_bad_names", "huge=never", "huge", "huge=force"},
+	{"huge_bad_names", "huge=never", "huge", "huge=Always"},
+	{"huge_bad_names", "huge=never", "huge", "huge=within-size"},
+	{"huge_bad_names", "huge=never", "huge", "huge=yes"},
+	{"huge_bad_names", "huge=never", "huge", "huge=1"},
+	{"huge_bad_names", "huge=never", "huge", "huge= never"},
+	{"huge_bad_names", "huge=never", "huge", "huge=never "},
+	{"linger_junk_refused", "linger=3", "linger", "linger="},
+	{"linger_junk_refused", "linger=3", "linger", "linger=abc"},
+	{"linger_junk_refused", "linger=3", "linger", "linger=1s"},
+	{"linger_junk_refused", "linger=3", "linger", "linger=1.5s"},
+	{"linger_junk_refused", "linger=3", "linger", "linger=1,5"},
+	{"linger_junk_refused", "linger=3", "linger", "linger=1.2.3"},
+	{"linger_junk_refused", "linger=3", "linger", "linger=1 "},
+	{"linger_junk_refused", "linger=3", "linger", "linger=."},
+	{"linger_junk_refused", "linger=3", "linger", "linger=1e"},
+	{"linger_junk_refused", "linger=3", "linger", "linger=one"},
+	{"linger_junk_refused", "linger=3", "linger", "linger=0x"},
+	{"linger_junk_refused", "linger=3", "linger", "linger=\n"},
 };
 
 static void test_bad_row(void **state)
@@ -768,12 +774,30 @@ static void unknown_options_passed_on(void **state)
 {
 	(void)state;
 	static const char *const theirs[] = {
-		"auto_unmount", "fsname=pool", "default_permissions", "ro", "rw", "max_read=4096",
-		"", "=", "allow_rootx", "subtype=poolfs",
+		"auto_unmount",
+		"fsname=pool",
+		"default_permissions",
+		"ro",
+		"rw",
+		"max_read=4096",
+		"",
+		"=",
+		"allow_rootx",
+		"subtype=poolfs",
 		/* Our keys only as a whole word followed by '=': */
-		"backingx=/a", "backing_dir=/a", "datapath_x=auto", "lingerx=1", "max_sizes=1",
-		"max_size_x=1", "max_user=1", "root_exempt=1", "root_exemptx", "xroot_exempt",
-		"allow_other=1", "Backing=/a", "LINGER=1",
+		"backingx=/a",
+		"backing_dir=/a",
+		"datapath_x=auto",
+		"lingerx=1",
+		"max_sizes=1",
+		"max_size_x=1",
+		"max_user=1",
+		"root_exempt=1",
+		"root_exemptx",
+		"xroot_exempt",
+		"allow_other=1",
+		"Backing=/a",
+		"LINGER=1",
 	};
 	struct pool_options o = fresh(), before = fresh();
 
@@ -805,9 +829,9 @@ static void every_error_names_its_option(void **state)
 	static const struct {
 		const char *item, *key;
 	} cases[] = {
-		{"backing=rel", "backing"},          {"datapath=x", "datapath"},
-		{"autohold=x", "autohold"},          {"linger=x", "linger"},
-		{"max_size=x", "max_size"},          {"max_user_size=x", "max_user_size"},
+		{"backing=rel", "backing"}, {"datapath=x", "datapath"},
+		{"autohold=x", "autohold"}, {"linger=x", "linger"},
+		{"max_size=x", "max_size"}, {"max_user_size=x", "max_user_size"},
 		{"uring=x", "uring"},
 	};
 
@@ -827,8 +851,9 @@ static void full_command_line(void **state)
 {
 	(void)state;
 	static const char *const items[] = {
-		"backing=/run/pool", "datapath=pagecache", "autohold=none", "linger=0.5",
-		"max_size=1G", "max_user_size=256M", "root_exempt", "allow_other", "auto_unmount",
+		"backing=/run/pool", "datapath=pagecache", "autohold=none",
+		"linger=0.5",	     "max_size=1G",	   "max_user_size=256M",
+		"root_exempt",	     "allow_other",	   "auto_unmount",
 	};
 	static const int want[] = {1, 1, 1, 1, 1, 1, 1, 0, 0};
 	struct pool_options o = fresh();
@@ -849,39 +874,39 @@ static void full_command_line(void **state)
 }
 
 static const struct CMUnitTest scenarios[] = {
-		cmocka_unit_test(defaults),
-		cmocka_unit_test(names),
-		cmocka_unit_test(backing_absolute),
-		cmocka_unit_test(backing_relative_refused),
-		cmocka_unit_test(backing_length_boundary),
-		cmocka_unit_test(datapath_values),
-			cmocka_unit_test(autohold_values),
-		cmocka_unit_test(huge_values),
-		cmocka_unit_test(backing_given_noted),
-		cmocka_unit_test(linger_values),
-		cmocka_unit_test(linger_rounds_to_ms),
-		cmocka_unit_test(linger_upper_bound),
-		cmocka_unit_test(linger_tiny_rounds_to_zero),
-		cmocka_unit_test(linger_bare_point_forms),
-		cmocka_unit_test(linger_negative_refused),
-		cmocka_unit_test(linger_junk_refused),
-		cmocka_unit_test(linger_only_plain_decimals),
-		cmocka_unit_test(size_plain_and_suffixes),
-		cmocka_unit_test(size_overflow_boundaries),
-		cmocka_unit_test(size_junk_refused),
-		cmocka_unit_test(size_signs_refused),
-		cmocka_unit_test(size_blanks_refused),
-		cmocka_unit_test(size_byte_suffix),
-		cmocka_unit_test(max_size_options),
-		cmocka_unit_test(max_size_bad_values),
-		cmocka_unit_test(user_limits_table),
-		cmocka_unit_test(root_exempt_flag),
-		cmocka_unit_test(allow_other_noted_and_passed_on),
-		cmocka_unit_test(allow_root_noted_and_either_makes_a_multi_user_pool),
-		cmocka_unit_test(unknown_options_passed_on),
-		cmocka_unit_test(why_may_be_null),
-		cmocka_unit_test(every_error_names_its_option),
-		cmocka_unit_test(full_command_line),
+	cmocka_unit_test(defaults),
+	cmocka_unit_test(names),
+	cmocka_unit_test(backing_absolute),
+	cmocka_unit_test(backing_relative_refused),
+	cmocka_unit_test(backing_length_boundary),
+	cmocka_unit_test(datapath_values),
+	cmocka_unit_test(autohold_values),
+	cmocka_unit_test(huge_values),
+	cmocka_unit_test(backing_given_noted),
+	cmocka_unit_test(linger_values),
+	cmocka_unit_test(linger_rounds_to_ms),
+	cmocka_unit_test(linger_upper_bound),
+	cmocka_unit_test(linger_tiny_rounds_to_zero),
+	cmocka_unit_test(linger_bare_point_forms),
+	cmocka_unit_test(linger_negative_refused),
+	cmocka_unit_test(linger_junk_refused),
+	cmocka_unit_test(linger_only_plain_decimals),
+	cmocka_unit_test(size_plain_and_suffixes),
+	cmocka_unit_test(size_overflow_boundaries),
+	cmocka_unit_test(size_junk_refused),
+	cmocka_unit_test(size_signs_refused),
+	cmocka_unit_test(size_blanks_refused),
+	cmocka_unit_test(size_byte_suffix),
+	cmocka_unit_test(max_size_options),
+	cmocka_unit_test(max_size_bad_values),
+	cmocka_unit_test(user_limits_table),
+	cmocka_unit_test(root_exempt_flag),
+	cmocka_unit_test(allow_other_noted_and_passed_on),
+	cmocka_unit_test(allow_root_noted_and_either_makes_a_multi_user_pool),
+	cmocka_unit_test(unknown_options_passed_on),
+	cmocka_unit_test(why_may_be_null),
+	cmocka_unit_test(every_error_names_its_option),
+	cmocka_unit_test(full_command_line),
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -892,20 +917,22 @@ int main(void)
 {
 	struct CMUnitTest tests[N(scenarios) + N(row_names)];
 	struct CMUnitTest *t = tests + N(scenarios);
-	char (*name)[96] = row_names;
+	char(*name)[96] = row_names;
 
 	memcpy(tests, scenarios, sizeof(scenarios));
 	for (size_t i = 0; i < N(value_rows); i++, t++, name++) {
 		rows_name(*name, sizeof(*name), value_rows[i].group, value_rows[i].item,
 			  strlen(value_rows[i].item));
-		*t = (struct CMUnitTest){ .name = *name, .test_func = test_value_row,
-					  .initial_state = (void *)&value_rows[i] };
+		*t = (struct CMUnitTest){.name = *name,
+					 .test_func = test_value_row,
+					 .initial_state = (void *)&value_rows[i]};
 	}
 	for (size_t i = 0; i < N(bad_rows); i++, t++, name++) {
 		rows_name(*name, sizeof(*name), bad_rows[i].group, bad_rows[i].item,
 			  strlen(bad_rows[i].item));
-		*t = (struct CMUnitTest){ .name = *name, .test_func = test_bad_row,
-					  .initial_state = (void *)&bad_rows[i] };
+		*t = (struct CMUnitTest){.name = *name,
+					 .test_func = test_bad_row,
+					 .initial_state = (void *)&bad_rows[i]};
 	}
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
 }

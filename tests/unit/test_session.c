@@ -34,14 +34,14 @@ struct parse_row {
 };
 
 static const struct parse_row parse_rows[] = {
-	{ "test_parse_plain", "123 (bash) S 45 67 89 34816 0 4194560", 0, 'S', 45, 89 },
-	{ "test_parse_name_with_spaces_and_parens", "7 (slurmstepd: [2.batch]) ) Z 1 6 6 0 -1", 0,
-	  'Z', 1, 6 },
-	{ "test_parse_malformed_empty", "", -EINVAL, 0, 0, 0 },
-	{ "test_parse_malformed_no_parens", "12 bash S 1 2 3", -EINVAL, 0, 0, 0 },
-	{ "test_parse_malformed_no_space_after_name", "12 (bash)S 1 2 3", -EINVAL, 0, 0, 0 },
-	{ "test_parse_malformed_no_session", "12 (bash) S 1 2", -EINVAL, 0, 0, 0 },
-	{ "test_parse_malformed_negative_ppid", "12 (bash) S -4 2 3", -EINVAL, 0, 0, 0 },
+	{"test_parse_plain", "123 (bash) S 45 67 89 34816 0 4194560", 0, 'S', 45, 89},
+	{"test_parse_name_with_spaces_and_parens", "7 (slurmstepd: [2.batch]) ) Z 1 6 6 0 -1", 0,
+	 'Z', 1, 6},
+	{"test_parse_malformed_empty", "", -EINVAL, 0, 0, 0},
+	{"test_parse_malformed_no_parens", "12 bash S 1 2 3", -EINVAL, 0, 0, 0},
+	{"test_parse_malformed_no_space_after_name", "12 (bash)S 1 2 3", -EINVAL, 0, 0, 0},
+	{"test_parse_malformed_no_session", "12 (bash) S 1 2", -EINVAL, 0, 0, 0},
+	{"test_parse_malformed_negative_ppid", "12 (bash) S -4 2 3", -EINVAL, 0, 0, 0},
 };
 
 #define N_PARSE_ROWS (sizeof(parse_rows) / sizeof(parse_rows[0]))
@@ -66,7 +66,8 @@ static void test_parse_start_time(void **state)
 	(void)state;
 	assert_int_equal(proc_stat_parse("4242 (a (b) c) S 1 4242 4242 0 -1 4194560 96 0 0 0 1 2 "
 					 "0 0 20 0 1 0 987654321 2555904 224 18446744073709551615",
-					 &st), 0);
+					 &st),
+			 0);
 	assert_int_equal(st.state, 'S');
 	assert_int_equal(st.ppid, 1);
 	assert_int_equal(st.sid, 4242);
@@ -165,7 +166,7 @@ static void test_anchor_in_leaderless_session(void **state)
 		if (m < 0)
 			_exit(93);
 		if (m > 0)
-			_exit(0);	/* the leader leaves at once */
+			_exit(0); /* the leader leaves at once */
 		/* The middle: wait until the leader is gone, fork the worker, wait for it. */
 		while (getppid() == getsid(0))
 			usleep(1000);

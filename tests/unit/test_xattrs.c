@@ -29,8 +29,7 @@ static void *test_alloc(void *ctx, size_t size)
 	return calloc(1, size);
 }
 
-static int set(struct xattr_list *l, const char *name, const char *value, int flags,
-	       int64_t *delta)
+static int set(struct xattr_list *l, const char *name, const char *value, int flags, int64_t *delta)
 {
 	return xattr_set(l, name, value, strlen(value), flags, 64 * 1024, test_alloc, NULL, delta);
 }
@@ -43,12 +42,12 @@ static void flags_table(void **state)
 		int flags, want;
 	} rows[] = {
 		{"user.a", "1", 0, 0},
-		{"user.a", "22", 0, 0},              /* replace */
+		{"user.a", "22", 0, 0}, /* replace */
 		{"user.a", "x", XATTR_CREATE, -EEXIST},
 		{"user.b", "x", XATTR_REPLACE, -ENODATA},
 		{"user.b", "333", XATTR_CREATE, 0},
 		{"user.b", "4444", XATTR_REPLACE, 0},
-		{"user.c", "", 0, 0},                /* empty values are values */
+		{"user.c", "", 0, 0}, /* empty values are values */
 	};
 	struct xattr_list l = {0};
 
@@ -171,10 +170,8 @@ static void names_listing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(flags_table),
-		cmocka_unit_test(byte_limit),
-		cmocka_unit_test(cost_matches_contents),
-		cmocka_unit_test(every_allocation_failure),
+		cmocka_unit_test(flags_table),		 cmocka_unit_test(byte_limit),
+		cmocka_unit_test(cost_matches_contents), cmocka_unit_test(every_allocation_failure),
 		cmocka_unit_test(names_listing),
 	};
 
