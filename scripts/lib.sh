@@ -17,7 +17,7 @@ LOG_DIR=$DEPS_DIR/logs
 # Debian packages needed to build, run and test poolfs (and to build libfuse from source).
 # libc6-dev is only a Recommends of gcc, and we install without recommends.
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
-              dpkg-dev gcc g++ libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy
+              dpkg-dev gcc g++ libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy clang-format
               shellcheck pyflakes3          # scripts/lint checks the bash and Python with these
               systemd man-db groff-base
               liburing-dev libnuma-dev     # libfuse >= 3.18 builds its io_uring transport with these
