@@ -1,7 +1,8 @@
 /* pool: the pool's life — init and teardown (see pool.h). The modules it is built of, from the
  * bottom up (docs/design.md "Layout"): pool_core.c (allocations, clocks, access), pool_tree.c
  * (entries and names), pool_usage.c and pool_names.c (accounting), pool_attrs.c,
- * pool_resize.c, pool_texts.c, pool_lifetime.c and pool_race.c (removal), pool_holds.c. */
+ * pool_resize.c, pool_texts.c, pool_lifetime.c and pool_race.c (removal), pool_handles.c,
+ * pool_holds.c; scripts/layers.py has the order. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

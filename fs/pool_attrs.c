@@ -1,6 +1,7 @@
 /* pool_attrs: the attributes the kernel is told about a node (pool_stat), and where a file's
- * come from (folders, symlinks, FIFOs and sockets keep theirs in the node): the node's copy while nothing but the daemon can change the backing file, else the
- * backing file itself (docs/design.md "Caching"). */
+ * come from (folders, symlinks, FIFOs and sockets keep theirs in the node): the node's copy while
+ * nothing but the daemon can change the backing file, else the backing file itself
+ * (docs/design.md "Caching"); and the attributes a SETATTR changes (times, permissions). */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>

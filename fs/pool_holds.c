@@ -1,6 +1,9 @@
 /* pool_holds: the pool's side of holds — finding the process, session leader or cgroup a scope
- * names, watching it (pidfd, cgroup.events), ending holds when it goes. The hold records
- * themselves live in holds.c; the texts that show them, in pool_texts.c. */
+ * names, watching it (pidfd, cgroup.events), ending holds when it goes, and the autohold rule
+ * applied to a new entry (the rule itself: holds.c hold_autohold_kinds). A hold that ends
+ * rechecks the entry through the lifetime layer below (docs/design.md "Layout"). The hold
+ * records live in holds.c, their memory in pool_usage.c; the texts that show them, in
+ * pool_texts.c. */
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>

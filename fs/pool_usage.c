@@ -1,6 +1,7 @@
 /* pool_usage: what each user and the pool use — entries, bytes reserved for file data, daemon
- * memory for xattrs and holds — and the quotas on them (docs/interface.md "Limits"). Every function
- * runs with the pool lock held. */
+ * memory for xattrs and hold records (and freeing those records) — and the quotas on them
+ * (docs/interface.md "Limits"). Calls only the tables below it (docs/design.md "Layout"). Every
+ * function runs with the pool lock held. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
