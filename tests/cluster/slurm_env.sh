@@ -173,6 +173,11 @@ host_devshm_state() {
 # too) whose /dev/shm is a pool with poolfs-devshm.service's options, mounted before slurmd
 # starts over a tmpfs of that namespace. Sets DEVSHM_PID (the pool's daemon) and NODE_SHM (the node's /dev/shm, seen from
 # outside through that daemon's root).
+# The namespace starts as a copy of the machine's mounts, with the pools of the tests that run
+# alongside this one (tests/meson.build): its copy of a FUSE mount would keep that pool's
+# connection after its test unmounts it, and its daemon would never see the unmount. So the
+# namespace first lets go of every FUSE mount that is not under $WORK (its copies only: the
+# machine's mounts are untouched).
 start_node() {
     local log=$WORK/log/devshm-pool.log
     host_devshm_state >"$WORK/host-devshm.before"
@@ -180,6 +185,8 @@ start_node() {
     # Under the pool a tmpfs of the namespace's own: were the pool to go while jobs run, their
     # /dev/shm would be that, never the machine's.
     unshare -m --propagation private -- bash -c '
+        awk -v w="$6/" '\''$(NF - 2) ~ /^fuse/ && index($5, w) != 1 { print $5 }'\'' /proc/self/mountinfo |
+            while read -r m; do umount -l "$(printf "%b" "$m")" 2>/dev/null || true; done
         mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$(($(stat -f -c "%b * %S" /dev/shm)))" \
             poolfs-clu-guard /dev/shm || exit 1
         "$1" -f -o allow_other poolfs /dev/shm 2>"$2" &
@@ -189,7 +196,7 @@ start_node() {
             sleep 0.1
         done
         echo "no pool on /dev/shm: $(cat "$2")"
-        exit 1' start_node "${POOLFS_BIN:?}" "$log" "$WORK/run/devshm-pool.pid" "$SLURM_CONF" "$NODE" \
+        exit 1' start_node "${POOLFS_BIN:?}" "$log" "$WORK/run/devshm-pool.pid" "$SLURM_CONF" "$NODE" "$WORK" \
         >"$WORK/log/slurmd.start" 2>&1 || true
     if [[ -s $WORK/run/devshm-pool.pid ]]; then
         DEVSHM_PID=$(cat "$WORK/run/devshm-pool.pid")
