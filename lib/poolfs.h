@@ -77,15 +77,16 @@ POOLFS_API int poolfs_release(const char *path);
 #define POOLFS_SCOPE_TEXT_MAX 256
 
 struct poolfs_hold_info {
-	enum poolfs_scope
-		scope; /* PIN, PID (also how "process" holds are reported), SESSION, CGROUP,
-	                          * or UNKNOWN for a scope newer than this library; PROCESS (pid 0)
-	                          * only for a daemon that writes a bare "process" line */
+	/* PIN, PID (also how "process" holds are reported), SESSION, CGROUP, or UNKNOWN for a
+	 * scope newer than this library; PROCESS (pid 0) only for a daemon that writes a bare
+	 * "process" line */
+	enum poolfs_scope scope;
 	pid_t pid;     /* PID: the process; SESSION: the session leader; else 0 */
 	uid_t uid;     /* the owner of the hold */
 	int truncated; /* 1 if `text` was cut to fit (a very long cgroup path) */
-	char text[POOLFS_SCOPE_TEXT_MAX]; /* the scope as the daemon wrote it: "pin", "pid:N",
-	                          * "session:N", "cgroup:/PATH"; NUL-terminated */
+	/* the scope as the daemon wrote it: "pin", "pid:N", "session:N", "cgroup:/PATH";
+	 * NUL-terminated */
+	char text[POOLFS_SCOPE_TEXT_MAX];
 };
 
 struct poolfs_refs {
@@ -94,12 +95,13 @@ struct poolfs_refs {
 	int folder;	   /* 1 if the entry is a folder (then `children` is valid) */
 	uint64_t children; /* number of child entries (folders only, else 0) */
 	uint64_t nholds;   /* total number of holds on this entry (the daemon's count) */
-	unsigned nlisted;  /* how many of them are described in holds[] (at most
-	                          * POOLFS_REFS_MAX_HOLDS; fewer than nholds when there are more) */
+	/* how many of them are described in holds[] (at most POOLFS_REFS_MAX_HOLDS; fewer than
+	 * nholds when there are more) */
+	unsigned nlisted;
 	struct poolfs_hold_info holds[POOLFS_REFS_MAX_HOLDS];
-	uint32_t names; /* the entry's names (hard links; 0 once unlinked), or 0 from a
-	                          * daemon that does not say. Last, in what was the struct's tail
-	                          * padding: the struct keeps its size and layout. */
+	/* the entry's names (hard links; 0 once unlinked), or 0 from a daemon that does not say.
+	 * Last, in what was the struct's tail padding: the struct keeps its size and layout. */
+	uint32_t names;
 };
 
 /* Read what keeps `path` alive. Returns 0, or -ENOTSUP (not on a pool), -EACCES, -EPROTO (the
@@ -128,8 +130,9 @@ struct poolfs_usage {
 	uint64_t max_user_entries; /* files and folders per user, 0 if unlimited */
 	uint64_t max_user_meta;	   /* xattr and hold memory per user in bytes, 0 if unlimited */
 	char datapath[32];	   /* "pagecache" or "passthrough" (NUL-terminated) */
-	unsigned nusers;  /* number of per-user lines the daemon sent (only the caller's own
-	                          * unless the caller is root) */
+	/* number of per-user lines the daemon sent (only the caller's own unless the caller is
+	 * root) */
+	unsigned nusers;
 	unsigned nlisted; /* how many are in users[] (at most POOLFS_USAGE_MAX_USERS) */
 	struct poolfs_user_usage users[POOLFS_USAGE_MAX_USERS];
 };
@@ -200,9 +203,9 @@ enum poolfs_dtype {
 #define POOLFS_ARRAY_MAX_DIMS 64
 
 struct poolfs_array {
-	void *data;	 /* the first element (page-aligned mapping + header size, which is a
-	                          * multiple of 64 for files this library or numpy writes); not to be
-	                          * dereferenced when nbytes == 0 */
+	/* the first element (page-aligned mapping + header size, which is a multiple of 64 for
+	 * files this library or numpy writes); not to be dereferenced when nbytes == 0 */
+	void *data;
 	size_t nbytes;	 /* bytes of element data: itemsize * nelems */
 	size_t nelems;	 /* product of shape (1 for ndim == 0) */
 	size_t itemsize; /* bytes per element */
