@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""scripts/layers.py can fail: each of its three checks is shown a violation it must report.
+
+    test_layers.py ROOT BUILDDIR
+
+TAP output. The tree's own layering is checked by the lint test (scripts/lint runs layers.py);
+this proves the checker is not blind: a handler writing a node field, a handler including the
+pool's internals, a pool file calling one above it, and a file missing from the layer table.
+"""
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+
+
+def load(root):
+    spec = importlib.util.spec_from_file_location('layers', os.path.join(root, 'scripts', 'layers.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def tree_with(root, name, extra):
+    """A copy of fs/ in a temporary root, with `extra` appended to fs/`name`."""
+    tmp = tempfile.mkdtemp(prefix='poolfs-layers-')
+    shutil.copytree(os.path.join(root, 'fs'), os.path.join(tmp, 'fs'))
+    with open(os.path.join(tmp, 'fs', name), 'a') as f:
+        f.write(extra)
+    return tmp
+
+
+def main(argv):
+    root, builddir = argv[1], argv[2]
+    results = []
+
+    def check(name, ok, detail=''):
+        results.append((name, ok, detail))
+
+    layers = load(root)
+
+    findings = []
+    layers.check_node_writes(root, findings)
+    layers.check_includes(root, findings)
+    check('the real tree has no node write or upward include', not findings, '; '.join(findings))
+
+    for name, extra, want in [
+        ('ops_files.c', '\nstatic void bad(struct node *n)\n{\n\tn->perm = 0;\n}\n',
+         'writes node field perm'),
+        ('ops_dirs.c', '\nstatic void bad(struct node **np)\n{\n\t(*np)->life.opens++;\n}\n',
+         'writes node field life.opens'),
+        ('datapath_passthrough.c', '\nstatic void bad(struct node *n)\n{\n\tn->uid = 0;\n}\n',
+         'writes node field uid'),
+        ('main.c', '\nstatic void bad(struct node *n)\n{\n\t--n->nlookup;\n}\n',
+         'writes node field nlookup'),
+    ]:
+        tmp = tree_with(root, name, extra)
+        try:
+            findings = []
+            layers.check_node_writes(tmp, findings)
+        finally:
+            shutil.rmtree(tmp)
+        check(f'a write in {name} is reported', any(want in f for f in findings), '; '.join(findings))
+
+    tmp = tree_with(root, 'ops_xattrs.c', '#include "pool_internal.h"\n')
+    try:
+        findings = []
+        layers.check_includes(tmp, findings)
+    finally:
+        shutil.rmtree(tmp)
+    check('a handler including pool_internal.h is reported',
+          any('ops_xattrs.c' in f and 'pool_internal.h' in f for f in findings), '; '.join(findings))
+
+    tmp = tree_with(root, 'holds.c', '#include "pool.h"\n')
+    try:
+        findings = []
+        layers.check_includes(tmp, findings)
+    finally:
+        shutil.rmtree(tmp)
+    check('a base module including pool.h is reported',
+          any('holds.c' in f and 'pool.h' in f for f in findings), '; '.join(findings))
+
+    # Calls: the real objects, with pool_tree put under pool_core (which it calls) in the order.
+    findings = []
+    layers.check_calls(builddir, findings)
+    check('the real objects call only downward', not findings, '; '.join(findings))
+    saved = dict(layers.RANK)
+    layers.RANK['pool_core'], layers.RANK['pool_tree'] = saved['pool_tree'], saved['pool_core']
+    findings = []
+    layers.check_calls(builddir, findings)
+    check('a call to a file above is reported',
+          any(f.startswith('fs/pool_tree.c calls') and 'fs/pool_core.c' in f for f in findings),
+          '; '.join(findings))
+    del layers.RANK['pool_race']
+    findings = []
+    layers.check_calls(builddir, findings)
+    layers.RANK.clear()
+    layers.RANK.update(saved)
+    check('a file missing from LAYERS is reported',
+          any('fs/pool_race.c: not in' in f for f in findings), '; '.join(findings))
+
+    print(f'1..{len(results)}')
+    for i, (name, ok, detail) in enumerate(results, 1):
+        print(f'{"ok" if ok else "not ok"} {i} - {name}')
+        if not ok and detail:
+            print(f'# {detail}')
+    sys.exit(0 if all(ok for _, ok, _ in results) else 1)
+
+
+if __name__ == '__main__':
+    main(sys.argv)
