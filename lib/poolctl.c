@@ -276,6 +276,10 @@ static void print_refs(const char *path, const struct poolfs_refs *r)
 	printf("%s\n", path);
 	printf("  opens     %llu\n", (unsigned long long)r->opens);
 	printf("  mapped    %s\n", r->mapped ? "yes" : "no");
+	/* A folder has its one name; another entry's names are its hard links. A daemon that does
+	 * not say leaves it 0, and the line out (a PATH reached the entry: it has a name). */
+	if (!r->folder && r->names)
+		printf("  names     %u\n", r->names);
 	if (r->folder)
 		printf("  children  %llu\n", (unsigned long long)r->children);
 	printf("  holds     %llu\n", (unsigned long long)r->nholds);
@@ -476,8 +480,8 @@ static const struct command commands[] = {
 	 "Drop all of your holds on each PATH (holds on folders above it stay). An entry that nothing\n"
 	 "else uses is then removed at once.\n"},
 	{"refs", cmd_refs, "refs PATH...",
-	 "Show what keeps each PATH alive: open handles, whether a mapping may be live, children\n"
-	 "(folders), and the holds with their scope and owner.\n"},
+	 "Show what keeps each PATH alive: open handles, whether a mapping may be live, its names\n"
+	 "(hard links), children (folders), and the holds with their scope and owner.\n"},
 	{"ls", cmd_ls, "ls [--json] [PATH...]",
 	 "List each PATH (a folder: its entries; default: the current directory) like 'ls -l', then\n"
 	 "why each entry is alive: open=N (handles), mapped, children=N, hold=SCOPE(OWNER) for each\n"

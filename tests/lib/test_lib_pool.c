@@ -768,7 +768,8 @@ static void ctl_expect(int status, const char *out_has, const char *err)
 static void test_poolctl(void **state)
 {
 	struct pool_fixture *p = *state;
-	char f[PATH_MAX], missing[PATH_MAX], pid[16], want[PATH_MAX + 128], job[PATH_MAX];
+	char f[PATH_MAX], f2[PATH_MAX + 8], missing[PATH_MAX], pid[16], want[PATH_MAX + 128],
+		job[PATH_MAX];
 	struct child c;
 	struct child_task t = {CHILD_PLAIN, NULL, NULL, NULL};
 
@@ -789,9 +790,16 @@ static void test_poolctl(void **state)
 	assert_stays(f);
 	ctl("refs", f, (char *)NULL);
 	libtest_fmt(want, sizeof want,
-		    "%s\n  opens     0\n  mapped    no\n  holds     1\n    pid:%s", f, pid);
+		    "%s\n  opens     0\n  mapped    no\n  names     1\n  holds     1\n    pid:%s",
+		    f, pid);
 	ctl_expect(0, want, "");
 	assert_non_null(strstr(res.out, "uid 0 (root)"));
+	/* A hard link is a second name of the same entry. */
+	snprintf(f2, sizeof f2, "%s.link", f);
+	assert_int_equal(link(f, f2), 0);
+	ctl("refs", f2, (char *)NULL);
+	ctl_expect(0, "  names     2\n", "");
+	assert_int_equal(unlink(f2), 0);
 
 	ctl("hold", "--pin", f, missing, (char *)NULL);
 	libtest_fmt(want, sizeof want, "poolctl: hold: %s: %s\n", missing, strerror(ENOENT));
