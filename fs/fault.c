@@ -7,7 +7,7 @@
 
 #include "fault.h"
 
-static const char *const site_names[FAULT_SITES] = {"alloc", "reply", "mark", "stall"};
+static const char *const site_names[FAULT_SITES] = {"alloc", "reply", "mark", "stall", "reap"};
 
 bool fault_fire(struct fault_state *f, enum fault_site site)
 {
@@ -25,11 +25,11 @@ bool fault_fire(struct fault_state *f, enum fault_site site)
 	return false;
 }
 
-void fault_stall(struct fault_state *f)
+void fault_stall_at(struct fault_state *f, enum fault_site site)
 {
 	const struct timespec tick = {.tv_nsec = 1000000};
 
-	if (!fault_fire(f, FAULT_STALL))
+	if (!fault_fire(f, site))
 		return;
 	for (int ms = 0; ms < FAULT_STALL_MAX_MS && !atomic_load(&f->stall_released); ms++)
 		nanosleep(&tick, NULL);
@@ -58,7 +58,7 @@ int fault_arm(struct fault_state *f, const char *value, size_t len)
 	for (int s = 0; s < FAULT_SITES; s++) {
 		if (strcmp(name, site_names[s]) == 0) {
 			atomic_store(&f->fired[s], 0);
-			if (s == FAULT_STALL)
+			if (s == FAULT_STALL || s == FAULT_REAP)
 				atomic_store(&f->stall_released, false);
 			atomic_store(&f->countdown[s], n);
 			return 0;

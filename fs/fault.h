@@ -20,6 +20,7 @@ enum fault_site {
 	FAULT_STALL, /* a resize's I/O or a new file's backing file, made outside the pool
 			  * lock, waits until the faults are turned off ("off"; at most
 			  * FAULT_STALL_MAX_MS) */
+	FAULT_REAP,  /* the reaper thread waits likewise before it unlinks a batch */
 	FAULT_SITES,
 };
 
@@ -35,12 +36,14 @@ struct fault_state {
 
 #ifdef POOLFS_FAULT_INJECTION
 bool fault_fire(struct fault_state *f, enum fault_site site);
-/* If the stall site fires, wait until "off" (or FAULT_STALL_MAX_MS). Call without the lock. */
-void fault_stall(struct fault_state *f);
-/* "alloc N", "reply N", "mark N", "stall N" (N >= 1: the Nth call from now fails, or stalls,
- * once) or "off". 0 or -EINVAL. */
+/* If `site` (FAULT_STALL or FAULT_REAP) fires, wait until "off" (or FAULT_STALL_MAX_MS). Call
+ * without the lock. */
+void fault_stall_at(struct fault_state *f, enum fault_site site);
+/* "alloc N", "reply N", "mark N", "stall N", "reap N" (N >= 1: the Nth call from now fails, or
+ * stalls, once) or "off". 0 or -EINVAL. */
 int fault_arm(struct fault_state *f, const char *value, size_t len);
-/* "alloc armed|fired|off\nreply ...\nmark ...\nstall ...\n" into buf: length or -ERANGE. */
+/* "alloc armed|fired|off\nreply ...\nmark ...\nstall ...\nreap ...\n" into buf: length or
+ * -ERANGE. */
 int fault_report(struct fault_state *f, char *buf, size_t len);
 #else
 static inline bool fault_fire(struct fault_state *f, enum fault_site site)
@@ -50,10 +53,16 @@ static inline bool fault_fire(struct fault_state *f, enum fault_site site)
 	return false;
 }
 
-static inline void fault_stall(struct fault_state *f)
+static inline void fault_stall_at(struct fault_state *f, enum fault_site site)
 {
 	(void)f;
+	(void)site;
 }
 #endif
+
+static inline void fault_stall(struct fault_state *f)
+{
+	fault_stall_at(f, FAULT_STALL);
+}
 
 #endif

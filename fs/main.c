@@ -303,6 +303,8 @@ static int mount_pool(struct daemon *d)
 		r = watch_add(pool->watch, pool->linger_timer_fd, linger_fired, pool);
 	if (r == 0)
 		r = notify_start(&d->notify, d->se, name_invalidated, pool);
+	if (r == 0)
+		r = pool_reaper_start(pool);
 	if (r < 0) {
 		log_error("cannot start helper threads: %s", strerror(-r));
 		return -EIO; /* not -EINVAL, which main() reads as "libfuse refused an option" */

@@ -356,7 +356,12 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	out.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
+	struct fuse_bufvec in_again = *in, out_again = out; /* fuse_buf_copy moves both */
 	res = fuse_buf_copy(&out, in, 0);
+	/* A store that is full only until a removed file's room comes back (pool_wait_room):
+	 * once more. A write from one buffer only (FUSE's, without splice) can be copied. */
+	if (res == -ENOSPC && in->count == 1 && pool_wait_room(p))
+		res = fuse_buf_copy(&out_again, &in_again, 0);
 	if (res < 0)
 		fuse_reply_err(req, (int)-res);
 	else

@@ -1,5 +1,5 @@
 /* pool: the pool's life — init and teardown (see pool.h). The modules it is built of, from the
- * bottom up (docs/design.md "Layout"): pool_core.c (allocations, clocks, access), pool_tree.c
+ * bottom up (docs/design.md "Layout"): pool_core.c (allocations, clocks, access), pool_reaper.c, pool_tree.c
  * (entries and names), pool_usage.c and pool_names.c (accounting), pool_attrs.c,
  * pool_resize.c, pool_texts.c, pool_lifetime.c and pool_race.c (removal), pool_handles.c,
  * pool_holds.c; scripts/layers.py has the order. */
@@ -71,6 +71,8 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 
 void pool_destroy(struct pool *p)
 {
+	/* First: its thread uses the store. */
+	pool_reaper_stop(p);
 	if (p->ino_table) {
 		for (size_t b = 0; b < p->ino_buckets; b++) {
 			struct node *n = p->ino_table[b], *next;

@@ -9,18 +9,21 @@
  * after the lock is released (docs/design.md "Locking and threads").
  *
  * Threads: the request threads (one per core over io_uring, libfuse's pool over /dev/fuse), the
- * watch thread (pidfds, cgroup events, timers, fanotify) and the notify thread. The lock is held
- * only for bookkeeping; the slow system calls of the hot paths run outside it: CREATE and OPEN
- * make, open and register the backing file before locking (register_early), resizes allocate
- * between two lock sections (pool_resize), RELEASE closes, unregisters and probes after
- * unlocking (datapath.h release_begin/io/commit), close events are probed in batches between
- * two short lock sections, and an idle file's attributes come from its node. A result computed
- * outside the lock is applied only if the node did not change meanwhile (open_gen). So two requests run at once on two cores, meeting only in short sections.
+ * watch thread (pidfds, cgroup events, timers, fanotify), the notify thread and the reaper thread
+ * (pool_reaper.c, which never takes the pool lock). The lock is held only for bookkeeping; the
+ * slow system calls of the hot paths run outside it: CREATE and OPEN make, open and register the
+ * backing file before locking (register_early), resizes allocate between two lock sections
+ * (pool_resize), RELEASE closes, unregisters and probes after unlocking (datapath.h
+ * release_begin/io/commit), close events are probed in batches between two short lock sections,
+ * and an idle file's attributes come from its node. A result computed outside the lock is applied
+ * only if the node did not change meanwhile (open_gen). So two requests run at once on two cores,
+ * meeting only in short sections.
  *
  * Lock order (a thread holding one may take those after it, never before):
  *   1. pool.lock
- *   2. watch.c regs_lock, notify.c queue lock, log.c sink lock (leaves: nothing is taken under
- *      them, and no kernel notification is sent while pool.lock is held)
+ *   2. watch.c regs_lock, notify.c queue lock, reaper.lock (pool_reaper.c), log.c sink lock
+ *      (leaves: nothing is taken under them, and no kernel notification is sent while
+ *      pool.lock is held)
  * next_ino, the opstats counters, uring_seen and releases_in_flight are atomics and need no
  * lock. */
 #ifndef POOLFS_POOL_H
@@ -140,10 +143,27 @@ struct handle_link {
 	struct handle_link *prev, *next;
 };
 
-/* A backing file to unlink after the lock is released: its inode and owner (its store). */
+/* A backing file to unlink after the lock is released: its inode and owner (its store), and
+ * whether it is small enough for the reaper (POOL_REAP_MAX). */
 struct backing_file {
 	uint64_t ino;
 	uid_t uid;
+	bool small;
+};
+/* Removed files of at most this many bytes are unlinked by the reaper thread, after the reply;
+ * bigger ones before it, so that their room is back when unlink(2) returns (pool_reaper.c). */
+#define POOL_REAP_MAX (256u * 1024)
+
+/* The reaper thread's queue (pool_reaper.c): backing files of small removed files. */
+struct reaper {
+	pthread_mutex_t lock; /* a leaf: never held with the pool lock */
+	pthread_cond_t wake;  /* the queue got its first file, or stop */
+	pthread_cond_t done;  /* a batch was unlinked */
+	struct backing_file *files;
+	size_t count, cap;
+	size_t busy; /* taken by the thread, not yet unlinked */
+	bool stop, started;
+	pthread_t thread;
 };
 
 struct datapath;
@@ -171,9 +191,10 @@ struct pool {
 	 * freeing a big file's pages takes milliseconds (docs/design.md "Locking and threads"). */
 	struct backing_file *unlink_files;
 	size_t unlink_count, unlink_cap;
-	uint64_t entries; /* live files and folders, root excluded */
-	uint64_t bytes;	  /* sum of `reserved` */
-	uint64_t meta;	  /* sum of the users' `meta` */
+	struct reaper reaper; /* small ones go to its thread (pool_reaper.c) */
+	uint64_t entries;     /* live files and folders, root excluded */
+	uint64_t bytes;	      /* sum of `reserved` */
+	uint64_t meta;	      /* sum of the users' `meta` */
 	struct user_usage *users;
 	struct hold_source *sources;
 	struct handle_link dir_handles; /* open folder handles (sentinel), freed at unmount */
@@ -204,6 +225,10 @@ struct pool {
 };
 
 int pool_init(struct pool *p, const struct pool_options *opts);
+/* Start the thread that unlinks small removed files (pool_reaper.c): after daemonizing, as
+ * threads do not survive fork(2). Until it runs, they are unlinked before the reply. 0 or
+ * -errno. */
+int pool_reaper_start(struct pool *p);
 void pool_destroy(struct pool *p); /* accepts a half-built pool */
 
 void pool_lock(struct pool *p);
@@ -328,6 +353,10 @@ int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, in
  * its one retry. */
 void pool_release_enter(struct pool *p);
 void pool_release_leave(struct pool *p);
+/* No lock: a store said ENOSPC though the daemon's count says there is room. Wait (at most 2 s
+ * each) for RELEASEs in flight and for the reaper's queue (pool_reaper.c): true if there was
+ * anything to wait for, and one retry may then succeed. */
+bool pool_wait_room(struct pool *p);
 
 /* Handles (pool_handles.c; lock held). A file handle opened by thread `tid`; the data path
  * refused it after all; closed (true if it was the last). */

@@ -17,6 +17,18 @@ void pool_set_now(struct timespec *ts);
 int pool_queue_inval(struct pool *p, uint64_t parent, const char *name, uint64_t ino);
 uint64_t pool_now_ms(void);
 
+/* pool_reaper.c (its own lock, never the pool's: call it without the pool lock) */
+/* Stop the thread (pool_destroy). For unmount: what is still queued is left to the store's own
+ * removal (backing_close); it accepts a pool whose start failed or never came. */
+void pool_reaper_stop(struct pool *p);
+/* Queue `f` for the thread: false if it cannot take it (not running, out of memory), and then
+ * the caller unlinks it (pool_unlink_backing). */
+bool pool_reaper_take(struct pool *p, const struct backing_file *f);
+/* Wait until the queue is empty, at most `timeout_ms`; true if anything was queued (a store
+ * that was full may have room now). */
+bool pool_reaper_wait(struct pool *p, int timeout_ms);
+void pool_unlink_backing(struct pool *p, const struct backing_file *f);
+
 /* pool_tree.c: the bare table changes; the accounting of names is pool_names.c's. */
 void pool_ino_insert(struct pool *p, struct node *n);
 void pool_ino_remove(struct pool *p, struct node *n);

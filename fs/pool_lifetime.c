@@ -76,14 +76,6 @@ void pool_name_invalidated(struct pool *p, uint64_t ino)
 	pool_unlock(p);
 }
 
-static void unlink_backing(struct pool *p, const struct backing_file *f)
-{
-	int r = backing_unlink(&p->backing, f->uid, f->ino);
-
-	if (r < 0 && r != -ENOENT)
-		log_warn("removing backing file of inode %" PRIu64 ": %s", f->ino, strerror(-r));
-}
-
 /* Have pool_unlock() unlink the backing file of `ino` once the lock is released (inode numbers
  * are never reused, so nothing can meet the file meanwhile); unlinked at once if the list cannot
  * grow. Lock held. */
@@ -94,7 +86,7 @@ static void unlink_backing_later(struct pool *p, const struct backing_file *f)
 		struct backing_file *grown = realloc(p->unlink_files, cap * sizeof(*grown));
 
 		if (!grown) {
-			unlink_backing(p, f);
+			pool_unlink_backing(p, f);
 			return;
 		}
 		p->unlink_files = grown;
@@ -109,7 +101,14 @@ static void destroy(struct pool *p, struct node *n)
 	struct user_usage *u;
 
 	if (pool_has_backing(n)) {
-		unlink_backing_later(p, &(struct backing_file){.ino = n->ino, .uid = n->uid});
+		/* Small only if known small: the node's copy of the backing file's size holds
+		 * while nothing but the daemon could change it, and a write on passthrough that
+		 * the daemon never saw may have made it big (pool_reaper.c). */
+		bool small = n->battr_valid && (uint64_t)n->battr.st_size <= POOL_REAP_MAX &&
+			     n->reserved <= POOL_REAP_MAX;
+
+		unlink_backing_later(
+			p, &(struct backing_file){.ino = n->ino, .uid = n->uid, .small = small});
 		pool_reserve(p, n, 0);
 	}
 	if (n->target)
@@ -339,7 +338,8 @@ void pool_unlock(struct pool *p)
 	pthread_mutex_unlock(&p->lock);
 
 	for (size_t i = 0; i < nunlinks; i++)
-		unlink_backing(p, &unlinks[i]);
+		if (!unlinks[i].small || !pool_reaper_take(p, &unlinks[i]))
+			pool_unlink_backing(p, &unlinks[i]);
 	if (nunlinks)
 		free(unlinks);
 

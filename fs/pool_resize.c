@@ -106,6 +106,16 @@ static bool wait_releases(struct pool *p)
 	return waited;
 }
 
+bool pool_wait_room(struct pool *p)
+{
+	/* Both: a RELEASE in flight may be about to drop the last reference of a file the
+	 * reaper has unlinked, or the other way round. */
+	bool released = backing_per_user(&p->backing) && wait_releases(p);
+	bool reaped = pool_reaper_wait(p, 2000);
+
+	return released || reaped;
+}
+
 static int resize_once(int fd, const struct pool_resize *rz, const struct pool_fallocate *fa)
 {
 	if (!fa)
@@ -118,9 +128,9 @@ int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 {
 	int r = resize_once(fd, rz, fa);
 
-	/* The daemon's count said it fits (begin reserved it), the user's store did not: a file
-	 * whose room the count gave back may still be on its way out of the store. */
-	if (r == -ENOSPC && backing_per_user(&p->backing) && wait_releases(p))
+	/* The daemon's count said it fits (begin reserved it), the store did not: a file whose
+	 * room the count gave back may still be on its way out of the store. */
+	if (r == -ENOSPC && pool_wait_room(p))
 		r = resize_once(fd, rz, fa);
 	/* Still full: passthrough writes the count never saw used the user's store up. */
 	if (r == -ENOSPC && backing_per_user(&p->backing))

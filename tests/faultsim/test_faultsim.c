@@ -542,6 +542,67 @@ static void test_create_runs_outside_the_lock(void **state)
 	CHECK(removexattr(b, POOLFS_XATTR_HOLD));
 }
 
+struct fallocate_job {
+	int fd;
+	off_t len;
+};
+
+static int run_fallocate(void *arg)
+{
+	const struct fallocate_job *j = arg;
+
+	return fallocate(j->fd, 0, 0, j->len) < 0 ? errno : 0;
+}
+
+/* A small removed file's backing file is unlinked by the reaper thread after the reply
+ * (fs/pool_reaper.c): until then its room is still taken in the store, though the daemon's
+ * count gave it back. A resize that the store refuses meanwhile waits for the reaper and tries
+ * again (pool_wait_room). Here the reaper is stalled with 2.5 MiB of removed small files queued,
+ * in a 3 MiB store, while a 2 MiB fallocate runs: it must succeed once the reaper goes on. */
+static void test_reaped_room_comes_back(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	static char data[64 * 1024];
+	char name[PATH_MAX + 16];
+	PATH(big, p, "big");
+	struct fallocate_job job = {.len = 2 * MIB};
+	struct stat st;
+	pid_t child;
+	int fd;
+
+	if (!p->private_store) {
+		/* backing=DIR: the store has no bound of its own; the daemon's count is the limit. */
+		skip();
+		return;
+	}
+	memset(data, 'r', sizeof(data));
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "%s/small-%d", p->mnt, i);
+		CHECK(fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600));
+		assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
+		CHECK(fsetxattr(fd, POOLFS_XATTR_HOLD, "pin", 3, 0)); /* kept until its unlink */
+		CHECK(close(fd));
+		CHECK(stat(name, &st)); /* idle and statted: its size is known, small */
+	}
+	arm(&s->c, "reap 1");
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "%s/small-%d", p->mnt, i);
+		CHECK(unlink(name));
+	}
+	wait_fault_fired(&s->c, "reap");
+	CHECK(job.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
+	child = tu_spawn(run_fallocate, &job);
+	pool_sleep_ms(300);
+	arm(&s->c, "off");
+	REAP_OK(child);
+	CHECK(fstat(job.fd, &st));
+	assert_int_equal(st.st_size, 2 * MIB);
+	expect_consistent(&s->c, "reap", "reap", 1, "after the fallocate");
+	CHECK(close(job.fd)); /* nothing holds it: it goes */
+	ASSERT_GONE(big);
+}
+
 static int setup_small(void **state)
 {
 	return setup_opts(state, "autohold=none,uring=off,max_size=3145728");
@@ -560,6 +621,8 @@ int main(void)
 		 teardown, NULL},
 		{"create_runs_outside_the_lock", test_create_runs_outside_the_lock, setup_small,
 		 teardown, NULL},
+		{"reaped_room_comes_back", test_reaped_room_comes_back, setup_small, teardown,
+		 NULL},
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
