@@ -132,10 +132,10 @@ int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 	 * room the count gave back may still be on its way out of the store. */
 	if (r == -ENOSPC && pool_wait_room(p))
 		r = resize_once(fd, rz, fa);
-	/* The kernel gives some of a removed file's room back after all the daemon can wait for:
-	 * an inode a fanotify mark pinned is let go when the mark's teardown runs, later. The
-	 * count says it fits, so give the store a moment (at most a quarter second) before
-	 * calling it full. */
+	/* The kernel may give some of a removed file's room back after all the daemon can wait
+	 * for (an inode pinned by a fanotify mark is let go only when the mark's deferred
+	 * teardown runs, most likely). The count says it fits, so give the store a moment (at
+	 * most a quarter second) before calling it full. */
 	for (long ms = 1; r == -ENOSPC && ms <= 128; ms *= 2) {
 		nanosleep(&(struct timespec){.tv_nsec = ms * 1000000}, NULL);
 		r = resize_once(fd, rz, fa);
