@@ -11,10 +11,12 @@ int itest_rounds(int n)
 
 void itest_filter_from_env(void)
 {
-	const char *f = getenv("ITEST_FILTER");
+	const char *f = getenv("ITEST_FILTER"), *s = getenv("ITEST_SKIP");
 
 	if (f && f[0])
 		cmocka_set_test_filter(f);
+	if (s && s[0])
+		cmocka_set_skip_filter(s);
 }
 
 int itest_datapath_unsupported(void)

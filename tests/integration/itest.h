@@ -11,7 +11,8 @@
  * so the run stays within its timeout. */
 int itest_rounds(int n);
 
-/* ITEST_FILTER=pattern runs only the matching tests (cmocka's wildcards), for debugging. */
+/* ITEST_FILTER=pattern runs only the matching tests (cmocka's wildcards), for debugging;
+ * ITEST_SKIP=pattern leaves the matching ones out (meson.build splits a binary so). */
 void itest_filter_from_env(void);
 
 /* A binary whose datapath the daemon does not support skips as a whole (tu_skip_all: cmocka's
