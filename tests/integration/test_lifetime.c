@@ -936,131 +936,46 @@ struct life_row {
 	struct life_step steps[LIFE_STEPS];
 };
 
-#define CREATE(p, s, n, sd)                                                                        \
-	{                                                                                          \
-		.op = L_CREATE, .path = (p), .slot = (s), .len = (n), .seed = (sd)                 \
-	}
-#define CREATE_PAGES(p, s, n, sd)                                                                  \
-	{                                                                                          \
-		.op = L_CREATE, .path = (p), .slot = (s), .pages = (n), .seed = (sd)               \
-	}
-#define OPEN(p, s, f)                                                                              \
-	{                                                                                          \
-		.op = L_OPEN, .path = (p), .slot = (s), .from = (f)                                \
-	}
-#define OPEN_RO(p, s, f)                                                                           \
-	{                                                                                          \
-		.op = L_OPEN_RO, .path = (p), .slot = (s), .from = (f)                             \
-	}
-#define OPENDIR(p, s)                                                                              \
-	{                                                                                          \
-		.op = L_OPENDIR, .path = (p), .slot = (s)                                          \
-	}
-#define OPEN_PATH(p, s, fl)                                                                        \
-	{                                                                                          \
-		.op = L_OPEN_PATH, .path = (p), .slot = (s), .flags = (fl)                         \
-	}
-#define MAP(s, f)                                                                                  \
-	{                                                                                          \
-		.op = L_MAP, .slot = (s), .from = (f)                                              \
-	}
-#define MAP_RO(s, f)                                                                               \
-	{                                                                                          \
-		.op = L_MAP_RO, .slot = (s), .from = (f)                                           \
-	}
-#define CLOSE(s)                                                                                   \
-	{                                                                                          \
-		.op = L_CLOSE, .slot = (s)                                                         \
-	}
-#define MUNMAP(s)                                                                                  \
-	{                                                                                          \
-		.op = L_MUNMAP, .slot = (s)                                                        \
-	}
-#define MKDIR(p)                                                                                   \
-	{                                                                                          \
-		.op = L_MKDIR, .path = (p)                                                         \
-	}
-#define RMDIR(p, e)                                                                                \
-	{                                                                                          \
-		.op = L_RMDIR, .path = (p), .expect = (e)                                          \
-	}
-#define UNLINK(p)                                                                                  \
-	{                                                                                          \
-		.op = L_UNLINK, .path = (p)                                                        \
-	}
-#define RENAME(p, t)                                                                               \
-	{                                                                                          \
-		.op = L_RENAME, .path = (p), .to = (t)                                             \
-	}
-#define RENAME_NOREP(p, t, e)                                                                      \
-	{                                                                                          \
-		.op = L_RENAME_NOREPLACE, .path = (p), .to = (t), .expect = (e)                    \
-	}
-#define EXCHANGE(p, t)                                                                             \
-	{                                                                                          \
-		.op = L_RENAME_EXCHANGE, .path = (p), .to = (t)                                    \
-	}
-#define STAYS(p)                                                                                   \
-	{                                                                                          \
-		.op = L_STAYS, .path = (p)                                                         \
-	}
-#define EXISTS(p)                                                                                  \
-	{                                                                                          \
-		.op = L_EXISTS, .path = (p)                                                        \
-	}
-#define ABSENT(p)                                                                                  \
-	{                                                                                          \
-		.op = L_ABSENT, .path = (p)                                                        \
-	}
-#define GONE(p)                                                                                    \
-	{                                                                                          \
-		.op = L_GONE, .path = (p)                                                          \
-	}
-#define GONE_LINGER(p)                                                                             \
-	{                                                                                          \
-		.op = L_GONE_LINGER, .path = (p)                                                   \
-	}
-#define LISTED(p)                                                                                  \
-	{                                                                                          \
-		.op = L_LISTED, .path = (p)                                                        \
-	}
-#define UNLISTED(p)                                                                                \
-	{                                                                                          \
-		.op = L_UNLISTED, .path = (p)                                                      \
-	}
-#define DATA(s)                                                                                    \
-	{                                                                                          \
-		.op = L_DATA, .slot = (s)                                                          \
-	}
-#define MAP_DATA(s)                                                                                \
-	{                                                                                          \
-		.op = L_MAP_DATA, .slot = (s)                                                      \
-	}
-#define PATH_DATA(p, f)                                                                            \
-	{                                                                                          \
-		.op = L_PATH_DATA, .path = (p), .from = (f)                                        \
-	}
-#define ROOT_INTACT                                                                                \
-	{                                                                                          \
-		.op = L_ROOT_INTACT                                                                \
-	}
-#define PAUSE(ms)                                                                                  \
-	{                                                                                          \
-		.op = L_PAUSE, .len = (ms)                                                         \
-	}
-#define PROC_OPEN(s, fl, e)                                                                        \
-	{                                                                                          \
-		.op = L_PROC_OPEN, .slot = (s), .flags = (fl), .expect = (e)                       \
-	}
+/* The steps read as a table: one line each (clang-format would spread every one over four). */
+/* clang-format off */
+#define CREATE(p, s, n, sd) \
+	{ .op = L_CREATE, .path = (p), .slot = (s), .len = (n), .seed = (sd) }
+#define CREATE_PAGES(p, s, n, sd) \
+	{ .op = L_CREATE, .path = (p), .slot = (s), .pages = (n), .seed = (sd) }
+#define OPEN(p, s, f) { .op = L_OPEN, .path = (p), .slot = (s), .from = (f) }
+#define OPEN_RO(p, s, f) { .op = L_OPEN_RO, .path = (p), .slot = (s), .from = (f) }
+#define OPENDIR(p, s) { .op = L_OPENDIR, .path = (p), .slot = (s) }
+#define OPEN_PATH(p, s, fl) { .op = L_OPEN_PATH, .path = (p), .slot = (s), .flags = (fl) }
+#define MAP(s, f) { .op = L_MAP, .slot = (s), .from = (f) }
+#define MAP_RO(s, f) { .op = L_MAP_RO, .slot = (s), .from = (f) }
+#define CLOSE(s) { .op = L_CLOSE, .slot = (s) }
+#define MUNMAP(s) { .op = L_MUNMAP, .slot = (s) }
+#define MKDIR(p) { .op = L_MKDIR, .path = (p) }
+#define RMDIR(p, e) { .op = L_RMDIR, .path = (p), .expect = (e) }
+#define UNLINK(p) { .op = L_UNLINK, .path = (p) }
+#define RENAME(p, t) { .op = L_RENAME, .path = (p), .to = (t) }
+#define RENAME_NOREP(p, t, e) \
+	{ .op = L_RENAME_NOREPLACE, .path = (p), .to = (t), .expect = (e) }
+#define EXCHANGE(p, t) { .op = L_RENAME_EXCHANGE, .path = (p), .to = (t) }
+#define STAYS(p) { .op = L_STAYS, .path = (p) }
+#define EXISTS(p) { .op = L_EXISTS, .path = (p) }
+#define ABSENT(p) { .op = L_ABSENT, .path = (p) }
+#define GONE(p) { .op = L_GONE, .path = (p) }
+#define GONE_LINGER(p) { .op = L_GONE_LINGER, .path = (p) }
+#define LISTED(p) { .op = L_LISTED, .path = (p) }
+#define UNLISTED(p) { .op = L_UNLISTED, .path = (p) }
+#define DATA(s) { .op = L_DATA, .slot = (s) }
+#define MAP_DATA(s) { .op = L_MAP_DATA, .slot = (s) }
+#define PATH_DATA(p, f) { .op = L_PATH_DATA, .path = (p), .from = (f) }
+#define ROOT_INTACT { .op = L_ROOT_INTACT }
+#define PAUSE(ms) { .op = L_PAUSE, .len = (ms) }
+#define PROC_OPEN(s, fl, e) { .op = L_PROC_OPEN, .slot = (s), .flags = (fl), .expect = (e) }
 /* ESTALE from the daemon, or ENOENT if the kernel already knows the folder is dead */
-#define CREATE_AT(s, p)                                                                            \
-	{                                                                                          \
-		.op = L_CREATE_AT, .path = (p), .slot = (s), .expect = ESTALE, .also = ENOENT      \
-	}
-#define MKDIR_AT(s, p)                                                                             \
-	{                                                                                          \
-		.op = L_MKDIR_AT, .path = (p), .slot = (s), .expect = ESTALE, .also = ENOENT       \
-	}
+#define CREATE_AT(s, p) { .op = L_CREATE_AT, .path = (p), .slot = (s), .expect = ESTALE, \
+			  .also = ENOENT }
+#define MKDIR_AT(s, p) { .op = L_MKDIR_AT, .path = (p), .slot = (s), .expect = ESTALE, \
+			 .also = ENOENT }
+/* clang-format on */
 
 #define NONE "autohold=none"
 #define LINGER "autohold=none,linger=1"
