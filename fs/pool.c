@@ -93,8 +93,7 @@ void pool_destroy(struct pool *p)
 		free(pi);
 	}
 	/* The store goes as a whole at unmount (backing_close). */
-	free(p->unlink_files);
-	p->unlink_files = NULL;
+	free(pool_backing_list_take(&p->unlinks).files);
 	while (p->users) {
 		struct user_usage *u = p->users;
 		p->users = u->next;

@@ -154,13 +154,18 @@ struct backing_file {
  * bigger ones before it, so that their room is back when unlink(2) returns (pool_reaper.c). */
 #define POOL_REAP_MAX (256u * 1024)
 
+/* A growing array of backing files to unlink (pool_reaper.c: pool_backing_list_push). */
+struct backing_list {
+	struct backing_file *files;
+	size_t count, cap;
+};
+
 /* The reaper thread's queue (pool_reaper.c): backing files of small removed files. */
 struct reaper {
 	pthread_mutex_t lock; /* a leaf: never held with the pool lock */
 	pthread_cond_t wake;  /* the queue got its first file, or stop */
 	pthread_cond_t done;  /* a batch was unlinked */
-	struct backing_file *files;
-	size_t count, cap;
+	struct backing_list queue;
 	size_t busy; /* taken by the thread, not yet unlinked */
 	bool stop, started;
 	pthread_t thread;
@@ -189,8 +194,7 @@ struct pool {
 	struct pending_inval *inval_head, **inval_tail;
 	/* Backing files of removed nodes, unlinked by pool_unlock() after the lock is released:
 	 * freeing a big file's pages takes milliseconds (docs/design.md "Locking and threads"). */
-	struct backing_file *unlink_files;
-	size_t unlink_count, unlink_cap;
+	struct backing_list unlinks;
 	struct reaper reaper; /* small ones go to its thread (pool_reaper.c) */
 	uint64_t entries;     /* live files and folders, root excluded */
 	uint64_t bytes;	      /* sum of `reserved` */

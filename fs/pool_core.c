@@ -46,6 +46,17 @@ void pool_set_now(struct timespec *ts)
 	clock_gettime(CLOCK_REALTIME, ts);
 }
 
+void pool_deadline(struct timespec *until, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_sec += ms / 1000;
+	until->tv_nsec += (ms % 1000) * 1000000;
+	if (until->tv_nsec >= 1000000000) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000;
+	}
+}
+
 /* Queue a name for the invalidation thread (sent after unlock); with `ino`, report back. */
 int pool_queue_inval(struct pool *p, uint64_t parent, const char *name, uint64_t ino)
 {

@@ -11,6 +11,8 @@
 /* pool_alloc for allocators that take a context (name_table.h, xattrs.h). */
 void *pool_alloc_cb(void *pool, size_t size);
 void pool_set_now(struct timespec *ts);
+/* `until`: `ms` from now on CLOCK_REALTIME, the clock pthread_cond_timedwait measures. */
+void pool_deadline(struct timespec *until, long ms);
 /* Queue a name for the invalidation thread (sent after unlock); with `ino`, the thread reports
  * back (pool_name_invalidated). 0 or -ENOMEM (the kernel then keeps the name until its timeout:
  * slower, not wrong). */
@@ -28,6 +30,10 @@ bool pool_reaper_take(struct pool *p, const struct backing_file *f);
  * that was full may have room now). */
 bool pool_reaper_wait(struct pool *p, int timeout_ms);
 void pool_unlink_backing(struct pool *p, const struct backing_file *f);
+/* Append `f`: false if the list cannot grow (out of memory), then unchanged. */
+bool pool_backing_list_push(struct backing_list *l, const struct backing_file *f);
+/* What `l` holds, leaving it empty (the caller frees `.files`). */
+struct backing_list pool_backing_list_take(struct backing_list *l);
 
 /* pool_tree.c: the bare table changes; the accounting of names is pool_names.c's. */
 void pool_ino_insert(struct pool *p, struct node *n);

@@ -81,18 +81,8 @@ void pool_name_invalidated(struct pool *p, uint64_t ino)
  * grow. Lock held. */
 static void unlink_backing_later(struct pool *p, const struct backing_file *f)
 {
-	if (p->unlink_count == p->unlink_cap) {
-		size_t cap = p->unlink_cap ? p->unlink_cap * 2 : 16;
-		struct backing_file *grown = realloc(p->unlink_files, cap * sizeof(*grown));
-
-		if (!grown) {
-			pool_unlink_backing(p, f);
-			return;
-		}
-		p->unlink_files = grown;
-		p->unlink_cap = cap;
-	}
-	p->unlink_files[p->unlink_count++] = *f;
+	if (!pool_backing_list_push(&p->unlinks, f))
+		pool_unlink_backing(p, f);
 }
 
 /* The data of `n` is gone for good: unlink its backing file, forget its accounting. */
@@ -325,23 +315,17 @@ void pool_unlock(struct pool *p)
 	struct pending_inval *inval = p->inval_head;
 	struct node *zombies = p->zombies;
 	struct name *dead_names = names_take_dead(&p->names);
-	struct backing_file *unlinks = p->unlink_files;
-	size_t nunlinks = p->unlink_count;
+	struct backing_list unlinks = pool_backing_list_take(&p->unlinks);
 
 	p->inval_head = NULL;
 	p->inval_tail = &p->inval_head;
 	p->zombies = NULL;
-	if (nunlinks) {
-		p->unlink_files = NULL;
-		p->unlink_count = p->unlink_cap = 0;
-	}
 	pthread_mutex_unlock(&p->lock);
 
-	for (size_t i = 0; i < nunlinks; i++)
-		if (!unlinks[i].small || !pool_reaper_take(p, &unlinks[i]))
-			pool_unlink_backing(p, &unlinks[i]);
-	if (nunlinks)
-		free(unlinks);
+	for (size_t i = 0; i < unlinks.count; i++)
+		if (!unlinks.files[i].small || !pool_reaper_take(p, &unlinks.files[i]))
+			pool_unlink_backing(p, &unlinks.files[i]);
+	free(unlinks.files);
 
 	while (zombies) {
 		struct node *n = zombies;

@@ -4,8 +4,10 @@
  * request. The reaper does it after the reply, on another core. A big file is still unlinked
  * before the reply, so its room is back when unlink(2) returns; a small one's comes back
  * microseconds later, and the paths that meet a full store wait for it before giving up
- * (pool_reaper_wait; docs/design.md "What runs outside the lock"). Calls only the store
- * (docs/design.md "Layout"). Lock order: `reaper.lock` is a leaf, never held with the pool lock. */
+ * (pool_reaper_wait; docs/design.md "What runs outside the lock"). It also keeps the pool's
+ * growing lists of backing files to unlink (pool_backing_list_push). Calls only the store and
+ * pool_core.c (docs/design.md "Layout"). Lock order: `reaper.lock` is a leaf, never held with
+ * the pool lock. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,32 +26,51 @@ void pool_unlink_backing(struct pool *p, const struct backing_file *f)
 		log_warn("removing backing file of inode %" PRIu64 ": %s", f->ino, strerror(-r));
 }
 
+bool pool_backing_list_push(struct backing_list *l, const struct backing_file *f)
+{
+	if (l->count == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct backing_file *grown = realloc(l->files, cap * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		l->files = grown;
+		l->cap = cap;
+	}
+	l->files[l->count++] = *f;
+	return true;
+}
+
+struct backing_list pool_backing_list_take(struct backing_list *l)
+{
+	struct backing_list taken = *l;
+
+	*l = (struct backing_list){0};
+	return taken;
+}
+
 static void *reaper_main(void *arg)
 {
 	struct pool *p = arg;
 	struct reaper *rp = &p->reaper;
-	struct backing_file *batch = NULL;
-	size_t n = 0;
+	struct backing_list batch = {0};
 
 	pthread_mutex_lock(&rp->lock);
 	for (;;) {
 		/* The batch just unlinked is done: say so to whoever waits for room. */
 		rp->busy = 0;
 		pthread_cond_broadcast(&rp->done);
-		free(batch);
-		batch = NULL;
-		while (rp->count == 0 && !rp->stop)
+		free(batch.files);
+		while (rp->queue.count == 0 && !rp->stop)
 			pthread_cond_wait(&rp->wake, &rp->lock);
 		if (rp->stop)
 			break; /* unmount: the store goes as a whole (backing_close) */
-		batch = rp->files;
-		n = rp->busy = rp->count;
-		rp->files = NULL;
-		rp->count = rp->cap = 0;
+		batch = pool_backing_list_take(&rp->queue);
+		rp->busy = batch.count;
 		pthread_mutex_unlock(&rp->lock);
 		fault_stall_at(&p->fault, FAULT_REAP);
-		for (size_t i = 0; i < n; i++)
-			pool_unlink_backing(p, &batch[i]);
+		for (size_t i = 0; i < batch.count; i++)
+			pool_unlink_backing(p, &batch.files[i]);
 		pthread_mutex_lock(&rp->lock);
 	}
 	pthread_mutex_unlock(&rp->lock);
@@ -88,8 +109,7 @@ void pool_reaper_stop(struct pool *p)
 		pthread_join(rp->thread, NULL); /* after the batch it is unlinking, if any */
 		rp->started = false;
 	}
-	free(rp->files);
-	rp->files = NULL;
+	free(pool_backing_list_take(&rp->queue).files);
 	pthread_cond_destroy(&rp->done);
 	pthread_cond_destroy(&rp->wake);
 	pthread_mutex_destroy(&rp->lock);
@@ -103,19 +123,9 @@ bool pool_reaper_take(struct pool *p, const struct backing_file *f)
 	if (!rp->started)
 		return false;
 	pthread_mutex_lock(&rp->lock);
-	if (rp->count == rp->cap) {
-		size_t cap = rp->cap ? rp->cap * 2 : 64;
-		struct backing_file *grown = realloc(rp->files, cap * sizeof(*grown));
-
-		if (grown) {
-			rp->files = grown;
-			rp->cap = cap;
-		}
-	}
-	if (rp->count < rp->cap && !rp->stop) {
-		rp->files[rp->count++] = *f;
+	if (!rp->stop && pool_backing_list_push(&rp->queue, f)) {
 		/* The thread sleeps only on an empty queue. */
-		if (rp->count == 1)
+		if (rp->queue.count == 1)
 			pthread_cond_signal(&rp->wake);
 		taken = true;
 	}
@@ -131,15 +141,9 @@ bool pool_reaper_wait(struct pool *p, int timeout_ms)
 
 	if (!rp->started)
 		return false;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	pool_deadline(&until, timeout_ms);
 	pthread_mutex_lock(&rp->lock);
-	while (rp->count + rp->busy > 0) {
+	while (rp->queue.count + rp->busy > 0) {
 		waited = true;
 		if (pthread_cond_timedwait(&rp->done, &rp->lock, &until) != 0)
 			break;

@@ -94,8 +94,7 @@ static bool wait_releases(struct pool *p)
 	struct timespec until;
 	bool waited = false;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 2;
+	pool_deadline(&until, 2000);
 	pthread_mutex_lock(&p->lock);
 	while (atomic_load(&p->releases_in_flight) > 0) {
 		waited = true;
