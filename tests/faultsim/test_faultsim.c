@@ -428,16 +428,19 @@ static void test_refused_mark_falls_back_to_the_store(void **state)
 
 #define MIB (1024 * 1024)
 
+/* A resize in a child: ftruncate to `size`, or with `allocate`, fallocate(0, size). */
 struct resize_job {
 	int fd;
 	off_t size;
+	bool allocate;
 };
 
 static int run_resize(void *arg)
 {
 	const struct resize_job *j = arg;
+	int r = j->allocate ? fallocate(j->fd, 0, 0, j->size) : ftruncate(j->fd, j->size);
 
-	return ftruncate(j->fd, j->size) < 0 ? errno : 0;
+	return r < 0 ? errno : 0;
 }
 
 static void wait_fault_fired(const struct ctx *c, const char *site)
@@ -542,18 +545,6 @@ static void test_create_runs_outside_the_lock(void **state)
 	CHECK(removexattr(b, POOLFS_XATTR_HOLD));
 }
 
-struct fallocate_job {
-	int fd;
-	off_t len;
-};
-
-static int run_fallocate(void *arg)
-{
-	const struct fallocate_job *j = arg;
-
-	return fallocate(j->fd, 0, 0, j->len) < 0 ? errno : 0;
-}
-
 /* A small removed file's backing file is unlinked by the reaper thread after the reply
  * (fs/pool_reaper.c): until then its room is still taken in the store, though the daemon's
  * count gave it back. A resize that the store refuses meanwhile waits for the reaper and tries
@@ -566,7 +557,7 @@ static void test_reaped_room_comes_back(void **state)
 	static char data[64 * 1024];
 	char name[PATH_MAX + 16];
 	PATH(big, p, "big");
-	struct fallocate_job job = {.len = 2 * MIB};
+	struct resize_job job = {.size = 2 * MIB, .allocate = true};
 	struct stat st;
 	pid_t child;
 	int fd;
@@ -592,7 +583,7 @@ static void test_reaped_room_comes_back(void **state)
 	}
 	wait_fault_fired(&s->c, "reap");
 	CHECK(job.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
-	child = tu_spawn(run_fallocate, &job);
+	child = tu_spawn(run_resize, &job);
 	pool_sleep_ms(300);
 	arm(&s->c, "off");
 	REAP_OK(child);

@@ -30,6 +30,18 @@ def tree_with(root, name, extra):
     return tmp
 
 
+def findings_in(root, name, extra, check):
+    """What `check` (a layers.py check taking a root) finds in a copy of fs/ with `extra` added
+    to fs/`name`."""
+    tmp = tree_with(root, name, extra)
+    try:
+        findings = []
+        check(tmp, findings)
+        return findings
+    finally:
+        shutil.rmtree(tmp)
+
+
 def main(argv):
     root, builddir = argv[1], argv[2]
     results = []
@@ -54,29 +66,15 @@ def main(argv):
         ('main.c', '\nstatic void bad(struct node *n)\n{\n\t--n->nlookup;\n}\n',
          'writes node field nlookup'),
     ]:
-        tmp = tree_with(root, name, extra)
-        try:
-            findings = []
-            layers.check_node_writes(tmp, findings)
-        finally:
-            shutil.rmtree(tmp)
+        findings = findings_in(root, name, extra, layers.check_node_writes)
         check(f'a write in {name} is reported', any(want in f for f in findings), '; '.join(findings))
 
-    tmp = tree_with(root, 'ops_xattrs.c', '#include "pool_internal.h"\n')
-    try:
-        findings = []
-        layers.check_includes(tmp, findings)
-    finally:
-        shutil.rmtree(tmp)
+    findings = findings_in(root, 'ops_xattrs.c', '#include "pool_internal.h"\n',
+                           layers.check_includes)
     check('a handler including pool_internal.h is reported',
           any('ops_xattrs.c' in f and 'pool_internal.h' in f for f in findings), '; '.join(findings))
 
-    tmp = tree_with(root, 'holds.c', '#include "pool.h"\n')
-    try:
-        findings = []
-        layers.check_includes(tmp, findings)
-    finally:
-        shutil.rmtree(tmp)
+    findings = findings_in(root, 'holds.c', '#include "pool.h"\n', layers.check_includes)
     check('a base module including pool.h is reported',
           any('holds.c' in f and 'pool.h' in f for f in findings), '; '.join(findings))
 
