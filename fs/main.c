@@ -115,12 +115,6 @@ static bool have_cap_sys_admin(void)
 }
 #endif
 
-/* The invalidation thread made the kernel drop a name the pool is waiting on (notify.h). */
-static void name_invalidated(void *ctx, uint64_t ino)
-{
-	pool_name_invalidated(ctx, ino);
-}
-
 static void linger_fired(void *ctx, int fd)
 {
 	struct pool *p = ctx;
@@ -302,7 +296,7 @@ static int mount_pool(struct daemon *d)
 	if (r == 0)
 		r = watch_add(pool->watch, pool->linger_timer_fd, linger_fired, pool);
 	if (r == 0)
-		r = notify_start(&d->notify, d->se, name_invalidated, pool);
+		r = notify_start(&d->notify, d->se);
 	if (r == 0)
 		r = pool_reaper_start(pool);
 	if (r < 0) {

@@ -12,15 +12,13 @@
 struct item {
 	struct item *next;
 	uint64_t parent;
-	uint64_t ino; /* report to `done` when sent, 0 for none */
+	uint64_t ino; /* the entry deleted with the name, 0 for a bare invalidation */
 	size_t len;
 	char name[];
 };
 
 struct notify {
 	struct fuse_session *se;
-	void (*done)(void *ctx, uint64_t ino);
-	void *done_ctx;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -45,12 +43,18 @@ static void *notify_loop(void *arg)
 		if (!n->head)
 			n->tail = &n->head;
 		pthread_mutex_unlock(&n->lock);
-		int r = fuse_lowlevel_notify_inval_entry(n->se, it->parent, it->name, it->len);
-		/* -ENOENT: the kernel had no such name cached, nothing to do. */
-		if (r < 0 && r != -ENOENT && r != -ENOTCONN)
+		/* A deletion drops the name and clears the inode's link count, so the kernel
+		 * evicts it, and sends FORGET, as soon as no walk holds it, and refuses new entries
+		 * in a removed folder itself. */
+		int r = it->ino ? fuse_lowlevel_notify_delete(n->se, it->parent, it->ino, it->name,
+							      it->len)
+				: fuse_lowlevel_notify_inval_entry(n->se, it->parent, it->name,
+								   it->len);
+		/* -ENOENT: the kernel had no such name cached (or a newer entry under it, which
+		 * the deletion still invalidated), -ENOTEMPTY: a folder whose cached children are
+		 * still going (it is invalidated all the same); nothing else to do. */
+		if (r < 0 && r != -ENOENT && r != -ENOTEMPTY && r != -ENOTCONN)
 			log_warn("invalidating %s: %s", it->name, strerror(-r));
-		if (it->ino && n->done)
-			n->done(n->done_ctx, it->ino);
 		free(it);
 		pthread_mutex_lock(&n->lock);
 	}
@@ -58,8 +62,7 @@ static void *notify_loop(void *arg)
 	return NULL;
 }
 
-int notify_start(struct notify **out, struct fuse_session *se,
-		 void (*done)(void *ctx, uint64_t ino), void *done_ctx)
+int notify_start(struct notify **out, struct fuse_session *se)
 {
 	struct notify *n = calloc(1, sizeof(*n));
 	int r;
@@ -67,8 +70,6 @@ int notify_start(struct notify **out, struct fuse_session *se,
 	if (!n)
 		return -ENOMEM;
 	n->se = se;
-	n->done = done;
-	n->done_ctx = done_ctx;
 	n->tail = &n->head;
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);

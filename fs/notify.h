@@ -1,8 +1,9 @@
 /* notify: tells the kernel about names the daemon removed on its own, from a thread of its own.
  *
- * fuse_lowlevel_notify_inval_entry() takes the parent folder's lock in the kernel, so calling it
- * from a request handler (or while holding the pool lock a handler waits on) can deadlock. The
- * pool queues (parent, name) pairs here after it unlocks; this thread sends them. */
+ * fuse_lowlevel_notify_delete() and _inval_entry() take the parent folder's lock in the kernel,
+ * so calling them from a request handler (or while holding the pool lock a handler waits on) can
+ * deadlock. The pool queues (parent, name, entry) here after it unlocks; this thread sends them
+ * (docs/design.md "Name invalidation"). */
 #ifndef POOLFS_NOTIFY_H
 #define POOLFS_NOTIFY_H
 
@@ -12,12 +13,10 @@
 struct fuse_session;
 struct notify;
 
-/* `done(ctx, ino)` is called from the thread once an invalidation that carried an inode
- * (ino != 0) has reached the kernel (or failed). */
-int notify_start(struct notify **out, struct fuse_session *se,
-		 void (*done)(void *ctx, uint64_t ino), void *done_ctx);
-/* Queue an invalidation; never blocks on the kernel. Matches the pool's `inval` hook: 0, or
- * -ENOMEM (nothing queued, `done` will not be called). */
+int notify_start(struct notify **out, struct fuse_session *se);
+/* Queue a name to drop; with `ino` (the entry it named, removed with it) the kernel is told the
+ * entry was deleted, so it unlinks the inode too and forgets it once no walk holds it. Never
+ * blocks on the kernel. Matches the pool's `inval` hook: 0, or -ENOMEM (nothing queued). */
 int notify_push(void *notify, uint64_t parent, const char *name, size_t len, uint64_t ino);
 /* Stop the thread; pending invalidations are dropped (the mount is going away). Accepts NULL. */
 void notify_stop(struct notify *n);

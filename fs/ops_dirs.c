@@ -132,7 +132,7 @@ static size_t plus_entry(struct pool *p, fuse_req_t req, const struct node *dir,
 	len = fuse_add_direntry_plus(req, buf, room, de->name, &e, next);
 	if (len <= room && !dot) {
 		/* the kernel instantiates what READDIRPLUS returns */
-		pool_lookup_add(n, e.entry_timeout > 0);
+		pool_lookup_add(n);
 		*given = n->ino;
 	}
 	return len;

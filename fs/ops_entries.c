@@ -25,7 +25,6 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct node *dir, *n;
 	struct fuse_entry_param e;
 	struct stat st;
-	bool again;
 	int r;
 
 	if (strlen(name) > POOL_NAME_MAX) {
@@ -38,12 +37,9 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		goto out;
 	r = get_child(p, req, dir, name, "look up", &n);
 	/* Its last RELEASE is proving, outside the lock, that no mapping is left: answer after it,
-	 * as when it held the lock, or this lookup would hold the removal for an OPEN
-	 * (pool_note_lookup) that a poll for the name to vanish never sends. */
+	 * as when it held the lock, so that a close followed by a look at the name sees the
+	 * outcome rather than the moment before it. */
 	while (r == 0 && pool_wait_release(p, n))
-		r = get_child(p, req, dir, name, "look up", &n);
-	again = r == 0 && pool_drop_stale_lookup(p, n, fuse_req_ctx(req)->pid);
-	if (again)
 		r = get_child(p, req, dir, name, "look up", &n);
 	if (r < 0)
 		goto out;
@@ -51,8 +47,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (r < 0)
 		goto out;
 	fill_entry(p, dir, n, &st, &e);
-	pool_lookup_add(n, e.entry_timeout > 0);
-	pool_note_lookup(p, n, fuse_req_ctx(req)->pid, !again);
+	pool_lookup_add(n);
 out:
 	pool_unlock(p);
 	if (r == -ENOENT) {
@@ -167,6 +162,7 @@ int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fu
 	if (what->nf)
 		pool_backing_known(*out, &what->nf->st);
 	pool_autohold(p, *out, caller_uid(req), who);
+	pool_stale_done(p, ctx->pid);
 	return 0;
 }
 
@@ -185,7 +181,7 @@ static void reply_new_name(fuse_req_t req, struct pool *p, struct node *dir, con
 		r = pool_stat(p, n, &st);
 	if (r == 0) {
 		fill_entry(p, dir, n, &st, &e);
-		pool_lookup_add(n, e.entry_timeout > 0);
+		pool_lookup_add(n);
 	}
 	/* Nothing keeps a file nobody opened, nor a symlink, FIFO or socket, but a hold: without
 	 * one it goes at once (docs/interface.md "Kinds of entry"). */

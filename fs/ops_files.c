@@ -173,7 +173,7 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd, i
 	int r;
 
 	fi->fh = (uint64_t)fd;
-	pool_handle_opened(p, n, fuse_req_ctx(req)->pid);
+	pool_handle_opened(n);
 	r = p->dp->open(p, n, req, fd, spare_id, fi);
 	if (r < 0) {
 		pool_handle_unopened(n);
@@ -247,10 +247,15 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	r = get_owned(p, req, ino, "open", &n);
 	if (r == 0)
 		r = check_open(n, fi->flags, caller_uid(req));
+	/* Gone since the kernel cached its way here: it looks the name up again, once. */
+	if (r == 0 && pool_gone(p, n))
+		r = pool_stale_answer(p, fuse_req_ctx(req)->pid, 0);
 	if (r == 0 && fd < 0)
 		r = fd == -ENOENT ? -ESTALE : fd;
 	if (r == 0)
 		r = open_handle(p, n, req, fd, &spare_id, fi);
+	if (r == 0)
+		pool_stale_done(p, fuse_req_ctx(req)->pid);
 	pool_unlock(p);
 	drop_spare(p, &spare_id);
 	if (r < 0) {
@@ -302,7 +307,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	}
 	pool_stat_with(p, n, &nf.st, &st);
 	fill_entry(p, pool_parent(n), n, &st, &e);
-	pool_lookup_add(n, e.entry_timeout > 0);
+	pool_lookup_add(n);
 	pool_unlock(p);
 	drop_spare(p, &nf.backing_id);
 	if (reply_create(p, req, &e, fi) < 0) {

@@ -69,9 +69,10 @@ int check_name(const char *name)
  * default_permissions the kernel checks every access below a user's own 0700 folder itself,
  * so folder names there are cached for long. Names directly in the shared root of a multi-user
  * pool are revalidated on every access: the LOOKUP is where the daemon refuses other users.
- * File names are cached like folder names: before an unused file goes, the pool has the kernel
- * drop its name (pool.c unname_first), so no OPEN arrives through a cached name of a removed
- * file; and a file that is unused, on its way out, is not cached at all (pool_name_cached_now). */
+ * File names are cached like folder names: when an entry goes, the pool tells the kernel so
+ * (pool_lifetime.c remove_names), and an OPEN that still comes through a name cached before finds
+ * the nameless entry until the kernel forgets it; a file that is unused, on its way out, is not
+ * cached at all (pool_name_cached_now). */
 static double entry_timeout(const struct pool *p, const struct node *dir, const struct node *n)
 {
 	return pool_name_cached_now(p, dir, n) ? p->entry_timeout : 0.0;
@@ -99,6 +100,11 @@ int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out)
 		return r == -ESTALE ? -ENOENT : r;
 	if (!node_is_dir((*out)))
 		return -ENOTDIR;
+	/* A removed folder the kernel has not forgotten yet: reached through a cached name, the
+	 * kernel walks again (pool_stale_answer); on the retry, or through a descriptor such as a
+	 * working folder, nothing is made or found in it any more, as in a removed folder on tmpfs. */
+	if (!(*out)->life.linked && *out != p->root)
+		return pool_stale_answer(p, fuse_req_ctx(req)->pid, -ENOENT);
 	return 0;
 }
 

@@ -51,7 +51,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	p->root->life.is_dir = true;
 	p->root->life.is_root = true;
 	p->root->life.linked = true;
-	p->root->nlookup = 1;
+	p->root->life.lookups = 1;
 	pool_set_now(&p->root->mtime);
 	p->root->atime = p->root->ctime = p->root->mtime;
 	pool_ino_insert(p, p->root);

@@ -50,7 +50,6 @@
 
 #define POOL_ROOT_INO 1
 #define POOL_NAME_MAX 255
-#define POOL_OPEN_GRACE_MS 500
 /* How long the kernel may cache names and attributes (docs/design.md, "Caching"). */
 #define POOL_CACHE_SECONDS 3600.0
 /* A symlink's target, at most (PATH_MAX - 1, as the kernel's own limit). */
@@ -73,7 +72,6 @@ struct node {
 	struct node *ino_next; /* inode hash chain */
 	char *target;	       /* symlinks: what it points to */
 	struct lifetime life;
-	uint64_t nlookup;	      /* the kernel's references (LOOKUP replies minus FORGETs) */
 	struct timespec atime, mtime; /* all but files, which use the backing file's */
 	struct timespec ctime;	      /* files: the last change the backing file did not see */
 	struct xattr_list xattrs;
@@ -81,20 +79,8 @@ struct node {
 	uint64_t reserved;	 /* bytes counted against the quotas (files) */
 	uint64_t linger_due_ms;	 /* monotonic ms when a lingering removal is due, 0 if none */
 	uint64_t linger_base_ms; /* when linger= ends for this unused spell, 0 while in use */
-	/* LOOKUPs answered while the entry was in use whose OPEN has not come yet: the kernel looks
-	 * a name up and then opens the inode, and the last user may close in between. Removal
-	 * waits for such an OPEN for up to POOL_OPEN_GRACE_MS (see pool_note_lookup). */
-	struct {
-		pid_t tid;
-		uint64_t ms;
-	} pending_open[4];
-	int backing_id;	   /* passthrough registration, 0 if none */
+	int backing_id;		 /* passthrough registration, 0 if none */
 	uint32_t open_gen; /* counts opens: a probe made outside the lock is stale once it moved */
-	/* Removal of an entry whose names the kernel may cache waits until the kernel has dropped
-	 * them (docs/design.md "Caching"): asked, with so many invalidations outstanding
-	 * (unnaming), done (unnamed). */
-	uint32_t unnaming;
-	bool unnamed;
 	/* RELEASE of the last handle is probing outside the lock; LOOKUPs of the node wait for it
 	 * (release_done), as they waited for the lock when it probed under it. */
 	bool releasing;
@@ -133,7 +119,8 @@ struct user_usage {
 struct pending_inval {
 	struct pending_inval *next;
 	uint64_t parent;
-	uint64_t ino; /* unnaming this node: report back (pool_name_invalidated) */
+	uint64_t ino; /* the entry the name named, when it went with the name: the kernel is told
+		       * it was deleted (docs/design.md "Name invalidation"); 0 if unknown */
 	size_t namelen;
 	char name[];
 };
@@ -174,6 +161,15 @@ struct reaper {
 struct datapath;
 struct watch;
 
+/* Threads answered ESTALE whose retry has not come yet (pool_stale.c): the last few, oldest
+ * overwritten, since a retry follows at once and a thread may end without one. */
+#define POOL_STALE_SLOTS 64
+struct stale_threads {
+	pid_t tid[POOL_STALE_SLOTS];
+	unsigned next;
+	unsigned live; /* slots in use: opens skip the scan while none is */
+};
+
 struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t release_done; /* a node's `releasing` went false (with `lock`) */
@@ -184,6 +180,7 @@ struct pool {
 	gid_t owner_gid;
 	pid_t daemon_pid; /* to ignore our own fanotify events */
 	struct node *root;
+	struct stale_threads stale;
 	/* The next inode number: taken without the lock (pool_new_ino), since CREATE makes the
 	 * backing file, named by it, before taking the lock. Never reused. */
 	_Atomic uint64_t next_ino;
@@ -209,8 +206,8 @@ struct pool {
 	int linger_timer_fd;
 	int hold_poll_fd; /* timerfd for processes watched without a pidfd, -1 until needed */
 	char cgroup2_root[4096]; /* where cgroup v2 is mounted, "" if nowhere */
-	/* Hands a name to the kernel-invalidation thread (set by main.c); with `ino`, the thread
-	 * calls pool_name_invalidated() once the kernel has dropped it. 0 or -ENOMEM. */
+	/* Hands a name to the kernel-invalidation thread (set by main.c); with `ino`, the kernel
+	 * is told the name's entry was deleted. 0 or -ENOMEM. */
 	int (*inval)(void *ctx, uint64_t parent, const char *name, size_t len, uint64_t ino);
 	void *inval_ctx;
 	double entry_timeout, attr_timeout;
@@ -289,27 +286,25 @@ void pool_recheck_subtree(struct pool *p, struct node *n);
 void pool_linger_expire(struct pool *p);
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count);
-/* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply);
- * `name_cached`: the reply lets it cache the name (fill_entry gave an entry timeout). */
-void pool_lookup_add(struct node *n, bool name_cached);
+
+/* The kernel's one retry (pool_stale.c; docs/design.md "The LOOKUP/OPEN race"). A request by
+ * thread `tid` reached an entry that is gone (no name, nothing using it) through a reference the
+ * kernel cached: -ESTALE the first time, so the kernel walks the path again from the names;
+ * `fresh` (what tmpfs gives for an entry gone between two steps) when it is the retry. */
+int pool_stale_answer(struct pool *p, pid_t tid, int fresh);
+/* Thread `tid` opened or made an entry: a retry it was in is over. */
+void pool_stale_done(struct pool *p, pid_t tid);
+/* Is file `n` gone: no name, nothing using it, only the kernel's references left? */
+bool pool_gone(const struct pool *p, const struct node *n);
+/* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply). */
+void pool_lookup_add(struct node *n);
 /* May a reply naming `n` in `dir` now let the kernel cache the name? Not if it may not be cached
- * at all, nor while the entry is unused, on its way out: a poller waiting for the name to vanish
- * must keep looking it up, or the open it never makes would hold the removal
- * (pool_note_lookup). */
+ * at all, nor while the entry is unused, on its way out (lingering): a poller waiting for the
+ * name to vanish then sees it go from the daemon's own answer. */
 bool pool_name_cached_now(const struct pool *p, const struct node *dir, const struct node *n);
-/* The invalidation thread has made the kernel drop a name of node `ino` (takes the lock). */
-void pool_name_invalidated(struct pool *p, uint64_t ino);
 /* The kernel may hold a stale (negative) entry for `name` in folder `dir_ino`: a reply that
  * created it was lost. Queue its invalidation (sent after unlock). */
 void pool_forget_name(struct pool *p, uint64_t dir_ino, const char *name);
-
-/* A LOOKUP by thread `tid` is answered with `n` (pool_race.c). */
-void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look);
-/* Thread `tid` looks `n` up again: the walk its earlier noted LOOKUP belonged to ended without an
- * OPEN (a thread walks a name and opens it with no other request between), so that note no
- * longer holds the removal. Drops it and rechecks `n`; true if there was one (`n` may be
- * unlinked now). This is what lets `while (stat(name) == 0) sleep` see a removal at once. */
-bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid);
 
 /* Fill a stat for `n` (files: from the backing file). */
 int pool_stat(struct pool *p, struct node *n, struct stat *st);
@@ -362,9 +357,9 @@ void pool_release_leave(struct pool *p);
  * anything to wait for, and one retry may then succeed. */
 bool pool_wait_room(struct pool *p);
 
-/* Handles (pool_handles.c; lock held). A file handle opened by thread `tid`; the data path
- * refused it after all; closed (true if it was the last). */
-void pool_handle_opened(struct pool *p, struct node *n, pid_t tid);
+/* Handles (pool_handles.c; lock held). A file handle opened; the data path refused it after
+ * all; closed (true if it was the last). */
+void pool_handle_opened(struct node *n);
 void pool_handle_unopened(struct node *n);
 bool pool_handle_closed(struct node *n);
 /* The last RELEASE of `n` probes outside the lock (`probing`): LOOKUPs of it wait
@@ -405,7 +400,7 @@ void pool_hold_caller(const struct pool *p, enum hold_kind kind, pid_t tid, stru
 void pool_autohold_caller(const struct pool *p, pid_t tid, struct hold_caller *who);
 void pool_autohold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who);
 /* Holds: `who` as pool_hold_caller() filled it for req->kind (if it did not, the lookups are
- * made here, under the lock). */
+ * made here, under the lock). -ENOENT for an entry with no name. */
 int pool_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
 	      const struct hold_request *req);
 int pool_release_holds(struct pool *p, struct node *n, uid_t uid); /* -ENODATA if none */

@@ -122,8 +122,6 @@ static int check_node(struct check *c, struct node *n)
 		return r;
 	if (n->linger_due_ms)
 		c->lingering++;
-	else if (n->unnaming)
-		; /* unused, waiting for the kernel to drop its name first */
 	else if (lifetime_decide(&n->life, pool_held_above(c->p, n)) != LIFETIME_KEEP)
 		return fail(c, "inode %" PRIu64 ": unused but not removed\n", n->ino);
 	c->entries++;

@@ -10,11 +10,10 @@
 #include "pool.h"
 #include "pool_internal.h"
 
-void pool_handle_opened(struct pool *p, struct node *n, pid_t tid)
+void pool_handle_opened(struct node *n)
 {
 	n->life.opens++;
 	n->open_gen++; /* a probe made outside the lock before this open is stale */
-	pool_note_open(p, n, tid);
 }
 
 void pool_handle_unopened(struct node *n)

@@ -371,6 +371,10 @@ int pool_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_calle
 
 	if (!p->watch && req->kind != HOLD_PIN)
 		return -EOPNOTSUPP;
+	/* A hold keeps an entry in the tree; one with no name (unlinked, or removed and still
+	 * reachable through the kernel) is in none (docs/design.md "Holds"). */
+	if (!n->life.linked && n != p->root)
+		return -ENOENT;
 	if (n->life.holds >= POOLFS_HOLDS_PER_ENTRY_MAX)
 		return -ENOSPC;
 	r = pool_hold_charge(p, uid);

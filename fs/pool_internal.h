@@ -107,10 +107,6 @@ bool pool_name_cacheable(const struct pool *p, const struct node *dir);
  * `n` count. */
 bool pool_held_above(const struct pool *p, const struct node *n);
 
-/* pool_race.c */
-/* An OPEN (or CREATE) of `n` by thread `tid` arrived (pool_handle_opened). */
-void pool_note_open(struct pool *p, struct node *n, pid_t tid);
-
 /* pool_holds.c */
 /* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
 void pool_source_ended(struct pool *p, struct hold_source *src);

@@ -32,48 +32,9 @@ bool pool_name_cached_now(const struct pool *p, const struct node *dir, const st
 	       (node_is_dir(n) || lifetime_in_use(&n->life, false) || pool_held_above(p, n));
 }
 
-void pool_lookup_add(struct node *n, bool name_cached)
+void pool_lookup_add(struct node *n)
 {
-	n->nlookup++;
-	if (name_cached)
-		n->unnamed = false; /* the kernel may cache the name again */
-}
-
-/* Before an unused entry's names go, the kernel must drop its cached copies: an open(O_CREAT)
- * through a cached name that reached a removed entry would fail with ESTALE, and the kernel's
- * one retry can lose the same race again under churn. So the removal waits one round trip of
- * the invalidation thread for every name the kernel may cache; an OPEN meanwhile finds the
- * entry and keeps it. True while waiting. Lock held. */
-static bool unname_first(struct pool *p, struct node *n)
-{
-	uint32_t asked = 0;
-
-	if (node_is_dir(n) || n->unnamed || n->nlookup == 0)
-		return false;
-	if (n->unnaming)
-		return true;
-	for (struct name *nm = n->ends.names; nm && p->inval; nm = nm->alias_next) {
-		/* A name that cannot be asked about is removed at once (the ESTALE race, not a
-		 * leak). */
-		if (pool_name_cacheable(p, pool_name_dir(nm)) &&
-		    pool_queue_inval(p, pool_name_dir(nm)->ino, nm->text, n->ino) == 0)
-			asked++;
-	}
-	n->unnaming = asked;
-	return asked > 0;
-}
-
-void pool_name_invalidated(struct pool *p, uint64_t ino)
-{
-	struct node *n;
-
-	pool_lock(p);
-	n = pool_node(p, ino);
-	if (n && n->unnaming && !n->life.removed && --n->unnaming == 0) {
-		n->unnamed = true;
-		pool_recheck(p, n);
-	}
-	pool_unlock(p);
+	n->life.lookups++;
 }
 
 /* Have pool_unlock() unlink the backing file of `ino` once the lock is released (inode numbers
@@ -108,7 +69,6 @@ static void destroy(struct pool *p, struct node *n)
 		u->entries--;
 	if (p->entries)
 		p->entries--;
-	n->unnaming = 0;
 	if (n->linger_due_ms) {
 		n->linger_due_ms = 0;
 		p->lingering--;
@@ -118,7 +78,7 @@ static void destroy(struct pool *p, struct node *n)
 	pool_drop_holds(p, n);
 	pool_free_xattrs(p, n);
 	n->life.removed = true;
-	if (lifetime_can_free(&n->life, n->nlookup)) {
+	if (lifetime_can_free(&n->life)) {
 		pool_ino_remove(p, n);
 		n->zombie_next = p->zombies;
 		p->zombies = n;
@@ -177,9 +137,11 @@ static int linger_arm(struct pool *p, uint64_t due)
 	return 0;
 }
 
-/* An unused entry goes under every name at once (docs/interface.md "Lifetime"). Each folder
- * that lost a name but the last is rechecked here; the last is returned, for pool_recheck's
- * walk up. Folders have one name, so past the first level the walk is a single chain. */
+/* An unused entry goes under every name at once (docs/interface.md "Lifetime"), and the kernel
+ * is told each name's entry was deleted, so that it drops the name and, once no walk holds the
+ * inode any more, forgets it (docs/design.md "Name invalidation"). Each folder that lost a name
+ * but the last is rechecked here; the last is returned, for pool_recheck's walk up. Folders
+ * have one name, so past the first level the walk is a single chain. */
 static struct node *remove_names(struct pool *p, struct node *n)
 {
 	struct name *nm;
@@ -189,17 +151,39 @@ static struct node *remove_names(struct pool *p, struct node *n)
 		if (dir)
 			pool_recheck(p, dir);
 		dir = pool_name_dir(nm);
-		pool_queue_inval(p, dir->ino, nm->text, 0);
+		pool_queue_inval(p, dir->ino, nm->text, n->ino);
 		pool_unlink(p, nm);
 	}
 	return dir;
+}
+
+/* linger= keeps an unused entry listed for a while (docs/design.md "Lingering"): true while it
+ * waits, counted from the moment it fell unused. */
+static bool linger_waits(struct pool *p, struct node *n)
+{
+	uint64_t now = pool_now_ms();
+
+	if (!n->linger_base_ms)
+		n->linger_base_ms = now + p->opts.linger_ms;
+	if (n->linger_base_ms > now &&
+	    (n->linger_base_ms == n->linger_due_ms || linger_arm(p, n->linger_base_ms) == 0)) {
+		if (!n->linger_due_ms)
+			p->lingering++;
+		n->linger_due_ms = n->linger_base_ms;
+		return true;
+	}
+	if (n->linger_due_ms) {
+		n->linger_due_ms = 0;
+		p->lingering--;
+	}
+	return false;
 }
 
 /* Apply the verdict to one node. Returns the folder above that lost a child, if any. */
 static struct node *apply(struct pool *p, struct node *n)
 {
 	enum lifetime_verdict v = lifetime_decide(&n->life, pool_held_above(p, n));
-	struct node *parent;
+	struct node *parent = NULL;
 
 	if (v == LIFETIME_KEEP) {
 		if ((n->linger_due_ms || n->linger_base_ms) &&
@@ -212,39 +196,14 @@ static struct node *apply(struct pool *p, struct node *n)
 		return NULL;
 	}
 	if (v == LIFETIME_REMOVE) {
-		uint64_t now = pool_now_ms();
-		uint64_t due;
-
-		/* linger= counts from the moment the entry fell unused; a grace below may push the
-		 * removal later, and a grace that ends early (pool_drop_stale_lookup) pulls it back. */
-		if (!n->linger_base_ms)
-			n->linger_base_ms = now + p->opts.linger_ms;
-		due = n->linger_base_ms;
-		/* Someone looked the name up while it was in use and has not opened it yet: give
-		 * that OPEN a moment, or their open(O_CREAT) would fail with ESTALE twice over
-		 * under churn (the kernel retries only once). */
-		for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++) {
-			uint64_t until = n->pending_open[i].ms + POOL_OPEN_GRACE_MS;
-
-			if (until > n->linger_base_ms + POOL_OPEN_GRACE_MS)
-				until = n->linger_base_ms + POOL_OPEN_GRACE_MS;
-			if (n->pending_open[i].tid && until > now && until > due)
-				due = until;
-		}
-		if (due > now && (due == n->linger_due_ms || linger_arm(p, due) == 0)) {
-			if (!n->linger_due_ms)
-				p->lingering++;
-			n->linger_due_ms = due;
+		if (linger_waits(p, n))
 			return NULL;
-		}
-		if (n->linger_due_ms) {
-			n->linger_due_ms = 0;
-			p->lingering--;
-		}
+		parent = remove_names(p, n);
+		/* The data stays while the kernel may still open it (docs/design.md "The
+		 * LOOKUP/OPEN race"): its FORGET rechecks it. */
+		if (lifetime_decide(&n->life, false) != LIFETIME_DESTROY)
+			return parent;
 	}
-	if (v == LIFETIME_REMOVE && unname_first(p, n))
-		return NULL;
-	parent = v == LIFETIME_REMOVE ? remove_names(p, n) : NULL;
 	destroy(p, n);
 	return parent;
 }
@@ -297,11 +256,16 @@ void pool_linger_expire(struct pool *p)
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count)
 {
-	n->nlookup = count > n->nlookup ? 0 : n->nlookup - count;
-	if (n->ino != POOL_ROOT_INO && lifetime_can_free(&n->life, n->nlookup)) {
+	n->life.lookups = count > n->life.lookups ? 0 : n->life.lookups - count;
+	if (n->ino == POOL_ROOT_INO || n->life.lookups)
+		return;
+	if (lifetime_can_free(&n->life)) {
 		pool_ino_remove(p, n);
 		n->zombie_next = p->zombies;
 		p->zombies = n;
+	} else if (!n->life.linked) {
+		/* The last thing that could still open a nameless entry is gone. */
+		pool_recheck(p, n);
 	}
 }
 
@@ -335,11 +299,12 @@ void pool_unlock(struct pool *p)
 	names_free_list(dead_names);
 	while (inval) {
 		struct pending_inval *next = inval->next;
-		bool sent = p->inval && p->inval(p->inval_ctx, inval->parent, inval->name,
-						 inval->namelen, inval->ino) == 0;
-		/* An entry waiting to be unnamed must not wait forever: go on without it. */
-		if (!sent && inval->ino)
-			pool_name_invalidated(p, inval->ino);
+		/* Not handed on (no memory): the kernel keeps the name until its entry timeout, and
+		 * a nameless entry's data until the kernel forgets it (docs/design.md "Name
+		 * invalidation"). */
+		if (p->inval)
+			p->inval(p->inval_ctx, inval->parent, inval->name, inval->namelen,
+				 inval->ino);
 		free(inval);
 		inval = next;
 	}

@@ -26,7 +26,7 @@ LAYERS = [
               'notify', 'backing']),
     # tables, then accounting, attributes, removal and holds (docs/design.md "Layout")
     ('pool', ['pool_core', 'pool_reaper', 'pool_tree', 'pool_usage', 'pool_names', 'pool_attrs',
-              'pool_resize', 'pool_texts', 'pool_lifetime', 'pool_race', 'pool_handles',
+              'pool_resize', 'pool_texts', 'pool_lifetime', 'pool_stale', 'pool_handles',
               'pool_holds', 'pool_check', 'pool']),
     # the data paths and the transport: FUSE's side of the pool, below the handlers
     ('services', ['mapping_proof', 'datapath_pagecache', 'datapath_passthrough', 'transport']),

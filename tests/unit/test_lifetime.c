@@ -6,7 +6,7 @@
  * checks each verdict against the rule written out from the design, plus the invariants that must
  * hold whatever the rule's wording: the root is never acted on, a node in use is never removed, a
  * removed node is never acted on again, REMOVE only for linked nodes, DESTROY only for unlinked
- * ones with nothing open or mapped. */
+ * ones with nothing open or mapped that the kernel can no longer open. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,7 +50,17 @@ static struct lifetime root_node(void)
 
 /* ---- transitions: one row per scenario, a node's states in turn and what each must give ---- */
 
-enum field { F_OPENS, F_HOLDS, F_CHILDREN, F_IS_DIR, F_LINKED, F_ARMED, F_MAYBE_MAPPED, F_REMOVED };
+enum field {
+	F_OPENS,
+	F_HOLDS,
+	F_CHILDREN,
+	F_IS_DIR,
+	F_LINKED,
+	F_ARMED,
+	F_MAYBE_MAPPED,
+	F_REMOVED,
+	F_LOOKUPS
+};
 
 enum step_op {
 	S_END,
@@ -124,6 +134,20 @@ static const struct transition_row {
 	  SET(F_CHILDREN, 5), IN_USE(false, false), DECIDE(false, REMOVE), SET(F_CHILDREN, 0),
 	  SET(F_ARMED, false), DECIDE(false, REMOVE), SET(F_ARMED, true), DECIDE(false, REMOVE)}},
 	{"unlinked_unused_destroyed", {FILE_NODE, SET(F_LINKED, false), DECIDE(false, DESTROY)}},
+	{"unlinked_kept_until_the_kernel_forgets",
+	 {FILE_NODE, SET(F_LOOKUPS, 2),
+	  /* Named and unused: the kernel's references do not keep a name (it is removed)... */
+	  IN_USE(false, false), DECIDE(false, REMOVE),
+	  /* ...but a walk that reached the entry before may still OPEN it: the data stays. */
+	  SET(F_LINKED, false), DECIDE(false, KEEP), SET(F_LOOKUPS, 1), DECIDE(false, KEEP),
+	  /* That OPEN came: the nameless entry is open like any unlinked file. */
+	  SET(F_OPENS, 1), DECIDE(false, KEEP), SET(F_OPENS, 0), DECIDE(false, KEEP),
+	  /* The last FORGET. */
+	  SET(F_LOOKUPS, 0), DECIDE(false, DESTROY)}},
+	{"unlinked_dir_kept_until_the_kernel_forgets",
+	 {DIR_NODE, SET(F_ARMED, true), SET(F_LOOKUPS, 1), DECIDE(false, REMOVE),
+	  /* A process's working folder, removed: kept while the kernel holds it. */
+	  SET(F_LINKED, false), DECIDE(false, KEEP), SET(F_LOOKUPS, 0), DECIDE(false, DESTROY)}},
 	{"unlinked_open_kept_then_destroyed",
 	 {FILE_NODE, SET(F_OPENS, 1),
 	  /* unlink(2) while open: data stays readable */
@@ -215,6 +239,9 @@ static void set_field(struct lifetime *l, enum field f, uint32_t v)
 	case F_REMOVED:
 		l->removed = v;
 		break;
+	case F_LOOKUPS:
+		l->lookups = v;
+		break;
 	}
 }
 
@@ -262,7 +289,9 @@ static void decide_does_not_modify_input(void **state)
 	memcpy(&copy, &l, sizeof(l));
 	(void)lifetime_decide(&l, true);
 	(void)lifetime_in_use(&l, true);
-	(void)lifetime_can_free(&l, 9);
+	l.lookups = 9;
+	memcpy(&copy, &l, sizeof(l));
+	(void)lifetime_can_free(&l);
 	assert_memory_equal(&l, &copy, sizeof(l));
 }
 
@@ -273,25 +302,30 @@ static void can_free_only_when_removed_forgotten_closed(void **state)
 	(void)state;
 	struct lifetime l = file_node();
 
-	assert_false(lifetime_can_free(&l, 0)); /* not removed */
+	assert_false(lifetime_can_free(&l)); /* not removed */
 	l.linked = false;
-	assert_false(lifetime_can_free(&l, 0)); /* unlinked but not yet destroyed */
+	assert_false(lifetime_can_free(&l)); /* unlinked but not yet destroyed */
 	l.removed = true;
-	assert_true(lifetime_can_free(&l, 0));
-	assert_false(lifetime_can_free(&l, 1)); /* the kernel still knows it */
-	assert_false(lifetime_can_free(&l, UINT64_MAX));
-	l.opens = 1; /* an ESTALE handle still points at it */
-	assert_false(lifetime_can_free(&l, 0));
-	assert_false(lifetime_can_free(&l, 1));
+	assert_true(lifetime_can_free(&l));
+	l.lookups = 1; /* the kernel still knows it */
+	assert_false(lifetime_can_free(&l));
+	l.lookups = UINT64_MAX;
+	assert_false(lifetime_can_free(&l));
+	l.lookups = 0;
+	l.opens = 1; /* a handle still points at it */
+	assert_false(lifetime_can_free(&l));
+	l.lookups = 1;
+	assert_false(lifetime_can_free(&l));
+	l.lookups = 0;
 	l.opens = UINT32_MAX;
-	assert_false(lifetime_can_free(&l, 0));
+	assert_false(lifetime_can_free(&l));
 	l.opens = 0;
-	assert_true(lifetime_can_free(&l, 0));
+	assert_true(lifetime_can_free(&l));
 	/* Holds, children, mapping flags, kind: none of them matter once removed and forgotten. */
 	l.holds = 1;
 	l.is_dir = true;
 	l.armed = true;
-	assert_true(lifetime_can_free(&l, 0));
+	assert_true(lifetime_can_free(&l));
 }
 
 /* ---- exhaustive table ----------------------------------------------------------------------- */
@@ -315,8 +349,9 @@ static enum lifetime_verdict model_decide(const struct lifetime *l, bool held_ab
 	if (l->is_root)
 		return LIFETIME_KEEP;
 	if (!l->linked) {
-		/* Holds went with the name; only those who have the data keep it. */
-		if (l->opens != 0 || l->maybe_mapped)
+		/* Holds went with the name; only those who have the data keep it, and the kernel
+		 * while it may still open it. */
+		if (l->opens != 0 || l->maybe_mapped || l->lookups != 0)
 			return LIFETIME_KEEP;
 		return LIFETIME_DESTROY;
 	}
@@ -329,7 +364,7 @@ static enum lifetime_verdict model_decide(const struct lifetime *l, bool held_ab
 
 static const uint32_t counters[] = {0, 1, 2, UINT32_MAX};
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
-#define NBOOLS 7
+#define NBOOLS 8
 
 static struct lifetime combo(unsigned bits, size_t oi, size_t hi, size_t ci, bool *held_above)
 {
@@ -343,6 +378,7 @@ static struct lifetime combo(unsigned bits, size_t oi, size_t hi, size_t ci, boo
 	l.maybe_mapped = bits & 16;
 	l.removed = bits & 32;
 	*held_above = bits & 64;
+	l.lookups = (bits & 128) ? 1 : 0;
 	l.opens = counters[oi];
 	l.holds = counters[hi];
 	l.children = counters[ci];
@@ -353,9 +389,9 @@ static void describe(char *buf, size_t len, const struct lifetime *l, bool held_
 {
 	snprintf(buf, len,
 		 "dir=%d root=%d linked=%d armed=%d mapped=%d removed=%d held_above=%d opens=%u "
-		 "holds=%u children=%u",
+		 "holds=%u children=%u lookups=%llu",
 		 l->is_dir, l->is_root, l->linked, l->armed, l->maybe_mapped, l->removed,
-		 held_above, l->opens, l->holds, l->children);
+		 held_above, l->opens, l->holds, l->children, (unsigned long long)l->lookups);
 }
 
 /* Every combination of the booleans and counters, each handed to fn with held_above: how many. */
@@ -441,6 +477,9 @@ static void check_invariants(const struct lifetime *lp, bool ha, void *ctx)
 		fail_msg("REMOVE of an unlinked node: %s", d);
 	if (v == LIFETIME_DESTROY && l.linked)
 		fail_msg("DESTROY of a linked node: %s", d);
+	/* Data the kernel may still open is never destroyed. */
+	if (v == LIFETIME_DESTROY && l.lookups)
+		fail_msg("DESTROY of a node the kernel may open: %s", d);
 	/* A folder never armed keeps its name. */
 	if (l.is_dir && !l.armed && v == LIFETIME_REMOVE)
 		fail_msg("unarmed folder removed: %s", d);
@@ -480,9 +519,13 @@ static void check_invariants(const struct lifetime *lp, bool ha, void *ctx)
 		}
 	}
 	/* can_free exactly when removed, forgotten and closed. */
-	assert_int_equal(lifetime_can_free(&l, 0), l.removed && l.opens == 0);
-	assert_false(lifetime_can_free(&l, 1));
-	assert_false(lifetime_can_free(&l, UINT64_MAX));
+	assert_int_equal(lifetime_can_free(&l), l.removed && l.opens == 0 && l.lookups == 0);
+	{
+		struct lifetime m = l;
+
+		m.lookups = UINT64_MAX;
+		assert_false(lifetime_can_free(&m));
+	}
 }
 
 static void exhaustive_invariants(void **state)

@@ -1,0 +1,55 @@
+/* pool_stale: the kernel's one retry (docs/design.md "The LOOKUP/OPEN race"). The kernel reaches
+ * an entry through what it cached (a name, a walk under way, a descriptor) and the entry may be
+ * gone by the time the request comes: removed, with only the kernel's references keeping its
+ * data. The first such request of a thread is answered ESTALE, and the kernel walks the path
+ * again from the names, once: a program that closed a file and opens its name again creates a
+ * new one rather than reopening the old. What that retry reaches is fresh, so if it is gone too,
+ * it went after this thread looked, and the retry gets what tmpfs gives for an entry that went
+ * between two steps, at every step: a LOOKUP in a removed folder and the CREATE after it. A
+ * thread is in its retry until it opens or makes an entry, or 64 newer threads were answered
+ * ESTALE; one whose retry ended in an error therefore gets the tmpfs answer at once the next
+ * time too, which is never wrong, only less eager to look again. Every function runs with the
+ * pool lock held. */
+#include <errno.h>
+
+#include "pool.h"
+#include "pool_internal.h"
+
+bool pool_gone(const struct pool *p, const struct node *n)
+{
+	return n != p->root && !n->life.linked && !lifetime_in_use(&n->life, false);
+}
+
+/* The slot of `tid`'s ESTALE, or -1. */
+static int stale_slot(const struct stale_threads *s, pid_t tid)
+{
+	for (unsigned i = 0; s->live && i < POOL_STALE_SLOTS; i++)
+		if (s->tid[i] == tid)
+			return (int)i;
+	return -1;
+}
+
+int pool_stale_answer(struct pool *p, pid_t tid, int fresh)
+{
+	struct stale_threads *s = &p->stale;
+
+	/* A request without a thread (tid 0) has no retry to tell apart. */
+	if (tid == 0 || stale_slot(s, tid) >= 0)
+		return fresh;
+	if (!s->tid[s->next])
+		s->live++;
+	s->tid[s->next] = tid;
+	s->next = (s->next + 1) % POOL_STALE_SLOTS;
+	return -ESTALE;
+}
+
+void pool_stale_done(struct pool *p, pid_t tid)
+{
+	struct stale_threads *s = &p->stale;
+	int i = stale_slot(s, tid);
+
+	if (i >= 0) {
+		s->tid[i] = 0;
+		s->live--;
+	}
+}
