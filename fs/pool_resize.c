@@ -108,7 +108,9 @@ static bool wait_releases(struct pool *p)
 bool pool_wait_room(struct pool *p)
 {
 	/* Both: a RELEASE in flight may be about to drop the last reference of a file the
-	 * reaper has unlinked, or the other way round. */
+	 * reaper has unlinked, or the other way round. The reaper's wait also covers the big
+	 * files another thread's pool_unlock is unlinking: their names go under the lock, their
+	 * room only with the unlink after it. */
 	bool released = backing_per_user(&p->backing) && wait_releases(p);
 	bool reaped = pool_reaper_wait(p, 2000);
 
@@ -128,15 +130,11 @@ int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 	int r = resize_once(fd, rz, fa);
 
 	/* The daemon's count said it fits (begin reserved it), the store did not: a file whose
-	 * room the count gave back may still be on its way out of the store. */
-	if (r == -ENOSPC && pool_wait_room(p))
-		r = resize_once(fd, rz, fa);
-	/* The kernel may give some of a removed file's room back after all the daemon can wait
-	 * for (an inode pinned by a fanotify mark is let go only when the mark's deferred
-	 * teardown runs, most likely). The count says it fits, so give the store a moment (at
-	 * most a quarter second) before calling it full. */
-	for (long ms = 1; r == -ENOSPC && ms <= 128; ms *= 2) {
-		nanosleep(&(struct timespec){.tv_nsec = ms * 1000000}, NULL);
+	 * room the count gave back may still be on its way out of the store. Try again after
+	 * waiting for it, also when there was nothing left to wait for: the unlink may have
+	 * ended between the refusal and the wait. */
+	if (r == -ENOSPC) {
+		pool_wait_room(p);
 		r = resize_once(fd, rz, fa);
 	}
 	/* Still full: passthrough writes the count never saw used the user's store up. */
