@@ -228,9 +228,11 @@ struct pool {
 	struct fault_state fault; /* test-only fault injection (fault.h); inert otherwise */
 	struct opstats opstats;	  /* requests served, by type (lock-free) */
 	atomic_int uring_seen;	  /* transport.h: a request came over io_uring (lock not needed) */
-	/* Per-user stores: RELEASEs between pool_release_enter and _leave (no lock; a leave
-	 * broadcasts release_done under `lock`, which its waiters hold while they test it). */
+	/* RELEASEs between pool_release_enter and _leave (no lock): the last one out broadcasts
+	 * release_done under `lock` if room_waiters (raised under `lock` before they test the
+	 * count) says someone waits for the room they give back (pool_wait_room). */
 	atomic_int releases_in_flight;
+	atomic_int room_waiters;
 	/* log_denied rate limit */
 	long denied_window;
 	int denied_count;

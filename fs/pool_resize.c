@@ -68,20 +68,24 @@ struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, in
 	return n;
 }
 
+/* A RELEASE that removes a file unlinks its backing file (pool_unlock) while the daemon's fd of
+ * the handle still holds the inode: the room comes back at the close(2) after the reply. So
+ * what meets a full store waits for every RELEASE in flight, with any store. */
 void pool_release_enter(struct pool *p)
 {
-	if (backing_per_user(&p->backing))
-		atomic_fetch_add(&p->releases_in_flight, 1);
+	atomic_fetch_add(&p->releases_in_flight, 1);
 }
 
 void pool_release_leave(struct pool *p)
 {
-	if (!backing_per_user(&p->backing))
+	/* Only the last one out, and only if someone waits: RELEASEs stay off the pool lock. A
+	 * waiter raises room_waiters and then tests the count, both holding the mutex, and sleeps
+	 * releasing it; the two atomics are sequentially consistent, so either the waiter sees
+	 * the count at 0 or this sees the waiter, and broadcasting under the mutex cannot fall
+	 * between its test and its sleep. The section changes no pool state, so the bare mutex
+	 * does (pool_unlock's hand-on has nothing to hand on). */
+	if (atomic_fetch_sub(&p->releases_in_flight, 1) != 1 || !atomic_load(&p->room_waiters))
 		return;
-	atomic_fetch_sub(&p->releases_in_flight, 1);
-	/* A waiter tests the count holding the mutex and sleeps releasing it: broadcasting under
-	 * the mutex cannot fall between the two. The section changes no pool state, so the bare
-	 * mutex does (pool_unlock's hand-on has nothing to hand on). */
 	pthread_mutex_lock(&p->lock);
 	pthread_cond_broadcast(&p->release_done);
 	pthread_mutex_unlock(&p->lock);
@@ -96,11 +100,13 @@ static bool wait_releases(struct pool *p)
 
 	pool_deadline(&until, 2000);
 	pthread_mutex_lock(&p->lock);
+	atomic_fetch_add(&p->room_waiters, 1);
 	while (atomic_load(&p->releases_in_flight) > 0) {
 		waited = true;
 		if (pthread_cond_timedwait(&p->release_done, &p->lock, &until) != 0)
 			break;
 	}
+	atomic_fetch_sub(&p->room_waiters, 1);
 	pthread_mutex_unlock(&p->lock);
 	return waited;
 }
@@ -111,7 +117,7 @@ bool pool_wait_room(struct pool *p)
 	 * reaper has unlinked, or the other way round. The reaper's wait also covers the big
 	 * files another thread's pool_unlock is unlinking: their names go under the lock, their
 	 * room only with the unlink after it. */
-	bool released = backing_per_user(&p->backing) && wait_releases(p);
+	bool released = wait_releases(p);
 	bool reaped = pool_reaper_wait(p, 2000);
 
 	return released || reaped;
