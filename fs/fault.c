@@ -7,7 +7,8 @@
 
 #include "fault.h"
 
-static const char *const site_names[FAULT_SITES] = {"alloc", "reply", "mark", "stall", "reap"};
+static const char *const site_names[FAULT_SITES] = {"alloc", "reply", "mark",
+						    "stall", "reap",  "unlink"};
 
 bool fault_fire(struct fault_state *f, enum fault_site site)
 {
@@ -58,7 +59,7 @@ int fault_arm(struct fault_state *f, const char *value, size_t len)
 	for (int s = 0; s < FAULT_SITES; s++) {
 		if (strcmp(name, site_names[s]) == 0) {
 			atomic_store(&f->fired[s], 0);
-			if (s == FAULT_STALL || s == FAULT_REAP)
+			if (s == FAULT_STALL || s == FAULT_REAP || s == FAULT_UNLINK)
 				atomic_store(&f->stall_released, false);
 			atomic_store(&f->countdown[s], n);
 			return 0;

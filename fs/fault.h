@@ -13,14 +13,16 @@
 #include <stddef.h>
 
 enum fault_site {
-	FAULT_ALLOC, /* a daemon allocation returns NULL */
-	FAULT_REPLY, /* a reply that carries a new handle or entry is lost, as when the
+	FAULT_ALLOC,  /* a daemon allocation returns NULL */
+	FAULT_REPLY,  /* a reply that carries a new handle or entry is lost, as when the
 			  * caller was killed before it arrived */
-	FAULT_MARK,  /* the kernel refuses a fanotify mark for one backing file (passthrough) */
-	FAULT_STALL, /* a resize's I/O or a new file's backing file, made outside the pool
+	FAULT_MARK,   /* the kernel refuses a fanotify mark for one backing file (passthrough) */
+	FAULT_STALL,  /* a resize's I/O or a new file's backing file, made outside the pool
 			  * lock, waits until the faults are turned off ("off"; at most
 			  * FAULT_STALL_MAX_MS) */
-	FAULT_REAP,  /* the reaper thread waits likewise before it unlinks a batch */
+	FAULT_REAP,   /* the reaper thread waits likewise before it unlinks a batch */
+	FAULT_UNLINK, /* a removed file's backing file, unlinked after the pool lock is
+		       * released (pool_unlock), waits likewise before its unlink */
 	FAULT_SITES,
 };
 
@@ -36,14 +38,14 @@ struct fault_state {
 
 #ifdef POOLFS_FAULT_INJECTION
 bool fault_fire(struct fault_state *f, enum fault_site site);
-/* If `site` (FAULT_STALL or FAULT_REAP) fires, wait until "off" (or FAULT_STALL_MAX_MS). Call
- * without the lock. */
+/* If `site` (FAULT_STALL, FAULT_REAP or FAULT_UNLINK) fires, wait until "off" (or
+ * FAULT_STALL_MAX_MS). Call without the lock. */
 void fault_stall_at(struct fault_state *f, enum fault_site site);
-/* "alloc N", "reply N", "mark N", "stall N", "reap N" (N >= 1: the Nth call from now fails, or
- * stalls, once) or "off". 0 or -EINVAL. */
+/* "alloc N", "reply N", "mark N", "stall N", "reap N", "unlink N" (N >= 1: the Nth call from
+ * now fails, or stalls, once) or "off". 0 or -EINVAL. */
 int fault_arm(struct fault_state *f, const char *value, size_t len);
-/* "alloc armed|fired|off\nreply ...\nmark ...\nstall ...\nreap ...\n" into buf: length or
- * -ERANGE. */
+/* "alloc armed|fired|off\nreply ...\nmark ...\nstall ...\nreap ...\nunlink ...\n" into buf:
+ * length or -ERANGE. */
 int fault_report(struct fault_state *f, char *buf, size_t len);
 #else
 static inline bool fault_fire(struct fault_state *f, enum fault_site site)

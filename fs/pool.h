@@ -130,21 +130,25 @@ struct handle_link {
 	struct handle_link *prev, *next;
 };
 
-/* A backing file to unlink after the lock is released: its inode and owner (its store), and
- * whether it is small enough for the reaper (POOL_REAP_MAX). */
+/* A backing file to unlink after the lock is released: its inode and owner (its store),
+ * whether it is small enough for the reaper (POOL_REAP_MAX), and whether it is counted in the
+ * reaper's `outside` (set by pool_backing_list_take on the pool's `unlinks`). */
 struct backing_file {
 	uint64_t ino;
 	uid_t uid;
 	bool small;
+	bool outside;
 };
 /* Removed files of at most this many bytes are unlinked by the reaper thread, after the reply;
  * bigger ones before it, so that their room is back when unlink(2) returns (pool_reaper.c). */
 #define POOL_REAP_MAX (256u * 1024)
 
-/* A growing array of backing files to unlink (pool_reaper.c: pool_backing_list_push). */
+/* A growing array of backing files to unlink (pool_reaper.c: pool_backing_list_push). With
+ * `outside` set (the pool's `unlinks`), taking the files counts them there. */
 struct backing_list {
 	struct backing_file *files;
 	size_t count, cap;
+	atomic_size_t *outside;
 };
 
 /* The reaper thread's queue (pool_reaper.c): backing files of small removed files. */
@@ -154,6 +158,10 @@ struct reaper {
 	pthread_cond_t done;  /* a batch was unlinked */
 	struct backing_list queue;
 	size_t busy; /* taken by the thread, not yet unlinked */
+	/* Taken from the pool's `unlinks` under the pool lock by pool_unlock, and neither unlinked
+	 * nor queued here yet: their names are gone but not their room (pool_reaper_wait). Raised
+	 * without `lock` (the pool lock orders it before the removal shows); lowered under it. */
+	atomic_size_t outside;
 	bool stop, started;
 	pthread_t thread;
 };
@@ -217,9 +225,11 @@ struct pool {
 	struct fault_state fault; /* test-only fault injection (fault.h); inert otherwise */
 	struct opstats opstats;	  /* requests served, by type (lock-free) */
 	atomic_int uring_seen;	  /* transport.h: a request came over io_uring (lock not needed) */
-	/* Per-user stores: RELEASEs between pool_release_enter and _leave (no lock; a leave
-	 * broadcasts release_done under `lock`, which its waiters hold while they test it). */
+	/* RELEASEs between pool_release_enter and _leave (no lock): the last one out broadcasts
+	 * release_done under `lock` if room_waiters (raised under `lock` before they test the
+	 * count) says someone waits for the room they give back (pool_wait_room). */
 	atomic_int releases_in_flight;
+	atomic_int room_waiters;
 	/* log_denied rate limit */
 	long denied_window;
 	int denied_count;

@@ -26,8 +26,9 @@ void pool_reaper_stop(struct pool *p);
 /* Queue `f` for the thread: false if it cannot take it (not running, out of memory), and then
  * the caller unlinks it (pool_unlink_backing). */
 bool pool_reaper_take(struct pool *p, const struct backing_file *f);
-/* Wait until the queue is empty, at most `timeout_ms`; true if anything was queued (a store
- * that was full may have room now). */
+/* Wait until the queue is empty and no file pool_unlock took out of the lock is still to be
+ * unlinked (big ones too), at most `timeout_ms`; true if anything was (a store that was full
+ * may have room now). */
 bool pool_reaper_wait(struct pool *p, int timeout_ms);
 void pool_unlink_backing(struct pool *p, const struct backing_file *f);
 /* Append `f`: false if the list cannot grow (out of memory), then unchanged. */

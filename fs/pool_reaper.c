@@ -5,7 +5,9 @@
  * before the reply, so its room is back when unlink(2) returns; a small one's comes back
  * microseconds later, and the paths that meet a full store wait for it before giving up
  * (pool_reaper_wait; docs/design.md "What runs outside the lock"). It also keeps the pool's
- * growing lists of backing files to unlink (pool_backing_list_push). Calls only the store and
+ * growing lists of backing files to unlink (pool_backing_list_push), and counts the files that
+ * pool_unlock has taken out of the lock and not yet unlinked or queued (`outside`), big ones
+ * included, so that pool_reaper_wait waits for every removed file's room. Calls only the store and
  * pool_core.c (docs/design.md "Layout"). Lock order: `reaper.lock` is a leaf, never held with
  * the pool lock. */
 #include <errno.h>
@@ -18,12 +20,35 @@
 #include "pool.h"
 #include "pool_internal.h"
 
-void pool_unlink_backing(struct pool *p, const struct backing_file *f)
+/* One file counted in `outside` is unlinked or queued: the last one wakes the waiters. */
+static void outside_done_locked(struct reaper *rp)
+{
+	if (atomic_fetch_sub(&rp->outside, 1) == 1)
+		pthread_cond_broadcast(&rp->done);
+}
+
+static void unlink_one(struct pool *p, const struct backing_file *f)
 {
 	int r = backing_unlink(&p->backing, f->uid, f->ino);
 
 	if (r < 0 && r != -ENOENT)
 		log_warn("removing backing file of inode %" PRIu64 ": %s", f->ino, strerror(-r));
+}
+
+void pool_unlink_backing(struct pool *p, const struct backing_file *f)
+{
+	struct reaper *rp = &p->reaper;
+
+	if (!f->outside) {
+		unlink_one(p, f);
+		return;
+	}
+	/* Out of the lock, its name already gone: where tests hold a big file's unlink. */
+	fault_stall_at(&p->fault, FAULT_UNLINK);
+	unlink_one(p, f);
+	pthread_mutex_lock(&rp->lock);
+	outside_done_locked(rp);
+	pthread_mutex_unlock(&rp->lock);
 }
 
 bool pool_backing_list_push(struct backing_list *l, const struct backing_file *f)
@@ -45,7 +70,12 @@ struct backing_list pool_backing_list_take(struct backing_list *l)
 {
 	struct backing_list taken = *l;
 
-	*l = (struct backing_list){0};
+	*l = (struct backing_list){.outside = l->outside};
+	if (taken.outside) {
+		for (size_t i = 0; i < taken.count; i++)
+			taken.files[i].outside = true;
+		atomic_fetch_add(taken.outside, taken.count);
+	}
 	return taken;
 }
 
@@ -70,7 +100,7 @@ static void *reaper_main(void *arg)
 		pthread_mutex_unlock(&rp->lock);
 		fault_stall_at(&p->fault, FAULT_REAP);
 		for (size_t i = 0; i < batch.count; i++)
-			pool_unlink_backing(p, &batch.files[i]);
+			unlink_one(p, &batch.files[i]);
 		pthread_mutex_lock(&rp->lock);
 	}
 	pthread_mutex_unlock(&rp->lock);
@@ -127,6 +157,9 @@ bool pool_reaper_take(struct pool *p, const struct backing_file *f)
 		/* The thread sleeps only on an empty queue. */
 		if (rp->queue.count == 1)
 			pthread_cond_signal(&rp->wake);
+		/* From `outside` to the queue in one step: a waiter sees it in one or the other. */
+		if (f->outside)
+			outside_done_locked(rp);
 		taken = true;
 	}
 	pthread_mutex_unlock(&rp->lock);
@@ -143,7 +176,7 @@ bool pool_reaper_wait(struct pool *p, int timeout_ms)
 		return false;
 	pool_deadline(&until, timeout_ms);
 	pthread_mutex_lock(&rp->lock);
-	while (rp->queue.count + rp->busy > 0) {
+	while (rp->queue.count + rp->busy + atomic_load(&rp->outside) > 0) {
 		waited = true;
 		if (pthread_cond_timedwait(&rp->done, &rp->lock, &until) != 0)
 			break;

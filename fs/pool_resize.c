@@ -68,20 +68,24 @@ struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, in
 	return n;
 }
 
+/* A RELEASE that removes a file unlinks its backing file (pool_unlock) while the daemon's fd of
+ * the handle still holds the inode: the room comes back at the close(2) after the reply. So
+ * what meets a full store waits for every RELEASE in flight, with any store. */
 void pool_release_enter(struct pool *p)
 {
-	if (backing_per_user(&p->backing))
-		atomic_fetch_add(&p->releases_in_flight, 1);
+	atomic_fetch_add(&p->releases_in_flight, 1);
 }
 
 void pool_release_leave(struct pool *p)
 {
-	if (!backing_per_user(&p->backing))
+	/* Only the last one out, and only if someone waits: RELEASEs stay off the pool lock. A
+	 * waiter raises room_waiters and then tests the count, both holding the mutex, and sleeps
+	 * releasing it; the two atomics are sequentially consistent, so either the waiter sees
+	 * the count at 0 or this sees the waiter, and broadcasting under the mutex cannot fall
+	 * between its test and its sleep. The section changes no pool state, so the bare mutex
+	 * does (pool_unlock's hand-on has nothing to hand on). */
+	if (atomic_fetch_sub(&p->releases_in_flight, 1) != 1 || !atomic_load(&p->room_waiters))
 		return;
-	atomic_fetch_sub(&p->releases_in_flight, 1);
-	/* A waiter tests the count holding the mutex and sleeps releasing it: broadcasting under
-	 * the mutex cannot fall between the two. The section changes no pool state, so the bare
-	 * mutex does (pool_unlock's hand-on has nothing to hand on). */
 	pthread_mutex_lock(&p->lock);
 	pthread_cond_broadcast(&p->release_done);
 	pthread_mutex_unlock(&p->lock);
@@ -96,11 +100,13 @@ static bool wait_releases(struct pool *p)
 
 	pool_deadline(&until, 2000);
 	pthread_mutex_lock(&p->lock);
+	atomic_fetch_add(&p->room_waiters, 1);
 	while (atomic_load(&p->releases_in_flight) > 0) {
 		waited = true;
 		if (pthread_cond_timedwait(&p->release_done, &p->lock, &until) != 0)
 			break;
 	}
+	atomic_fetch_sub(&p->room_waiters, 1);
 	pthread_mutex_unlock(&p->lock);
 	return waited;
 }
@@ -108,8 +114,10 @@ static bool wait_releases(struct pool *p)
 bool pool_wait_room(struct pool *p)
 {
 	/* Both: a RELEASE in flight may be about to drop the last reference of a file the
-	 * reaper has unlinked, or the other way round. */
-	bool released = backing_per_user(&p->backing) && wait_releases(p);
+	 * reaper has unlinked, or the other way round. The reaper's wait also covers the big
+	 * files another thread's pool_unlock is unlinking: their names go under the lock, their
+	 * room only with the unlink after it. */
+	bool released = wait_releases(p);
 	bool reaped = pool_reaper_wait(p, 2000);
 
 	return released || reaped;
@@ -128,15 +136,11 @@ int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 	int r = resize_once(fd, rz, fa);
 
 	/* The daemon's count said it fits (begin reserved it), the store did not: a file whose
-	 * room the count gave back may still be on its way out of the store. */
-	if (r == -ENOSPC && pool_wait_room(p))
-		r = resize_once(fd, rz, fa);
-	/* The kernel may give some of a removed file's room back after all the daemon can wait
-	 * for (an inode pinned by a fanotify mark is let go only when the mark's deferred
-	 * teardown runs, most likely). The count says it fits, so give the store a moment (at
-	 * most a quarter second) before calling it full. */
-	for (long ms = 1; r == -ENOSPC && ms <= 128; ms *= 2) {
-		nanosleep(&(struct timespec){.tv_nsec = ms * 1000000}, NULL);
+	 * room the count gave back may still be on its way out of the store. Try again after
+	 * waiting for it, also when there was nothing left to wait for: the unlink may have
+	 * ended between the refusal and the wait. */
+	if (r == -ENOSPC) {
+		pool_wait_room(p);
 		r = resize_once(fd, rz, fa);
 	}
 	/* Still full: passthrough writes the count never saw used the user's store up. */

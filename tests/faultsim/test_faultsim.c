@@ -594,6 +594,47 @@ static void test_reaped_room_comes_back(void **state)
 	ASSERT_GONE(big);
 }
 
+/* A big removed file's backing file is unlinked just after the pool lock is released, by the
+ * thread that removed it (pool_unlock): its name is gone before its room is back in the store,
+ * and the daemon's count gave the room back already. A resize that the store refuses meanwhile
+ * waits for that unlink and tries again (pool_wait_room). Here the unlink of a removed 2 MiB
+ * file is stalled, in a 3 MiB store, while a 2 MiB fallocate runs: it must succeed once the
+ * unlink goes on. Before the wait covered these unlinks, the fallocate failed with ENOSPC (with
+ * per-user stores, faults/quota's EDQUOT from an ftruncate right after a removal). */
+static void test_removed_room_comes_back(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	PATH(gone, p, "gone");
+	PATH(big, p, "big");
+	struct resize_job job = {.size = 2 * MIB, .allocate = true};
+	struct stat st;
+	pid_t child;
+	int fd;
+
+	if (!p->private_store) {
+		/* backing=DIR: the store has no bound of its own; the daemon's count is the limit. */
+		skip();
+		return;
+	}
+	CHECK(fd = open(gone, O_RDWR | O_CREAT | O_EXCL, 0600));
+	CHECK(ftruncate(fd, 2 * MIB)); /* allocated in the store too (backing_resize) */
+	arm(&s->c, "unlink 1");
+	CHECK(close(fd)); /* its last use: removed, then unlinked after the lock */
+	wait_fault_fired(&s->c, "unlink");
+	CHECK_ERR(stat(gone, &st), ENOENT);
+	CHECK(job.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
+	child = tu_spawn(run_resize, &job);
+	pool_sleep_ms(500);
+	arm(&s->c, "off");
+	REAP_OK(child);
+	CHECK(fstat(job.fd, &st));
+	assert_int_equal(st.st_size, 2 * MIB);
+	expect_consistent(&s->c, "unlink", "unlink", 1, "after the fallocate");
+	CHECK(close(job.fd)); /* nothing holds it: it goes */
+	ASSERT_GONE(big);
+}
+
 static int setup_small(void **state)
 {
 	return setup_opts(state, "autohold=none,uring=off,max_size=3145728");
@@ -613,6 +654,8 @@ int main(void)
 		{"create_runs_outside_the_lock", test_create_runs_outside_the_lock, setup_small,
 		 teardown, NULL},
 		{"reaped_room_comes_back", test_reaped_room_comes_back, setup_small, teardown,
+		 NULL},
+		{"removed_room_comes_back", test_removed_room_comes_back, setup_small, teardown,
 		 NULL},
 	};
 
