@@ -100,11 +100,12 @@ int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out)
 		return r == -ESTALE ? -ENOENT : r;
 	if (!node_is_dir((*out)))
 		return -ENOTDIR;
-	/* A removed folder the kernel has not forgotten yet: reached through a cached name, the
-	 * kernel walks again (pool_stale_answer); on the retry, or through a descriptor such as a
-	 * working folder, nothing is made or found in it any more, as in a removed folder on tmpfs. */
+	/* A removed folder the kernel has not forgotten yet (a cached name, a working folder):
+	 * nothing is made or found in it any more, as in a removed folder on tmpfs. Not ESTALE:
+	 * the kernel retries that only for some calls (open does, mkdir's final lookup does not),
+	 * and ENOENT is what the folder's removal means anyway. */
 	if (!(*out)->life.linked && *out != p->root)
-		return pool_stale_answer(p, fuse_req_ctx(req)->pid, -ENOENT);
+		return -ENOENT;
 	return 0;
 }
 

@@ -131,8 +131,9 @@ struct handle_link {
 };
 
 /* A backing file to unlink after the lock is released: its inode and owner (its store),
- * whether it is small enough for the reaper (POOL_REAP_MAX), and whether it is counted in the
- * reaper's `outside` (set by pool_backing_list_take on the pool's `unlinks`). */
+ * whether the reaper may unlink it (`small`: at most POOL_REAP_MAX, or no reply waits for its
+ * room), and whether it is counted in the reaper's `outside` (set by pool_backing_list_take on
+ * the pool's `unlinks`). */
 struct backing_file {
 	uint64_t ino;
 	uid_t uid;
@@ -189,6 +190,10 @@ struct pool {
 	pid_t daemon_pid; /* to ignore our own fanotify events */
 	struct node *root;
 	struct stale_threads stale;
+	/* In pool_forget: what it destroys goes to the reaper whatever its size. No reply waits
+	 * for a FORGET, and libfuse starts no new worker for one, so it must not block on a big
+	 * unlink (docs/design.md "The LOOKUP/OPEN race"). Lock held. */
+	bool forgetting;
 	/* The next inode number: taken without the lock (pool_new_ino), since CREATE makes the
 	 * backing file, named by it, before taking the lock. Never reused. */
 	_Atomic uint64_t next_ino;

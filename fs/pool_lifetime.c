@@ -55,8 +55,9 @@ static void destroy(struct pool *p, struct node *n)
 		/* Small only if known small: the node's copy of the backing file's size holds
 		 * while nothing but the daemon could change it, and a write on passthrough that
 		 * the daemon never saw may have made it big (pool_reaper.c). */
-		bool small = n->battr_valid && (uint64_t)n->battr.st_size <= POOL_REAP_MAX &&
-			     n->reserved <= POOL_REAP_MAX;
+		bool small = p->forgetting ||
+			     (n->battr_valid && (uint64_t)n->battr.st_size <= POOL_REAP_MAX &&
+			      n->reserved <= POOL_REAP_MAX);
 
 		unlink_backing_later(
 			p, &(struct backing_file){.ino = n->ino, .uid = n->uid, .small = small});
@@ -265,7 +266,9 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count)
 		p->zombies = n;
 	} else if (!n->life.linked) {
 		/* The last thing that could still open a nameless entry is gone. */
+		p->forgetting = true;
 		pool_recheck(p, n);
+		p->forgetting = false;
 	}
 }
 

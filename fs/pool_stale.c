@@ -4,12 +4,12 @@
  * data. The first such request of a thread is answered ESTALE, and the kernel walks the path
  * again from the names, once: a program that closed a file and opens its name again creates a
  * new one rather than reopening the old. What that retry reaches is fresh, so if it is gone too,
- * it went after this thread looked, and the retry gets what tmpfs gives for an entry that went
- * between two steps, at every step: a LOOKUP in a removed folder and the CREATE after it. A
- * thread is in its retry until it opens or makes an entry, or 64 newer threads were answered
- * ESTALE; one whose retry ended in an error therefore gets the tmpfs answer at once the next
- * time too, which is never wrong, only less eager to look again. Every function runs with the
- * pool lock held. */
+ * it went after this thread looked, and the retry opens the nameless file, as tmpfs does for a
+ * file unlinked between the two steps. Only OPEN answers so: the kernel retries ESTALE from an
+ * open (path_openat), not from every call. A thread is in its retry until it opens or makes an
+ * entry, or 64 newer threads were answered ESTALE; one whose retry ended in an error therefore
+ * gets the nameless file at once the next time too, which is never wrong, only less eager to
+ * look again. Every function runs with the pool lock held. */
 #include <errno.h>
 
 #include "pool.h"

@@ -594,13 +594,14 @@ static void test_reaped_room_comes_back(void **state)
 	ASSERT_GONE(big);
 }
 
-/* A big removed file's backing file is unlinked just after the pool lock is released, by the
- * thread that removed it (pool_unlock): its name is gone before its room is back in the store,
- * and the daemon's count gave the room back already. A resize that the store refuses meanwhile
- * waits for that unlink and tries again (pool_wait_room). Here the unlink of a removed 2 MiB
- * file is stalled, in a 3 MiB store, while a 2 MiB fallocate runs: it must succeed once the
- * unlink goes on. Before the wait covered these unlinks, the fallocate failed with ENOSPC (with
- * per-user stores, faults/quota's EDQUOT from an ftruncate right after a removal). */
+/* A big removed file's data goes when the kernel forgets its inode: the FORGET hands its backing
+ * file to the reaper, since a FORGET must not block on a big unlink (docs/design.md "The
+ * LOOKUP/OPEN race"). Its name is gone before its room is back in the store, and the daemon's
+ * count gave the room back already. A resize that the store refuses meanwhile waits for that
+ * unlink and tries again (pool_wait_room). Here the unlink of a removed 2 MiB file is stalled,
+ * in a 3 MiB store, while a 2 MiB fallocate runs: it must succeed once the unlink goes on.
+ * Before the wait covered these unlinks, the fallocate failed with ENOSPC (with per-user
+ * stores, faults/quota's EDQUOT from an ftruncate right after a removal). */
 static void test_removed_room_comes_back(void **state)
 {
 	struct fs_state *s = *state;
@@ -619,9 +620,9 @@ static void test_removed_room_comes_back(void **state)
 	}
 	CHECK(fd = open(gone, O_RDWR | O_CREAT | O_EXCL, 0600));
 	CHECK(ftruncate(fd, 2 * MIB)); /* allocated in the store too (backing_resize) */
-	arm(&s->c, "unlink 1");
-	CHECK(close(fd)); /* its last use: removed, then unlinked after the lock */
-	wait_fault_fired(&s->c, "unlink");
+	arm(&s->c, "reap 1");
+	CHECK(close(fd)); /* its last use: removed, then unlinked by the reaper */
+	wait_fault_fired(&s->c, "reap");
 	CHECK_ERR(stat(gone, &st), ENOENT);
 	CHECK(job.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
 	child = tu_spawn(run_resize, &job);
@@ -630,7 +631,7 @@ static void test_removed_room_comes_back(void **state)
 	REAP_OK(child);
 	CHECK(fstat(job.fd, &st));
 	assert_int_equal(st.st_size, 2 * MIB);
-	expect_consistent(&s->c, "unlink", "unlink", 1, "after the fallocate");
+	expect_consistent(&s->c, "reap", "reap", 1, "after the fallocate");
 	CHECK(close(job.fd)); /* nothing holds it: it goes */
 	ASSERT_GONE(big);
 }
