@@ -17,6 +17,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "backing.h"
 #include "log.h"
 #include "session.h"
@@ -330,17 +331,14 @@ static int store_of(struct backing *b, uid_t uid, bool make)
 		if (b->stores[i].uid == uid)
 			fd = b->stores[i].dir_fd;
 	if (fd == -ENOENT && make) {
-		if (b->nstores == b->stores_cap) {
-			size_t cap = b->stores_cap ? b->stores_cap * 2 : 8;
-			struct backing_user_store *grown = realloc(b->stores, cap * sizeof(*grown));
+		struct backing_user_store *room =
+			array_room(b->stores, &b->stores_cap, b->nstores, 8);
 
-			if (!grown) {
-				fd = -ENOMEM;
-				goto out;
-			}
-			b->stores = grown;
-			b->stores_cap = cap;
+		if (!room) {
+			fd = -ENOMEM;
+			goto out;
 		}
+		b->stores = room;
 		/* Made under the (leaf) lock: a user's first file only, a few hundred us. */
 		fd = tmpfs_instance_open(b->user_limit, b->huge, &why);
 		if (fd == -EINVAL && b->huge)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "log.h"
 
 static struct {
@@ -147,7 +148,7 @@ static void fuse_message(enum fuse_log_level level, const char *fmt, va_list ap)
 	static const int prio[] = {LOG_EMERG,	LOG_ALERT,  LOG_CRIT, LOG_ERR,
 				   LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG};
 	static _Thread_local char pending[1024];
-	int p = (unsigned)level < sizeof(prio) / sizeof(prio[0]) ? prio[level] : LOG_INFO;
+	int p = (unsigned)level < ARRAY_SIZE(prio) ? prio[level] : LOG_INFO;
 	size_t used = strnlen(pending, sizeof(pending));
 
 	/* As in vlog(): the caller (libfuse's fuse_log) has started ap. */

@@ -217,7 +217,7 @@ static int check_datapath(const struct pool_options *opts)
 static int make_pool(struct daemon *d)
 {
 	const struct pool_options *opts = &d->opts;
-	struct pool *pool = calloc(1, sizeof(*pool));
+	struct pool *pool = fault_calloc(1, sizeof(*pool));
 	int r;
 
 	if (!pool)
@@ -407,6 +407,11 @@ int main(int argc, char *argv[])
 	raise_fd_limit();
 
 	ret = 1;
+	/* Faultsim builds only: POOLFS_FAULT fails an allocation of the start (fault.h). */
+	if (fault_arm_env() < 0) {
+		fprintf(stderr, "poolfs: POOLFS_FAULT: not a fault to arm\n");
+		goto out;
+	}
 	if (make_pool(&d) < 0)
 		goto out;
 	r = mount_pool(&d);

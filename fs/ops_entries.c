@@ -289,7 +289,7 @@ void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	r = get_owned(p, req, ino, "read link", &n);
 	if (r == 0 && !S_ISLNK(n->type))
 		r = -EINVAL;
-	if (r == 0 && !(target = strdup(n->target)))
+	if (r == 0 && !(target = fault_strdup(n->target)))
 		r = -ENOMEM;
 	pool_unlock(p);
 	if (r < 0)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "options.h"
 #include "poolfs_names.h"
 
@@ -156,7 +157,7 @@ static int apply_limit(struct pool_options *o, const char *item, const char **wh
 		 "max_user_meta= must be a byte count with an optional k/M/G/T suffix (0: no limit)"},
 	};
 
-	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(limits); i++) {
 		const char *v = value_of(item, limits[i].key);
 		int r;
 		if (!v)

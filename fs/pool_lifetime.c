@@ -223,7 +223,7 @@ static struct node *apply(struct pool *p, struct node *n)
 		/* Someone looked the name up while it was in use and has not opened it yet: give
 		 * that OPEN a moment, or their open(O_CREAT) would fail with ESTALE twice over
 		 * under churn (the kernel retries only once). */
-		for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(n->pending_open); i++) {
 			uint64_t until = n->pending_open[i].ms + POOL_OPEN_GRACE_MS;
 
 			if (until > n->linger_base_ms + POOL_OPEN_GRACE_MS)
@@ -279,10 +279,10 @@ void pool_linger_expire(struct pool *p)
 	uint64_t now = pool_now_ms(), next_due = 0;
 
 	/* Linger is rare and short: a scan of the table is simpler than a second index. */
-	for (size_t b = 0; b < p->ino_buckets && p->lingering; b++) {
-		struct node *n = p->ino_table[b], *next;
+	for (size_t b = 0; b < p->inos.nbuckets && p->lingering; b++) {
+		struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]), *next;
 		for (; n; n = next) {
-			next = n->ino_next;
+			next = POOL_NODE_OF_LINK(n->ino_link.next);
 			if (!n->linger_due_ms)
 				continue;
 			if (n->linger_due_ms <= now)

@@ -8,7 +8,7 @@
 
 void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look)
 {
-	size_t slots = sizeof(n->pending_open) / sizeof(n->pending_open[0]), pick = 0;
+	size_t slots = ARRAY_SIZE(n->pending_open), pick = 0;
 
 	/* A lookup of an entry in use can race its last close; so can a first lookup of an entry
 	 * already unused but not yet gone (waiting on another opener's grace), whose removal could
@@ -32,7 +32,7 @@ void pool_note_lookup(struct pool *p, struct node *n, pid_t tid, bool first_look
 
 bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid)
 {
-	for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(n->pending_open); i++) {
 		if (n->pending_open[i].tid == tid) {
 			n->pending_open[i].tid = 0;
 			pool_recheck(p, n);
@@ -45,7 +45,7 @@ bool pool_drop_stale_lookup(struct pool *p, struct node *n, pid_t tid)
 void pool_note_open(struct pool *p, struct node *n, pid_t tid)
 {
 	(void)p;
-	for (size_t i = 0; i < sizeof(n->pending_open) / sizeof(n->pending_open[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(n->pending_open); i++)
 		if (n->pending_open[i].tid == tid)
 			n->pending_open[i].tid = 0;
 }
