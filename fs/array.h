@@ -12,7 +12,7 @@
 
 /* `items` with room for item number `count` (doubled from `first` when full, *cap updated), or
  * NULL when out of memory: then `items` and *cap are as they were. */
-#define array_room(items, cap, count, first)                                                    \
+#define array_room(items, cap, count, first)                                                       \
 	array_room_at(FAULT_HERE, (items), (cap), (count), sizeof(*(items)), (first))
 
 static inline void *array_room_at(const char *site, void *items, size_t *cap, size_t count,

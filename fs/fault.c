@@ -134,6 +134,11 @@ int fault_arm(struct fault_state *f, const char *value, size_t len)
 	return -EINVAL;
 }
 
+void *fault_controls_alloc(size_t size)
+{
+	return malloc(size);
+}
+
 int fault_report(struct fault_state *f, char *buf, size_t len)
 {
 	size_t used = 0;
@@ -142,10 +147,10 @@ int fault_report(struct fault_state *f, char *buf, size_t len)
 		long left = atomic_load(&f->countdown[s]), fired = atomic_load(&f->fired[s]);
 		bool benign = s == FAULT_ALLOC && atomic_load(&f->benign);
 		int w = snprintf(buf + used, len - used, "%s %s\n", site_names[s],
-				 left > 0		 ? "armed"
+				 left > 0	       ? "armed"
 				 : fired > 0 && benign ? "benign"
-				 : fired > 0		 ? "fired"
-							 : "off");
+				 : fired > 0	       ? "fired"
+						       : "off");
 		if (w < 0 || (size_t)w >= len - used)
 			return -ERANGE;
 		used += (size_t)w;

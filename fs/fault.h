@@ -89,6 +89,9 @@ int fault_arm(struct fault_state *f, const char *value, size_t len);
 /* "alloc armed|fired|benign|off\nreply ...\nmark ...\nstall ...\nreap ...\n", then a line
  * "walked SITE" for each allocation site walked so far, into buf: length or -ERANGE. */
 int fault_report(struct fault_state *f, char *buf, size_t len);
+/* Memory for the controls' own texts (the report, the check): never failed, so the state of
+ * an armed fault can be read. */
+void *fault_controls_alloc(size_t size);
 #else
 static inline void fault_use(struct fault_state *f)
 {

@@ -20,6 +20,7 @@
 #include "ops.h"
 #include "options.h"
 #include "pool.h"
+#include "procfs.h"
 #include "sdnotify.h"
 #include "transport.h"
 #include "watch.h"
@@ -101,17 +102,9 @@ static void usage(const char *prog)
 /* Passthrough needs CAP_SYS_ADMIN to register backing files (FUSE_DEV_IOC_BACKING_OPEN). */
 static bool have_cap_sys_admin(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
 	unsigned long long eff = 0;
 
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return eff & (1ull << 21);
+	return proc_cap_eff(getpid(), &eff) == 0 && (eff & (1ull << 21));
 }
 #endif
 

@@ -15,6 +15,7 @@
 
 #include "datapath.h"
 #include "log.h"
+#include "name_rules.h"
 #include "ops_internal.h"
 
 /* ---- names --------------------------------------------------------------------------------- */
@@ -28,8 +29,9 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	bool again;
 	int r;
 
-	if (strlen(name) > POOL_NAME_MAX) {
-		fuse_reply_err(req, ENAMETOOLONG);
+	r = name_check(NAME_LOOKUP, name);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
 		return;
 	}
 	pool_lock(p);
@@ -151,10 +153,10 @@ int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fu
 {
 	struct node *dir;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	int r = check_name(name);
+	int r = name_check(NAME_CREATE, name);
 
 	if (r < 0)
-		return r == -EINVAL ? -EEXIST : r;
+		return r;
 	r = get_dir(p, req, parent, &dir);
 	if (r < 0)
 		return r;
@@ -332,10 +334,10 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 {
 	struct pool *p = pool_of(req);
 	struct node *n = NULL, *dir = NULL;
-	int r = check_name(newname);
+	int r = name_check(NAME_LINK, newname);
 
 	if (r < 0) {
-		fuse_reply_err(req, r == -EINVAL ? EEXIST : -r);
+		fuse_reply_err(req, -r);
 		return;
 	}
 	pool_lock(p);
@@ -430,7 +432,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	r = check_name(newname);
+	r = name_check(NAME_RENAME, newname);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

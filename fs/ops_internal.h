@@ -21,7 +21,6 @@ struct pool *pool_of(fuse_req_t req);
 uid_t caller_uid(fuse_req_t req);
 int get_node(struct pool *p, fuse_ino_t ino, struct node **out);
 int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what, struct node **out);
-int check_name(const char *name);
 void fill_entry(struct pool *p, const struct node *dir, struct node *n, const struct stat *st,
 		struct fuse_entry_param *e);
 int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out);

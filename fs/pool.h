@@ -64,7 +64,7 @@
 #define POOL_NODE_OF_ENDS(e) ((struct node *)(void *)((char *)(e)-offsetof(struct node, ends)))
 /* The node of an entry table link, NULL for none: a walk of every node goes
  * `for b < p->inos.nbuckets: for n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n; n = POOL_NODE_OF_LINK(n->ino_link.next)`. */
-#define POOL_NODE_OF_LINK(l)                                                                     \
+#define POOL_NODE_OF_LINK(l)                                                                       \
 	((l) ? (struct node *)(void *)((char *)(l)-offsetof(struct node, ino_link)) : NULL)
 
 struct node {
@@ -193,7 +193,7 @@ struct pool {
 	/* The next inode number: taken without the lock (pool_new_ino), since CREATE makes the
 	 * backing file, named by it, before taking the lock. Never reused. */
 	_Atomic uint64_t next_ino;
-	struct hash_table inos; /* every node by inode number (pool_tree.c; hash_table.h) */
+	struct hash_table inos;	 /* every node by inode number (pool_tree.c; hash_table.h) */
 	struct name_table names; /* every name, apart from the entries (name_table.h) */
 	struct node *zombies;
 	struct pending_inval *inval_head, **inval_tail;

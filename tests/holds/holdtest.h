@@ -18,6 +18,7 @@
 
 #include "cgroup2.h"
 #include "poolfs_names.h"
+#include "procfs.h"
 #include "rows.h"
 #include "testutil.h"
 
@@ -50,10 +51,13 @@ struct htest {
  * e.g. "test_session*") runs only the matching tests. */
 void htest_init(void);
 
-/* ---- processes (ht_proc.c) ---- */
+/* ---- processes (fs/procfs.h) ---- */
 
-/* Whether pid still runs (not a zombie). */
-int ht_running(pid_t pid);
+/* Whether pid still runs (not a zombie), as the daemon reads it. */
+static inline int ht_running(pid_t pid)
+{
+	return proc_running(pid) > 0;
+}
 
 /* ---- pipes between the test and its processes (ht_link.c) ----
  * testutil.h's struct chan (chan_open), used as a link: up: processes send ints (a pid, a
@@ -112,8 +116,11 @@ int make_closed_file(const char *path);
 
 /* The cgroup2 mount point: cgroup2_find_mount() of fs/cgroup2.h (included above), as the daemon
  * finds it. */
-/* pid's cgroup v2 path (the "0::" line of /proc/PID/cgroup): 0 or -errno. */
-int cg2_of(pid_t pid, char *buf, size_t len);
+/* pid's cgroup v2 path (the "0::" line of /proc/PID/cgroup): 0 or -errno (fs/procfs.h). */
+static inline int cg2_of(pid_t pid, char *buf, size_t len)
+{
+	return proc_cgroup(pid, buf, len);
+}
 /* Move pid (0: the caller) into the cgroup directory dir: 0 or -errno. */
 int cg2_move(const char *dir, pid_t pid);
 /* 1 populated, 0 empty, -errno */

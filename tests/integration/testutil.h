@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "array.h" /* ARRAY_SIZE, fs/'s */
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
