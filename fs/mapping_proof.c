@@ -458,6 +458,7 @@ int proof_start(struct pool *p)
 
 	if (!st)
 		return -ENOMEM;
+	int *const fds[] = {&st->fan_fd, &st->backstop_fd, &st->soon_fd}; /* closed on failure */
 	st->fan_fd = -1;
 	st->soon_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	st->backstop_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -487,12 +488,9 @@ int proof_start(struct pool *p)
 	p->dp_state = st;
 	return 0;
 fail:
-	if (st->fan_fd >= 0)
-		close(st->fan_fd);
-	if (st->backstop_fd >= 0)
-		close(st->backstop_fd);
-	if (st->soon_fd >= 0)
-		close(st->soon_fd);
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
 	free(st);
 	return r;
 }

@@ -51,26 +51,45 @@ struct name *name_new(const char *text, fault_alloc_fn alloc, void *ctx)
 	return nm;
 }
 
+/* A name is in two lists: its folder's (by_folder) and its entry's. */
+enum { NEXT, PREV };
+
+static struct name **links(struct name *nm, bool by_folder)
+{
+	return by_folder ? nm->sib : nm->alias;
+}
+
+static void list_push(struct name **head, struct name *nm, bool by_folder)
+{
+	links(nm, by_folder)[PREV] = NULL;
+	links(nm, by_folder)[NEXT] = *head;
+	if (*head)
+		links(*head, by_folder)[PREV] = nm;
+	*head = nm;
+}
+
+static void list_take(struct name **head, struct name *nm, bool by_folder)
+{
+	struct name **l = links(nm, by_folder);
+
+	if (l[PREV])
+		links(l[PREV], by_folder)[NEXT] = l[NEXT];
+	else
+		*head = l[NEXT];
+	if (l[NEXT])
+		links(l[NEXT], by_folder)[PREV] = l[PREV];
+}
+
 void names_attach(struct name_table *t, struct name *nm, struct name_ends *dir,
 		  struct name_ends *entry)
 {
 	nm->dir = dir;
 	nm->entry = entry;
 	hash_insert(&t->hash, &nm->hash, name_hash(dir, nm->text));
-
-	nm->sib_prev = NULL;
-	nm->sib_next = dir->children;
-	if (dir->children)
-		dir->children->sib_prev = nm;
-	dir->children = nm;
+	list_push(&dir->children, nm, true);
 	dir->nchildren++;
 	dir->subdirs += entry->is_dir;
-
-	nm->alias_prev = NULL;
-	nm->alias_next = entry->names;
-	if (entry->names)
-		entry->names->alias_prev = nm;
-	entry->names = nm;
+	list_push(&entry->names, nm, false);
 	entry->nnames++;
 }
 
@@ -81,21 +100,10 @@ void names_detach(struct name_table *t, struct name *nm)
 	if (!dir)
 		return;
 	hash_remove(&t->hash, &nm->hash);
-	if (nm->sib_prev)
-		nm->sib_prev->sib_next = nm->sib_next;
-	else
-		dir->children = nm->sib_next;
-	if (nm->sib_next)
-		nm->sib_next->sib_prev = nm->sib_prev;
+	list_take(&dir->children, nm, true);
 	dir->nchildren--;
 	dir->subdirs -= entry->is_dir;
-
-	if (nm->alias_prev)
-		nm->alias_prev->alias_next = nm->alias_next;
-	else
-		entry->names = nm->alias_next;
-	if (nm->alias_next)
-		nm->alias_next->alias_prev = nm->alias_prev;
+	list_take(&entry->names, nm, false);
 	entry->nnames--;
 
 	/* The links stay readable (a walk may still step from it) but lead nowhere new. */

@@ -33,12 +33,22 @@ struct name_ends {
 };
 
 struct name {
-	struct hash_link hash;		      /* in the table by (folder, text) */
-	struct name *dead_next;		      /* the dead list after detach */
-	struct name *sib_next, *sib_prev;     /* the other names in the same folder */
-	struct name *alias_next, *alias_prev; /* the entry's other names */
-	struct name_ends *dir;		      /* the folder it is in; NULL once detached */
-	struct name_ends *entry;	      /* what it names */
+	struct hash_link hash;	/* in the table by (folder, text) */
+	struct name *dead_next; /* the dead list after detach */
+	union {			/* the other names in the same folder */
+		struct {
+			struct name *sib_next, *sib_prev;
+		};
+		struct name *sib[2]; /* the same, for name_table.c's list functions */
+	};
+	union { /* the entry's other names */
+		struct {
+			struct name *alias_next, *alias_prev;
+		};
+		struct name *alias[2];
+	};
+	struct name_ends *dir;	 /* the folder it is in; NULL once detached */
+	struct name_ends *entry; /* what it names */
 	size_t len;
 	char text[];
 };

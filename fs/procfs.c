@@ -33,35 +33,60 @@ int proc_stat_parse(const char *text, struct proc_stat *out)
 	return 0;
 }
 
-/* /proc/PID/`what` opened for reading: a stream, or NULL with errno (ESRCH for a gone pid). */
-static FILE *proc_open(pid_t pid, const char *what)
+int file_scan(const char *path, int (*fn)(char *line, void *ctx), void *ctx)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096];
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (r == -ENOENT && fgets(line, sizeof(line), f)) {
+		int found;
+
+		line[strcspn(line, "\n")] = '\0';
+		found = fn(line, ctx);
+		if (found != 0)
+			r = found;
+	}
+	if (ferror(f) && r == -ENOENT)
+		r = -EIO;
+	fclose(f);
+	return r;
+}
+
+/* "/proc/PID/what" into path. */
+static void proc_path(char *path, size_t len, pid_t pid, const char *what)
+{
+	snprintf(path, len, "/proc/%d/%s", (int)pid, what);
+}
+
+int proc_scan(pid_t pid, const char *what, int (*fn)(char *line, void *ctx), void *ctx)
 {
 	char path[64];
-	FILE *f;
+	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-	f = fopen(path, "re");
-	if (!f && errno == ENOENT)
-		errno = ESRCH;
-	return f;
+	proc_path(path, sizeof(path), pid, what);
+	r = file_scan(path, fn, ctx);
+	return r == -ENOENT && access(path, F_OK) < 0 ? -ESRCH : r;
 }
 
 int proc_stat_any(pid_t pid, struct proc_stat *st)
 {
-	char buf[1024];
-	FILE *f = proc_open(pid, "stat");
-	size_t n;
-	int r;
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
 
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	r = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (r < 0)
-		return r;
-	if (n == 0)
-		return -ESRCH;
+	proc_path(path, sizeof(path), pid, "stat");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? (int)n : -ESRCH;
 	buf[n] = '\0';
 	return proc_stat_parse(buf, st);
 }
@@ -83,24 +108,26 @@ int proc_running(pid_t pid)
 	return r == 0 ? 1 : r == -ESRCH ? 0 : r;
 }
 
-/* The line "KEY: ..." of /proc/PID/status scanned with `fmt` (one conversion) into `out`: 0,
- * -ENOENT if no such line, or -errno. */
+/* The line of /proc/PID/status that `fmt` (one conversion) scans, into `out`. */
+struct status_field {
+	const char *fmt;
+	void *out;
+};
+
+static int status_line(char *line, void *ctx)
+{
+	const struct status_field *f = ctx;
+
+	return sscanf(line, f->fmt, f->out) == 1;
+}
+
+/* 0, -ENOENT if no such line, or -errno. */
 static int status_field(pid_t pid, const char *fmt, void *out)
 {
-	FILE *f = proc_open(pid, "status");
-	char line[256];
-	int r = -ENOENT;
+	struct status_field f = {fmt, out};
+	int r = proc_scan(pid, "status", status_line, &f);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, fmt, out) == 1) {
-			r = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return r;
+	return r > 0 ? 0 : r;
 }
 
 pid_t proc_tgid(pid_t tid)
@@ -124,23 +151,27 @@ long proc_rss_kb(pid_t pid)
 	return r < 0 ? r : kb;
 }
 
+/* The cgroup v2 line ("0::PATH") into buf. */
+struct cgroup_line {
+	char *buf;
+	size_t len;
+};
+
+static int cgroup_line(char *line, void *ctx)
+{
+	const struct cgroup_line *c = ctx;
+
+	if (strncmp(line, "0::", 3) != 0)
+		return 0;
+	return (size_t)snprintf(c->buf, c->len, "%s", line + 3) < c->len ? 1 : -ENAMETOOLONG;
+}
+
 int proc_cgroup(pid_t pid, char *buf, size_t len)
 {
-	FILE *f = proc_open(pid, "cgroup");
-	char line[4096];
-	int r = -ENOENT;
+	struct cgroup_line c = {buf, len};
+	int r = proc_scan(pid, "cgroup", cgroup_line, &c);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			r = (size_t)snprintf(buf, len, "%s", line + 3) < len ? 0 : -ENAMETOOLONG;
-			break;
-		}
-	}
-	fclose(f);
-	return r;
+	return r > 0 ? 0 : r;
 }
 
 int proc_fd_count(pid_t pid)
@@ -150,7 +181,7 @@ int proc_fd_count(pid_t pid)
 	DIR *d;
 	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	proc_path(path, sizeof(path), pid, "fd");
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? -ESRCH : -errno;

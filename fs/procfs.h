@@ -40,6 +40,12 @@ long proc_rss_kb(pid_t pid);
  * mount) into buf: 0, -ENOENT (no v2 line), -ENAMETOOLONG, or -errno. */
 int proc_cgroup(pid_t pid, char *buf, size_t len);
 
+/* Each line of the text file `path` (up to 4095 bytes of it, without its newline) to
+ * fn(line, ctx) until fn returns other than 0: that value; -ENOENT if no line did; -errno if the
+ * file cannot be read. proc_scan does the same for /proc/PID/`what` (-ESRCH: no such pid). */
+int file_scan(const char *path, int (*fn)(char *line, void *ctx), void *ctx);
+int proc_scan(pid_t pid, const char *what, int (*fn)(char *line, void *ctx), void *ctx);
+
 /* How many descriptors `pid` has open, or -errno. */
 int proc_fd_count(pid_t pid);
 
