@@ -5,7 +5,7 @@
  * child tracking and reaping are testutil.h's.
  *
  * Declarations only: the bodies are in the holds_support library (ht_proc.c, ht_link.c,
- * ht_refs.c, ht_cgroup.c). */
+ * ht_cgroup.c); what other suites use too is in tests/support. */
 #ifndef POOLFS_HOLDTEST_H
 #define POOLFS_HOLDTEST_H
 
@@ -90,16 +90,7 @@ int link_wait_go(struct chan *l);
 				 errname(-r_));                                                    \
 	} while (0)
 
-/* ---- holds, refs and files (ht_refs.c) ---- */
-
-/* Take a hold of scope on path: setxattr's 0, or -1 and errno. */
-int hold(const char *path, const char *scope);
-/* The refs text of path, NUL-terminated in buf: its length, or -1 and errno. */
-ssize_t refs(const char *path, char *buf, size_t len);
-/* Whether text holds the exact line (without its "\n"). */
-int has_line(const char *text, const char *line);
-/* Create path (exclusive) with a few bytes and close it: 0 or -errno. */
-int make_closed_file(const char *path);
+/* ---- holds, refs and files: testutil.h (tests/support/tu_refs.c) ---- */
 
 #define ASSERT_REFS_LINE(path, line)                                                               \
 	do {                                                                                       \

@@ -25,7 +25,7 @@
  *     own, since on passthrough the daemon's count need not have seen those writes.
  * Where the kernel had no huge page to give (thp_file_fallback moved in /proc/vmstat) the
  * huge-page checks skip rather than blame the pool, as in test_hugepage.c. */
-#include "../integration/testutil.h"
+#include "testutil.h"
 #include "hp_util.h"
 
 #include <inttypes.h>

@@ -138,17 +138,6 @@ static void expect_fd_nlink(int fd, nlink_t nlink)
 			 (unsigned long)nlink);
 }
 
-/* Whether text has the line `line` (without its newline) exactly. */
-static bool has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *s = text; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
-		if (strncmp(s, line, n) == 0 && (s[n] == '\n' || s[n] == '\0'))
-			return true;
-	return false;
-}
-
 /* user.poolfs.refs of path (fd < 0) or of fd must have the line `line`. */
 static void expect_refs_line(const char *path, int fd, const char *line)
 {

@@ -11,7 +11,8 @@
  * Children never call cmocka: they report through exit codes and the shared area, and _exit().
  *
  * Declarations only: the bodies are in the stress_support library (st_env.c, st_shared.c,
- * st_proc.c, st_daemon.c, st_refs.c), except setup and teardown (see there).
+ * st_proc.c, st_proc_info.c, st_pool.c), except setup and teardown (see there); what other
+ * suites use too is in tests/support.
  */
 #ifndef POOLFS_STRESS_H
 #define POOLFS_STRESS_H
@@ -118,21 +119,13 @@ int wait_dir_empty(const char *dir, int timeout_ms, char *left, size_t len);
 /* Print what each of pid's descriptors points at (diagnostics). */
 void proc_fd_dump(pid_t pid, const char *title);
 
-/* ---- holds and refs (st_refs.c) ---- */
+/* ---- holds and refs: testutil.h (tests/support/tu_refs.c), struct refs and refs_get ---- */
 
-struct refs {
-	long opens;
-	int mapped;
-	long holds;
-	int pins;   /* hold lines with scope "pin" */
-	int others; /* hold lines with any other scope */
-	char text[1024];
-};
-
-/* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
-int refs_get(const char *path, struct refs *r);
 /* Take a hold of scope on path (user.poolfs.hold): 0, or -1 and errno. */
-int hold_scope(const char *path, const char *scope);
+static inline int hold_scope(const char *path, const char *scope)
+{
+	return hold(path, scope);
+}
 
 /* ---- the pool ----
  * Setup, teardown and the two helpers that reap stay here, inline in the test binary, because

@@ -1,4 +1,5 @@
-/* What every cmocka test suite shares (tests/integration, faults, holds, stress, lib): checks that
+/* What every cmocka test suite shares (tests/integration, faults, holds, stress, lib, ...), the
+ * one test-support library (tests/support): checks that
  * name the errno, the pool-per-test fixture around harness.h, child processes that never outlive
  * the test, step checks for children (also as another uid), a byte channel to step a child through
  * a scenario, and deterministic data patterns. The suite headers (itest.h, ftest.h, holdtest.h,
@@ -6,8 +7,8 @@
  *
  * Declarations and check macros only: the bodies live in the harness library (harness_dep), one
  * file per concern: tu_fixture.c (the pool per test), tu_files.c (paths and modes), tu_proc.c
- * (children), tu_chan.c (stepping a child, listings) and tu_data.c (data patterns, whole reads
- * and writes).
+ * (children), tu_chan.c (stepping a child, listings), tu_data.c (data patterns, whole reads
+ * and writes), tu_refs.c (holds and user.poolfs.refs) and tu_sysctl.c (kernel switches).
  */
 #ifndef POOLFS_TESTUTIL_H
 #define POOLFS_TESTUTIL_H
@@ -348,5 +349,29 @@ ssize_t pread_all(int fd, void *buf, size_t len, off_t off);
  * closed again, so the mapping is what uses the file. MAP_FAILED with errno set on error (a
  * child can check it without the cmocka machinery). */
 void *tu_map_path(const char *path, size_t len);
+
+/* ---- holds and refs (tu_refs.c) ---- */
+
+/* Take a hold of scope on path (user.poolfs.hold): setxattr's 0, or -1 and errno. */
+int hold(const char *path, const char *scope);
+/* The refs text of path, NUL-terminated in buf: its length, or -1 and errno. */
+ssize_t refs(const char *path, char *buf, size_t len);
+/* Whether text holds the exact line (without its "\n"; the last may lack one). */
+int has_line(const char *text, const char *line);
+/* Create path (exclusive) with a few bytes and close it: 0 or -errno. */
+int make_closed_file(const char *path);
+
+/* user.poolfs.refs parsed into counts. */
+struct refs {
+	long opens;
+	int mapped;
+	long holds;
+	int pins;   /* hold lines with scope "pin" */
+	int others; /* hold lines with any other scope */
+	char text[1024];
+};
+
+/* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
+int refs_get(const char *path, struct refs *r);
 
 #endif
