@@ -47,16 +47,7 @@ static int ret(int r)
 
 static int run_create(const struct ctx *c)
 {
-	int fd = open(c->fresh, O_RDWR | O_CREAT | O_EXCL, 0600);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "0123456789", 10) != 10) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	return ret(close(fd));
+	return make_closed_file(c->fresh); /* create, write, close */
 }
 
 /* After a lost reply that created `fresh`, the kernel keeps its negative entry until the

@@ -46,13 +46,9 @@ int cg2_populated(const char *dir)
  * Writable is not enough (delegation rules), so it is tried for real. */
 static int cg2_try_move(const char *dir, char *msg, size_t mlen)
 {
+	pid_t pid = tu_fork(SIGKILL);
 	int r, status;
-	pid_t pid;
 
-	fflush(NULL);
-	pid = fork();
-	if (pid == -1)
-		return -errno;
 	if (pid == 0) {
 		r = cg2_move(dir, 0);
 		_exit(r < 0 ? -r : 0);

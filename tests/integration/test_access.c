@@ -7,15 +7,8 @@
 #include <grp.h>
 #include <sys/xattr.h>
 
-static int setup_none(void **state)
-{
-	return tu_setup(state, "autohold=none");
-}
-
-static int setup_exempt(void **state)
-{
-	return tu_setup(state, "autohold=none,root_exempt");
-}
+TU_SETUP(setup_none, "autohold=none")
+TU_SETUP(setup_exempt, "autohold=none,root_exempt")
 
 /* Paths the scenarios use; absolute, so a child of any uid can use them. */
 struct names {

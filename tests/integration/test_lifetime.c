@@ -595,22 +595,12 @@ struct pass_arg {
 static int child_receives_fd(void *v)
 {
 	struct pass_arg *a = v;
-	char byte;
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *cm;
 	unsigned char *buf;
 	int fd;
 
 	chan_child(&a->c);
-	CHILD_CHECK(recvmsg(a->sock, &msg, 0) == 1, 1);
-	cm = CMSG_FIRSTHDR(&msg);
-	CHILD_CHECK(cm && cm->cmsg_type == SCM_RIGHTS, 2);
-	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	fd = tu_recv_fd(a->sock, CHILD_MS);
+	CHILD_CHECK(fd >= 0, 1);
 	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
 	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
 	buf = malloc(a->len);
@@ -625,14 +615,6 @@ static void test_fd_passed_over_socket(void **state)
 	PATH(f, p, "f");
 	struct pass_arg a = {.seed = 36, .len = 5000};
 	int sv[2];
-	char byte = 'x';
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *cm;
 	pid_t pid;
 	int fd;
 
@@ -644,13 +626,7 @@ static void test_fd_passed_over_socket(void **state)
 	chan_parent(&a.c);
 	CHECK(close(sv[1]));
 	fd = make_file(f, a.len, a.seed);
-	memset(ctl, 0, sizeof(ctl));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	assert_int_equal(sendmsg(sv[0], &msg, 0), 1);
+	CHECK_0(tu_send_fd(sv[0], fd));
 	PARENT_WAIT_READY(&a.c);
 	CHECK(close(fd));
 	/* only the passed descriptor keeps it */

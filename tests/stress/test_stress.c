@@ -103,20 +103,16 @@ static int child_check(const unsigned char *region, uint32_t seed, off_t off, co
 
 static const char *child_result(int r)
 {
-	switch (r) {
-	case CHILD_BAD_DATA:
-		return "read a wrong stamp through its inherited mapping";
-	case CHILD_NAME_GONE:
-		return "found the name gone (ENOENT) while its mapping used the file";
-	case CHILD_NAME_REPLACED:
-		return "found the name on another inode while its mapping used the file";
-	case CHILD_STAT_ERROR:
-		return "could not stat the name";
-	case CHILD_PIPE:
-		return "lost its pipe";
-	default:
-		return "ended unexpectedly";
-	}
+	static const char *const results[] = {
+		[CHILD_BAD_DATA] = "read a wrong stamp through its inherited mapping",
+		[CHILD_NAME_GONE] = "found the name gone (ENOENT) while its mapping used the file",
+		[CHILD_NAME_REPLACED] =
+			"found the name on another inode while its mapping used the file",
+		[CHILD_STAT_ERROR] = "could not stat the name",
+		[CHILD_PIPE] = "lost its pipe",
+	};
+
+	return tu_word(results, ARRAY_SIZE(results), r, "ended unexpectedly");
 }
 
 /* ---- a hammering worker ---- */

@@ -272,6 +272,10 @@ void tu_kill_children(void);
 /* Fork a child running fn(arg) and _exit(fn's result); it dies with us (PDEATHSIG) and teardown
  * kills it if the test did not reap it. */
 pid_t tu_spawn(int (*fn)(void *), void *arg);
+/* fork(2) for a test: 0 in the child, which gets pdeath_sig when the test dies (and exits at
+ * once if it already has); the pid in the test, which is not tracked (tu_spawn tracks). Fails
+ * the test if it cannot fork. */
+pid_t tu_fork(int pdeath_sig);
 
 /* Reap pid (a child, or an orphan reparented to a subreaper) within timeout_ms: its exit code,
  * 128+signal, -ETIMEDOUT (then it is killed and reaped), or -errno. Safe in a child too: it never
@@ -291,6 +295,10 @@ int tu_reap(pid_t pid, int timeout_ms);
 
 /* Poll fd for input: 0, -ETIMEDOUT, or -errno. */
 int fd_wait_readable(int fd, int timeout_ms);
+/* One descriptor over a unix socket (SCM_RIGHTS): 0 or -errno. */
+int tu_send_fd(int sock, int fd);
+/* The descriptor tu_send_fd sent (within timeout_ms, close-on-exec): >= 0, or -errno. */
+int tu_recv_fd(int sock, int timeout_ms);
 
 /* Two pipes to step a child through a scenario: the parent sends "go" bytes down, the child
  * sends "ready" bytes up. A dead peer reads as EOF, so nobody waits forever. */
@@ -328,6 +336,9 @@ int chan_get(int fd, int timeout_ms);
 /* Whether readdir of dir lists name: 1 or 0, or -errno if dir cannot be listed (usable in a
  * child; compare with 1 or 0 exactly, so an error never passes for either answer). */
 int tu_listed(const char *dir, const char *name);
+/* How many of dir's entries (".", ".." too) `counts` says yes to, or -errno. */
+int tu_dir_count(const char *dir, int (*counts)(const struct dirent *e, const void *ctx),
+		 const void *ctx);
 
 /* ---- data ---- */
 
@@ -373,5 +384,27 @@ struct refs {
 
 /* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
 int refs_get(const char *path, struct refs *r);
+
+/* "entries N" of the pool's user.poolfs.stat: the pool's entries of all users (fails the test
+ * if it cannot be read). */
+long long tu_pool_entries(const struct pool_fixture *p);
+/* Wait until the pool holds `want` entries, at most timeout_ms (then fail the test): a store
+ * the test cannot walk into (a private tmpfs, another user's names) is counted by the daemon. */
+void tu_wait_pool_entries(const struct pool_fixture *p, long long want, int timeout_ms);
+
+/* words[i] (a table of texts by a small number, e.g. an enum's), or `other` for a number
+ * outside it or without a text. */
+static inline const char *tu_word(const char *const *words, size_t n, int i, const char *other)
+{
+	return i >= 0 && (size_t)i < n && words[i] ? words[i] : other;
+}
+
+/* A cmocka setup that mounts the test's pool with `opts` (tu_setup), one line a setup:
+ * TU_SETUP(setup_none, "autohold=none") */
+#define TU_SETUP(name, opts)                                                                       \
+	static int name(void **state)                                                              \
+	{                                                                                          \
+		return tu_setup(state, opts);                                                      \
+	}
 
 #endif

@@ -38,7 +38,7 @@ void tu_kill_children(void)
 	}
 }
 
-pid_t tu_spawn(int (*fn)(void *), void *arg)
+pid_t tu_fork(int pdeath_sig)
 {
 	pid_t parent = getpid();
 	pid_t pid;
@@ -48,11 +48,19 @@ pid_t tu_spawn(int (*fn)(void *), void *arg)
 	if (pid == -1)
 		fail_msg("fork: %s", errname(errno));
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_PDEATHSIG, pdeath_sig);
 		if (getppid() != parent)
 			_exit(120);
-		_exit(fn(arg));
 	}
+	return pid;
+}
+
+pid_t tu_spawn(int (*fn)(void *), void *arg)
+{
+	pid_t pid = tu_fork(SIGKILL);
+
+	if (pid == 0)
+		_exit(fn(arg));
 	tu_track(pid);
 	return pid;
 }

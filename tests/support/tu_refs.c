@@ -1,6 +1,6 @@
-/* test support: taking holds, reading user.poolfs.refs raw or parsed into counts
- * (docs/interface.md "Extended attributes"), and the closed files tests hold. One home for what
- * the hold and stress suites had each written. */
+/* test support: taking holds, reading user.poolfs.refs raw or parsed into counts and the
+ * pool's entries from user.poolfs.stat (docs/interface.md "Extended attributes"), and the
+ * closed files tests hold. One home for what the suites had each written. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -81,4 +81,29 @@ int refs_get(const char *path, struct refs *r)
 		}
 	}
 	return 0;
+}
+
+long long tu_pool_entries(const struct pool_fixture *p)
+{
+	char buf[8192] = ""; /* read into all but the last byte, so it stays a string */
+	long long e;
+
+	if (getxattr(p->mnt, POOLFS_XATTR_STAT, buf, sizeof(buf) - 1) < 0)
+		fail_msg("getxattr(user.poolfs.stat): %s", errname(errno));
+	if (strncmp(buf, "entries ", 8) != 0 || sscanf(buf + 8, "%lld", &e) != 1)
+		fail_msg("user.poolfs.stat does not start with \"entries N\":\n%s", buf);
+	return e;
+}
+
+void tu_wait_pool_entries(const struct pool_fixture *p, long long want, int timeout_ms)
+{
+	long long deadline = pool_now_ms() + timeout_ms;
+	long long n;
+
+	while ((n = tu_pool_entries(p)) != want) {
+		if (pool_now_ms() >= deadline)
+			fail_msg("the pool holds %lld entries after %d ms, want %lld", n,
+				 timeout_ms, want);
+		pool_sleep_ms(5);
+	}
 }
