@@ -420,8 +420,10 @@ static int user_write_errno(const struct pool_fixture *p)
 
 /* The steps of other_fills_quota() after step 1, with buf its MiB of scratch: each failed step
  * returns at once, so buf is freed by the caller. */
-static int other_fills_quota_steps(const struct pool_fixture *p, char *buf)
+static int other_fills_quota_steps(void *arg, char *buf)
 {
+	const struct pool_fixture *p = arg;
+
 	char path[PATH_MAX], stat_buf[8192];
 	struct stat st;
 	ssize_t n;
@@ -464,13 +466,7 @@ static int other_fills_quota_steps(const struct pool_fixture *p, char *buf)
 /* The other user: its own 16 MiB fit whatever root uses; a byte more does not. */
 static int other_fills_quota(void *v)
 {
-	char *buf = malloc(MiB);
-	int r;
-
-	USER_TRUE(1, buf != NULL);
-	r = other_fills_quota_steps(v, buf);
-	free(buf);
-	return r;
+	return tu_steps_with_buffer(MiB, other_fills_quota_steps, v);
 }
 
 static void test_user_quota(void **state)

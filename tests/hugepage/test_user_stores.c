@@ -337,8 +337,7 @@ static int mapper_child(void *arg)
 	chan_child(&a->c);
 	m = tu_map_path(a->path, MAPPED);
 	CHILD_CHECK(m != MAP_FAILED, 1);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 2);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 3);
+	CHILD_READY_THEN_GO(&a->c, 2);
 	for (long off = 0; off < MAPPED; off += 4096)
 		pat_fill(m + off, 4096, 71, (uint64_t)off);
 	CHILD_CHECK(msync(m, MAPPED, MS_SYNC) == 0, 4);
@@ -399,8 +398,10 @@ static int write_until_refused(int fd, char *buf, uint32_t seed, int werr, size_
 
 /* The steps of quota_scene with buf its MiB of scratch. In a process of its own, so a failed
  * step may return at once: its files close and its mapper dies (PDEATHSIG) when it exits. */
-static int quota_scene_steps(struct scene *s, char *buf)
+static int quota_scene_steps(void *arg, char *buf)
 {
+	struct scene *s = arg;
+
 	struct mapper ma;
 	char fill[PATH_MAX], name[64];
 	size_t total;
@@ -458,15 +459,10 @@ static int quota_scene_steps(struct scene *s, char *buf)
 static int quota_scene(void *arg)
 {
 	struct scene *s = arg;
-	char *buf = malloc(MiB);
-	int r;
 
 	if (s->hold)
 		chan_child(&s->c);
-	USER_TRUE(1, buf != NULL);
-	r = quota_scene_steps(s, buf);
-	free(buf);
-	return r;
+	return tu_steps_with_buffer(MiB, quota_scene_steps, s);
 }
 
 /* Root fills its quota beside a mapped file and keeps it full; then the other user does the
@@ -507,8 +503,10 @@ struct other_file {
 	int write_errno;
 };
 
-static int other_file_steps(const struct other_file *o, char *buf)
+static int other_file_steps(void *arg, char *buf)
 {
+	const struct other_file *o = arg;
+
 	char small[PATH_MAX], full[PATH_MAX], name[64];
 	struct stat st;
 	size_t total;
@@ -539,13 +537,7 @@ static int other_file_steps(const struct other_file *o, char *buf)
 
 static int other_file(void *arg)
 {
-	char *buf = malloc(MiB);
-	int r;
-
-	USER_TRUE(1, buf != NULL);
-	r = other_file_steps(arg, buf);
-	free(buf);
-	return r;
+	return tu_steps_with_buffer(MiB, other_file_steps, arg);
 }
 
 /* write() uses the quota up in one file; growing another file then gets EDQUOT as well, for

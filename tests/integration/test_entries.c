@@ -1433,8 +1433,7 @@ static int sock_a_listens(void *v)
 	chan_child(&a->c);
 	s = bind_at(a->path, true);
 	CHILD_CHECK(s >= 0, 1);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 2);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 3);
+	CHILD_READY_THEN_GO(&a->c, 2);
 	close(s);
 	return 0;
 }
@@ -1612,8 +1611,7 @@ static int sess_child(void *v)
 	CHILD_CHECK(fd >= 0, 5);
 	close(fd);
 	CHILD_CHECK(link(a->f, a->f2) == 0, 6);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 7);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 8);
+	CHILD_READY_THEN_GO(&a->c, 7);
 	return 0;
 }
 

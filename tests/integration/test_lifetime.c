@@ -233,13 +233,11 @@ static int child_second_mapper(void *v)
 	m = tu_map_path(a->path, a->len);
 	CHILD_CHECK(m != MAP_FAILED, 1);
 	CHILD_CHECK(pat_check(m, a->len, 6, 0) == -1, 2);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
+	CHILD_READY_THEN_GO(&a->c, 3);
 	/* the parent wrote through its own mapping: one page cache, so we see it at once */
 	CHILD_CHECK(m[5] == 0xAB, 5);
 	m[6] = 0xCD;
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 6);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 7);
+	CHILD_READY_THEN_GO(&a->c, 6);
 	munmap(m, a->len);
 	return 0;
 }
@@ -276,8 +274,7 @@ static int child_inherited_fd(void *v)
 	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 1);
 	pat_fill(buf, sizeof(buf), 8, 0);
 	CHILD_CHECK(pwrite(a->fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf), 2);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
+	CHILD_READY_THEN_GO(&a->c, 3);
 	return 0; /* exiting closes the inherited fd, the last handle */
 }
 
@@ -313,8 +310,7 @@ static int child_inherited_map(void *v)
 
 	chan_child(&a->c);
 	pat_fill(a->map, pg, 9, 0);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 1);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 2);
+	CHILD_READY_THEN_GO(&a->c, 1);
 	return 0; /* exiting drops the inherited mapping, the last user */
 }
 
@@ -601,8 +597,7 @@ static int child_receives_fd(void *v)
 	chan_child(&a->c);
 	fd = tu_recv_fd(a->sock, CHILD_MS);
 	CHILD_CHECK(fd >= 0, 1);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
+	CHILD_READY_THEN_GO(&a->c, 3);
 	buf = malloc(a->len);
 	CHILD_CHECK(buf && pread(fd, buf, a->len, 0) == (ssize_t)a->len, 5);
 	CHILD_CHECK(pat_check(buf, a->len, a->seed, 0) == -1, 6);

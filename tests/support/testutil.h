@@ -170,6 +170,10 @@ void tu_dump_log(void);
 		}                                                                                  \
 	} while (0)
 
+/* A child's steps that need a buffer of `size` bytes: steps(arg, buf)'s result, or step 1's
+ * failure if there is no memory for it. */
+int tu_steps_with_buffer(size_t size, int (*steps)(void *arg, char *buf), void *arg);
+
 #define USER_TRUE(step, cond)                                                                      \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
@@ -324,6 +328,12 @@ int chan_get(int fd, int timeout_ms);
 /* Child side */
 #define CHILD_READY(c) chan_put((c)->up[1])
 #define CHILD_WAIT_GO(c) chan_get((c)->down[0], 10 * CHILD_MS)
+/* The usual pair: say ready (failing as `step`), then wait for the go (as step + 1). */
+#define CHILD_READY_THEN_GO(c, step)                                                               \
+	do {                                                                                       \
+		CHILD_CHECK(CHILD_READY(c) == 0, (step));                                          \
+		CHILD_CHECK(CHILD_WAIT_GO(c) == 0, (step) + 1);                                    \
+	} while (0)
 /* Parent side */
 #define PARENT_GO(c) CHECK_0(chan_put((c)->down[1]))
 #define PARENT_WAIT_READY(c)                                                                       \

@@ -94,3 +94,14 @@ int tu_reap(pid_t pid, int timeout_ms)
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
 }
+
+int tu_steps_with_buffer(size_t size, int (*steps)(void *arg, char *buf), void *arg)
+{
+	char *buf = malloc(size);
+	int r;
+
+	USER_TRUE(1, buf != NULL);
+	r = steps(arg, buf);
+	free(buf);
+	return r;
+}
