@@ -105,6 +105,21 @@ def kill_job(job):
     return out, gone
 
 
+def expect_killed_job_cleaned(t, job, made, processes, pool_left, tmpfs_left):
+    """SIGKILL the job (kill_job): every process of it (`processes` names them) must be gone; on
+    the pool nothing of `made` may be left once its session has ended (`pool_left` says so), on
+    a plain tmpfs all of it stays (`tmpfs_left`, with %s for the names left)."""
+    _, gone = kill_job(job)
+    t.ok(gone, 'every process of the job (%s) is gone after SIGKILL' % processes)
+    if ON_POOL:
+        ok = wait_for(lambda: not set(made) & set(names()))
+        t.ok(ok, 'pool: ' + pool_left, 'left: %s' % sorted(set(made) & set(names())))
+    else:
+        left = sorted(set(made) & set(names()))
+        t.ok(left == sorted(made), 'tmpfs: ' + tmpfs_left % ' '.join(left),
+             'made %s, left %s' % (made, left))
+
+
 def read_report(path, job, bound=BOUND * 3):
     """The lines of the report file a job writes whole (rename), once it is there; None if the job
     ended first or the bound passed."""

@@ -107,16 +107,10 @@ def check_killed_job(t):
     t.ok(folders and sems and len(os.listdir(flags)) >= 2,
          'the job runs 2 workers with a memmapping folder and semaphores in /dev/shm: %s'
          % ' '.join(made))
-    out, gone = dt.kill_job(job_proc)
-    t.ok(gone, 'every process of the job (main, loky workers, resource tracker) is gone after SIGKILL')
-    if dt.ON_POOL:
-        ok = dt.wait_for(lambda: not set(made) & set(dt.names()))
-        t.ok(ok, 'pool: no memmapping folder and no sem.loky-* left once the session has ended',
-             'left: %s' % sorted(set(made) & set(dt.names())))
-    else:
-        left = sorted(set(made) & set(dt.names()))
-        t.ok(left == sorted(made), 'tmpfs: the killed job leaves its memmapping folder and '
-             'semaphores (%s)' % ' '.join(left), 'made %s, left %s' % (made, left))
+    dt.expect_killed_job_cleaned(
+        t, job_proc, made, 'main, loky workers, resource tracker',
+        'no memmapping folder and no sem.loky-* left once the session has ended',
+        'the killed job leaves its memmapping folder and semaphores (%s)')
 
 
 def main():

@@ -158,16 +158,10 @@ def check_killed_job(t):
     sems = [n for n in made if n.startswith('sem.mp-')]
     segs = [n for n in made if n.startswith('psm_')]
     t.ok(sems and segs, 'the job made named semaphores and a segment in /dev/shm: %s' % ' '.join(made))
-    out, gone = dt.kill_job(job_proc)
-    t.ok(gone, 'every process of the job (main, child, resource tracker) is gone after SIGKILL')
-    if dt.ON_POOL:
-        ok = dt.wait_for(lambda: not set(made) & set(dt.names()))
-        t.ok(ok, 'pool: nothing of the killed job is left once its session has ended',
-             'left: %s' % sorted(set(made) & set(dt.names())))
-    else:
-        left = sorted(set(made) & set(dt.names()))
-        t.ok(left == sorted(made), 'tmpfs: the killed job leaves its %d entries (%s)'
-             % (len(left), ' '.join(left)), 'made %s, left %s' % (made, left))
+    dt.expect_killed_job_cleaned(
+        t, job_proc, made, 'main, child, resource tracker',
+        'nothing of the killed job is left once its session has ended',
+        'the killed job leaves its entries (%s)')
 
 
 def main():
