@@ -105,6 +105,22 @@ def kill_job(job):
     return out, gone
 
 
+def start_reporting_job(t, argv, report, what):
+    """Start argv as a job (start_job) that writes the names it made to `report`: (job, the names
+    it made, less what /dev/shm held before), once it has. If it never reports, the job is
+    killed, the test says `what` did not run, and the names are None."""
+    before = set(names())     # ours, not the job's
+    job = start_job(argv)
+    made = read_report(report, job)
+    if made is None:
+        out, _ = kill_job(job)
+        t.ok(False, what + ' ran', out)
+        return job, None
+    made = [n for n in made if n not in before]
+    note(made)
+    return job, made
+
+
 def expect_killed_job_cleaned(t, job, made, processes, pool_left, tmpfs_left):
     """SIGKILL the job (kill_job): every process of it (`processes` names them) must be gone; on
     the pool nothing of `made` may be left once its session has ended (`pool_left` says so), on

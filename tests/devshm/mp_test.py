@@ -145,16 +145,11 @@ def job(report):
 
 def check_killed_job(t):
     report = os.path.join(os.environ.get('DEVSHM_WORK', '/tmp'), 'mp-job.report')
-    before = set(dt.names())     # ours, not the job's
-    job_proc = dt.start_job([sys.executable, os.path.abspath(__file__), 'job', report])
-    made = dt.read_report(report, job_proc)
-    if made is not None:
-        made = [n for n in made if n not in before]
+    job_proc, made = dt.start_reporting_job(
+        t, [sys.executable, os.path.abspath(__file__), 'job', report], report,
+        'the multiprocessing job')
     if made is None:
-        out, _ = dt.kill_job(job_proc)
-        t.ok(False, 'the multiprocessing job ran', out)
         return
-    dt.note(made)
     sems = [n for n in made if n.startswith('sem.mp-')]
     segs = [n for n in made if n.startswith('psm_')]
     t.ok(sems and segs, 'the job made named semaphores and a segment in /dev/shm: %s' % ' '.join(made))
