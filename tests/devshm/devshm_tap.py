@@ -105,6 +105,12 @@ def kill_job(job):
     return out, gone
 
 
+def require_devshm_ns():
+    """Skip everything unless run by devshm_ns, which says what /dev/shm is (DEVSHM_KIND)."""
+    if os.environ.get('DEVSHM_KIND') not in ('pool', 'tmpfs'):
+        skip_all('DEVSHM_KIND is not set: run me through devshm_ns')
+
+
 def start_reporting_job(t, argv, report, what):
     """Start argv as a job (start_job) that writes the names it made to `report`: (job, the names
     it made, less what /dev/shm held before), once it has. If it never reports, the job is

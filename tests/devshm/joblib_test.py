@@ -109,8 +109,7 @@ def check_killed_job(t):
 
 
 def main():
-    if os.environ.get('DEVSHM_KIND') not in ('pool', 'tmpfs'):
-        dt.skip_all('DEVSHM_KIND is not set: run me through devshm_ns')
+    dt.require_devshm_ns()
     missing = [m for m in ('joblib', 'numpy') if importlib.util.find_spec(m) is None]
     if missing:
         dt.skip_all('%s cannot be imported (Debian: python3-joblib, python3-numpy)' % missing)

@@ -160,8 +160,7 @@ def check_killed_job(t):
 
 
 def main():
-    if os.environ.get('DEVSHM_KIND') not in ('pool', 'tmpfs'):
-        dt.skip_all('DEVSHM_KIND is not set: run me through devshm_ns')
+    dt.require_devshm_ns()
     t = dt.Tap()
     for method in ('fork', 'spawn', 'forkserver'):
         check_method(t, method)
