@@ -10,7 +10,7 @@ int hash_init(struct hash_table *t, size_t nbuckets, fault_alloc_fn alloc, void 
 	memset(t, 0, sizeof(*t));
 	t->alloc = alloc;
 	t->alloc_ctx = alloc_ctx;
-	t->buckets = alloc(alloc_ctx, FAULT_HERE, nbuckets * sizeof(*t->buckets), false);
+	t->buckets = alloc(alloc_ctx, FAULT_HERE, nbuckets * sizeof(struct hash_link *), false);
 	if (!t->buckets)
 		return -ENOMEM;
 	t->nbuckets = nbuckets;
@@ -33,7 +33,7 @@ static void hash_grow(struct hash_table *t)
 
 	if (t->count < t->nbuckets)
 		return;
-	grown = t->alloc(t->alloc_ctx, FAULT_HERE, nb * sizeof(*grown), true);
+	grown = t->alloc(t->alloc_ctx, FAULT_HERE, nb * sizeof(struct hash_link *), true);
 	if (!grown)
 		return;
 	for (size_t b = 0; b < t->nbuckets; b++) {

@@ -102,7 +102,7 @@ int proc_stat_read(pid_t pid, struct proc_stat *st)
 
 int proc_running(pid_t pid)
 {
-	struct proc_stat st;
+	struct proc_stat st = {0};
 	int r = proc_stat_read(pid, &st);
 
 	return r == 0 ? 1 : r == -ESRCH ? 0 : r;
@@ -132,7 +132,7 @@ static int status_field(pid_t pid, const char *fmt, void *out)
 
 pid_t proc_tgid(pid_t tid)
 {
-	int tgid;
+	int tgid = 0;
 	int r = status_field(tid, "Tgid: %d", &tgid);
 
 	return r < 0 ? r : (pid_t)tgid;
@@ -145,7 +145,7 @@ int proc_cap_eff(pid_t pid, unsigned long long *caps)
 
 long proc_rss_kb(pid_t pid)
 {
-	long kb;
+	long kb = 0;
 	int r = status_field(pid, "VmRSS: %ld kB", &kb);
 
 	return r < 0 ? r : kb;
