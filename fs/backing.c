@@ -17,9 +17,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "backing.h"
 #include "log.h"
-#include "session.h"
+#include "procfs.h"
 #include "tmpfs_instance.h"
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
@@ -74,13 +75,12 @@ static int remove_subdir(int parent_fd, const char *name)
 static bool owner_alive(const char *name)
 {
 	long pid = strtol(name + strlen(SUBDIR_PREFIX), NULL, 10);
-	struct proc_stat st;
 
 	if (pid <= 0 || pid > INT_MAX)
 		return false;
 	/* A killed daemon may linger as a zombie until its parent reaps it: that is dead too.
 	 * A process we cannot read counts as alive: the sweep then leaves its folder alone. */
-	return proc_stat_read((pid_t)pid, &st) != -ESRCH;
+	return proc_running((pid_t)pid) != 0;
 }
 
 /* A dead daemon of an earlier version mounted its max_size tmpfs on its subfolder: detach it. */
@@ -330,17 +330,14 @@ static int store_of(struct backing *b, uid_t uid, bool make)
 		if (b->stores[i].uid == uid)
 			fd = b->stores[i].dir_fd;
 	if (fd == -ENOENT && make) {
-		if (b->nstores == b->stores_cap) {
-			size_t cap = b->stores_cap ? b->stores_cap * 2 : 8;
-			struct backing_user_store *grown = realloc(b->stores, cap * sizeof(*grown));
+		struct backing_user_store *room = array_room(b->stores, &b->stores_cap, b->nstores,
+							     8);
 
-			if (!grown) {
-				fd = -ENOMEM;
-				goto out;
-			}
-			b->stores = grown;
-			b->stores_cap = cap;
+		if (!room) {
+			fd = -ENOMEM;
+			goto out;
 		}
+		b->stores = room;
 		/* Made under the (leaf) lock: a user's first file only, a few hundred us. */
 		fd = tmpfs_instance_open(b->user_limit, b->huge, &why);
 		if (fd == -EINVAL && b->huge)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cgroup2.h"
+#include "procfs.h"
 
 /* mountinfo writes a space, tab, newline and backslash in a path as \040, \011, \012 and \134:
  * undo that in place. */
@@ -25,33 +26,35 @@ static void unescape_octal(char *s)
 	*out = '\0';
 }
 
-int cgroup2_find_mount(const char *mountinfo, char *buf, size_t len)
-{
-	FILE *f = fopen(mountinfo, "re");
-	char line[4096];
-	int r = -ENOENT;
+/* The first cgroup2 mount point into buf. */
+struct mount_line {
+	char *buf;
+	size_t len;
+};
 
-	if (!f)
-		return -errno;
+static int mount_line(char *line, void *ctx)
+{
+	const struct mount_line *m = ctx;
+	char mnt[4096], fstype[64];
+	const char *dash = strstr(line, " - ");
+
 	/* Fields: id parent major:minor root mountpoint options ... - fstype source superoptions.
 	 * On hybrid hosts cgroup2 sits at /sys/fs/cgroup/unified; on unified ones at /sys/fs/cgroup.
 	 * A mount point has its blanks escaped, so %s reads one whole. */
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[4096], fstype[64];
-		const char *dash = strstr(line, " - ");
+	if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+		return 0;
+	if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+		return 0;
+	unescape_octal(mnt);
+	return (size_t)snprintf(m->buf, m->len, "%s", mnt) < m->len ? 1 : -ENAMETOOLONG;
+}
 
-		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		unescape_octal(mnt);
-		r = (size_t)snprintf(buf, len, "%s", mnt) < len ? 0 : -ENAMETOOLONG;
-		break;
-	}
-	if (ferror(f) && r == -ENOENT)
-		r = -EIO;
-	fclose(f);
-	return r;
+int cgroup2_find_mount(const char *mountinfo, char *buf, size_t len)
+{
+	struct mount_line m = {buf, len};
+	int r = file_scan(mountinfo, mount_line, &m);
+
+	return r > 0 ? 0 : r;
 }
 
 int cgroup2_populated(const char *dir)

@@ -41,10 +41,8 @@ static int pagecache_open(struct pool *p, struct node *n, fuse_req_t req, int fd
 	return 0;
 }
 
-const struct datapath datapath_pagecache = {
-	.name = "pagecache",
-	.init = pagecache_init,
-	.start = pagecache_start,
-	.stop = pagecache_stop,
-	.open = pagecache_open,
-};
+const struct datapath datapath_pagecache = {.name = "pagecache",
+					    .init = pagecache_init,
+					    .start = pagecache_start,
+					    .stop = pagecache_stop,
+					    .open = pagecache_open};

@@ -106,8 +106,8 @@ static int backing_unregister(struct pool *p, int backing_id)
  * open, two fcntl and a close. The probe often comes a moment too early (the closing process's
  * backing file goes just after RELEASE): the soon list and that file's close event follow. It
  * still runs, because the close event may have come first, while the handle was open, and
- * because every moment the entry stays "maybe mapped" after its last close is a moment a
- * LOOKUP holds its removal for an OPEN (pool_note_lookup). */
+ * because every moment the entry stays "maybe mapped" after its last close is a moment it stays
+ * listed with nothing using it. */
 static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_release *rel)
 {
 	(void)p;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "holds.h"
 #include "poolfs_names.h"
 
@@ -37,7 +38,7 @@ int hold_request_parse(const char *value, size_t len, struct hold_request *out)
 	text[len] = '\0';
 
 	out->pid = 0;
-	for (size_t i = 0; i < sizeof(scope_words) / sizeof(scope_words[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(scope_words); i++) {
 		if (strcmp(text, scope_words[i].word) == 0) {
 			out->kind = scope_words[i].kind;
 			return 0;

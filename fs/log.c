@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "log.h"
 
 static struct {
@@ -96,37 +97,20 @@ static void vlog(int prio, const char *level, const char *fmt, va_list ap)
 	log_line(prio, level, line);
 }
 
-void log_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vlog(LOG_ERR, "error: ", fmt, ap);
-	va_end(ap);
-}
+/* The four levels, each vlog with its priority and prefix. */
+#define LOG_AT(name, prio, prefix)                                                                 \
+	void name(const char *fmt, ...)                                                            \
+	{                                                                                          \
+		va_list ap;                                                                        \
+		va_start(ap, fmt);                                                                 \
+		vlog(prio, prefix, fmt, ap);                                                       \
+		va_end(ap);                                                                        \
+	}
 
-void log_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vlog(LOG_WARNING, "warning: ", fmt, ap);
-	va_end(ap);
-}
-
-void log_info(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vlog(LOG_INFO, "", fmt, ap);
-	va_end(ap);
-}
-
-void log_debug(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vlog(LOG_DEBUG, "", fmt, ap);
-	va_end(ap);
-}
+LOG_AT(log_error, LOG_ERR, "error: ")
+LOG_AT(log_warn, LOG_WARNING, "warning: ")
+LOG_AT(log_info, LOG_INFO, "")
+LOG_AT(log_debug, LOG_DEBUG, "")
 
 void log_to_syslog(const char *socket_path)
 {
@@ -147,7 +131,7 @@ static void fuse_message(enum fuse_log_level level, const char *fmt, va_list ap)
 	static const int prio[] = {LOG_EMERG,	LOG_ALERT,  LOG_CRIT, LOG_ERR,
 				   LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG};
 	static _Thread_local char pending[1024];
-	int p = (unsigned)level < sizeof(prio) / sizeof(prio[0]) ? prio[level] : LOG_INFO;
+	int p = (unsigned)level < ARRAY_SIZE(prio) ? prio[level] : LOG_INFO;
 	size_t used = strnlen(pending, sizeof(pending));
 
 	/* As in vlog(): the caller (libfuse's fuse_log) has started ap. */

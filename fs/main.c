@@ -20,6 +20,7 @@
 #include "ops.h"
 #include "options.h"
 #include "pool.h"
+#include "procfs.h"
 #include "sdnotify.h"
 #include "transport.h"
 #include "watch.h"
@@ -101,17 +102,9 @@ static void usage(const char *prog)
 /* Passthrough needs CAP_SYS_ADMIN to register backing files (FUSE_DEV_IOC_BACKING_OPEN). */
 static bool have_cap_sys_admin(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
 	unsigned long long eff = 0;
 
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return eff & (1ull << 21);
+	return proc_cap_eff(getpid(), &eff) == 0 && (eff & (1ull << 21));
 }
 #endif
 
@@ -211,7 +204,7 @@ static int check_datapath(const struct pool_options *opts)
 static int make_pool(struct daemon *d)
 {
 	const struct pool_options *opts = &d->opts;
-	struct pool *pool = calloc(1, sizeof(*pool));
+	struct pool *pool = fault_calloc(1, sizeof(*pool));
 	int r;
 
 	if (!pool)
@@ -401,6 +394,11 @@ int main(int argc, char *argv[])
 	raise_fd_limit();
 
 	ret = 1;
+	/* Faultsim builds only: POOLFS_FAULT fails an allocation of the start (fault.h). */
+	if (fault_arm_env() < 0) {
+		fprintf(stderr, "poolfs: POOLFS_FAULT: not a fault to arm\n");
+		goto out;
+	}
 	if (make_pool(&d) < 0)
 		goto out;
 	r = mount_pool(&d);

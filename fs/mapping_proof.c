@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
+#include "fault.h"
 #include "log.h"
 #include "mapping_proof.h"
 #include "watch.h"
@@ -263,10 +265,10 @@ static size_t recheck_all(struct pool *p)
 {
 	size_t freed = 0;
 
-	for (size_t b = 0; b < p->ino_buckets; b++) {
-		struct node *n = p->ino_table[b], *next;
+	for (size_t b = 0; b < p->inos.nbuckets; b++) {
+		struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]), *next;
 		for (; n; n = next) {
-			next = n->ino_next;
+			next = POOL_NODE_OF_LINK(n->ino_link.next);
 			freed += recheck_mapped(p, n);
 		}
 	}
@@ -333,8 +335,9 @@ static void backstop_fired(void *ctx, int fd)
 			log_info("passthrough: the periodic re-check found a mapping gone that no "
 				 "close event reported (logged once)");
 		}
-		for (size_t b = 0; b < p->ino_buckets; b++)
-			for (struct node *n = p->ino_table[b]; n; n = n->ino_next)
+		for (size_t b = 0; b < p->inos.nbuckets; b++)
+			for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
+			     n = POOL_NODE_OF_LINK(n->ino_link.next))
 				remaining += n->life.maybe_mapped && !n->life.removed;
 		if (remaining)
 			backstop_set(st, interval * 4 > BACKSTOP_MAX_MS ? BACKSTOP_MAX_MS
@@ -431,7 +434,7 @@ static void fanotify_fired(void *ctx, int fan_fd)
 			if (md.pid == p->daemon_pid || overflow)
 				continue;
 			ino = event_ino(buf + off, &md);
-			if (ino && count < sizeof(inos) / sizeof(inos[0]))
+			if (ino && count < ARRAY_SIZE(inos))
 				inos[count++] = ino;
 			else if (ino)
 				overflow = true;
@@ -450,11 +453,12 @@ int proof_start(struct pool *p)
 {
 	const unsigned fan_flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
 				   FAN_REPORT_DFID_NAME;
-	struct passthrough_state *st = calloc(1, sizeof(*st));
+	struct passthrough_state *st = fault_calloc(1, sizeof(*st));
 	int r;
 
 	if (!st)
 		return -ENOMEM;
+	int *const fds[] = {&st->fan_fd, &st->backstop_fd, &st->soon_fd}; /* closed on failure */
 	st->fan_fd = -1;
 	st->soon_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	st->backstop_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -484,12 +488,9 @@ int proof_start(struct pool *p)
 	p->dp_state = st;
 	return 0;
 fail:
-	if (st->fan_fd >= 0)
-		close(st->fan_fd);
-	if (st->backstop_fd >= 0)
-		close(st->backstop_fd);
-	if (st->soon_fd >= 0)
-		close(st->soon_fd);
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
 	free(st);
 	return r;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "array.h"
 #include "mountopts.h"
 
 void mountopts_init(struct mount_extras *m)
@@ -22,7 +23,7 @@ static bool is_helper_option(const char *item)
 
 	if (strncmp(item, "x-", 2) == 0 || strncmp(item, "comment=", 8) == 0)
 		return true;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (strcmp(item, names[i]) == 0)
 			return true;
 	return false;

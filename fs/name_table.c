@@ -7,6 +7,9 @@
 
 #define NAMES_FIRST_BUCKETS 1024
 
+/* The name table's chains hold `struct name`s. */
+#define NAME_OF_LINK(l) ((struct name *)((char *)(l)-offsetof(struct name, hash)))
+
 /* FNV-1a over the folder's address and the text: a folder keeps its ends for its whole life. */
 static size_t name_hash(const struct name_ends *dir, const char *text)
 {
@@ -17,30 +20,29 @@ static size_t name_hash(const struct name_ends *dir, const char *text)
 	return (size_t)(h ^ (h >> 29));
 }
 
-int names_init(struct name_table *t)
+int names_init(struct name_table *t, fault_alloc_fn alloc, void *alloc_ctx)
 {
-	memset(t, 0, sizeof(*t));
-	t->buckets = calloc(NAMES_FIRST_BUCKETS, sizeof(struct name *));
-	if (!t->buckets)
-		return -ENOMEM;
-	t->nbuckets = NAMES_FIRST_BUCKETS;
-	return 0;
+	t->dead = NULL;
+	return hash_init(&t->hash, NAMES_FIRST_BUCKETS, alloc, alloc_ctx);
 }
 
 void names_destroy(struct name_table *t)
 {
-	for (size_t b = 0; t->buckets && b < t->nbuckets; b++)
-		names_free_list(t->buckets[b]);
-	free(t->buckets);
-	t->buckets = NULL;
-	t->nbuckets = t->count = 0;
+	for (size_t b = 0; t->hash.buckets && b < t->hash.nbuckets; b++) {
+		struct hash_link *l = t->hash.buckets[b], *next;
+		for (; l; l = next) {
+			next = l->next;
+			free(NAME_OF_LINK(l));
+		}
+	}
+	hash_destroy(&t->hash);
 	names_free_list(names_take_dead(t));
 }
 
-struct name *name_new(const char *text, void *(*alloc)(void *ctx, size_t size), void *ctx)
+struct name *name_new(const char *text, fault_alloc_fn alloc, void *ctx)
 {
 	size_t len = strlen(text);
-	struct name *nm = alloc(ctx, sizeof(*nm) + len + 1);
+	struct name *nm = alloc(ctx, FAULT_HERE, sizeof(*nm) + len + 1, false);
 
 	if (!nm)
 		return NULL;
@@ -49,58 +51,45 @@ struct name *name_new(const char *text, void *(*alloc)(void *ctx, size_t size), 
 	return nm;
 }
 
-/* Double the buckets once the table is as full as it is wide. Failing is harmless: the old
- * table still works, with longer chains. */
-static void names_grow(struct name_table *t)
-{
-	size_t nb = t->nbuckets * 2;
-	struct name **grown;
+/* A name is in two lists: its folder's (by_folder) and its entry's. */
+enum { NEXT, PREV };
 
-	if (t->count < t->nbuckets)
-		return;
-	grown = calloc(nb, sizeof(struct name *));
-	if (!grown)
-		return;
-	for (size_t b = 0; b < t->nbuckets; b++) {
-		struct name *nm = t->buckets[b], *next;
-		for (; nm; nm = next) {
-			size_t to = name_hash(nm->dir, nm->text) & (nb - 1);
-			next = nm->hash_next;
-			nm->hash_next = grown[to];
-			grown[to] = nm;
-		}
-	}
-	free(t->buckets);
-	t->buckets = grown;
-	t->nbuckets = nb;
+static struct name **links(struct name *nm, bool by_folder)
+{
+	return by_folder ? nm->sib : nm->alias;
+}
+
+static void list_push(struct name **head, struct name *nm, bool by_folder)
+{
+	links(nm, by_folder)[PREV] = NULL;
+	links(nm, by_folder)[NEXT] = *head;
+	if (*head)
+		links(*head, by_folder)[PREV] = nm;
+	*head = nm;
+}
+
+static void list_take(struct name **head, struct name *nm, bool by_folder)
+{
+	struct name **l = links(nm, by_folder);
+
+	if (l[PREV])
+		links(l[PREV], by_folder)[NEXT] = l[NEXT];
+	else
+		*head = l[NEXT];
+	if (l[NEXT])
+		links(l[NEXT], by_folder)[PREV] = l[PREV];
 }
 
 void names_attach(struct name_table *t, struct name *nm, struct name_ends *dir,
 		  struct name_ends *entry)
 {
-	size_t b;
-
-	names_grow(t);
 	nm->dir = dir;
 	nm->entry = entry;
-	b = name_hash(dir, nm->text) & (t->nbuckets - 1);
-	nm->hash_next = t->buckets[b];
-	t->buckets[b] = nm;
-	t->count++;
-
-	nm->sib_prev = NULL;
-	nm->sib_next = dir->children;
-	if (dir->children)
-		dir->children->sib_prev = nm;
-	dir->children = nm;
+	hash_insert(&t->hash, &nm->hash, name_hash(dir, nm->text));
+	list_push(&dir->children, nm, true);
 	dir->nchildren++;
 	dir->subdirs += entry->is_dir;
-
-	nm->alias_prev = NULL;
-	nm->alias_next = entry->names;
-	if (entry->names)
-		entry->names->alias_prev = nm;
-	entry->names = nm;
+	list_push(&entry->names, nm, false);
 	entry->nnames++;
 }
 
@@ -110,44 +99,30 @@ void names_detach(struct name_table *t, struct name *nm)
 
 	if (!dir)
 		return;
-	for (struct name **pp = &t->buckets[name_hash(dir, nm->text) & (t->nbuckets - 1)]; *pp;
-	     pp = &(*pp)->hash_next) {
-		if (*pp == nm) {
-			*pp = nm->hash_next;
-			t->count--;
-			break;
-		}
-	}
-	if (nm->sib_prev)
-		nm->sib_prev->sib_next = nm->sib_next;
-	else
-		dir->children = nm->sib_next;
-	if (nm->sib_next)
-		nm->sib_next->sib_prev = nm->sib_prev;
+	hash_remove(&t->hash, &nm->hash);
+	list_take(&dir->children, nm, true);
 	dir->nchildren--;
 	dir->subdirs -= entry->is_dir;
-
-	if (nm->alias_prev)
-		nm->alias_prev->alias_next = nm->alias_next;
-	else
-		entry->names = nm->alias_next;
-	if (nm->alias_next)
-		nm->alias_next->alias_prev = nm->alias_prev;
+	list_take(&entry->names, nm, false);
 	entry->nnames--;
 
 	/* The links stay readable (a walk may still step from it) but lead nowhere new. */
 	nm->dir = NULL;
 	nm->alias_next = nm->alias_prev = NULL;
-	nm->hash_next = t->dead;
+	nm->dead_next = t->dead;
 	t->dead = nm;
 }
 
 struct name *names_find(const struct name_table *t, const struct name_ends *dir, const char *text)
 {
-	for (struct name *nm = t->buckets[name_hash(dir, text) & (t->nbuckets - 1)]; nm;
-	     nm = nm->hash_next)
-		if (nm->dir == dir && strcmp(nm->text, text) == 0)
+	size_t hash = name_hash(dir, text);
+
+	for (struct hash_link *l = hash_chain(&t->hash, hash); l; l = l->next) {
+		struct name *nm = NAME_OF_LINK(l);
+
+		if (l->hash == hash && nm->dir == dir && strcmp(nm->text, text) == 0)
 			return nm;
+	}
 	return NULL;
 }
 
@@ -162,7 +137,7 @@ struct name *names_take_dead(struct name_table *t)
 void names_free_list(struct name *list)
 {
 	while (list) {
-		struct name *next = list->hash_next;
+		struct name *next = list->dead_next;
 		free(list);
 		list = next;
 	}

@@ -3,8 +3,8 @@
  * entries").
  *
  * The module knows folders and entries only by the `struct name_ends` each node embeds: it links
- * a name into its folder's list and its entry's list, finds a name by (folder, text) in one hash
- * table, and keeps the counts those lists imply. It decides nothing (which names may exist, and
+ * a name into its folder's list and its entry's list, finds a name by (folder, text) in the
+ * daemon's hash table (hash_table.h), and keeps the counts those lists imply. It decides nothing (which names may exist, and
  * when an entry goes, are the pool's rules) and takes no lock (the pool lock covers it). Nothing
  * here calls up into the pool, so it is unit-tested on its own (tests/unit/test_name_table.c). */
 #ifndef POOLFS_NAME_TABLE_H
@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "fault.h"
+#include "hash_table.h"
 
 /* The most names one entry may have: link() past it is EMLINK (ext4's bound). */
 #define NAMES_MAX_PER_ENTRY 65000u
@@ -30,33 +33,42 @@ struct name_ends {
 };
 
 struct name {
-	struct name *hash_next;		      /* hash chain; the dead list after detach */
-	struct name *sib_next, *sib_prev;     /* the other names in the same folder */
-	struct name *alias_next, *alias_prev; /* the entry's other names */
-	struct name_ends *dir;		      /* the folder it is in; NULL once detached */
-	struct name_ends *entry;	      /* what it names */
+	struct hash_link hash;	/* in the table by (folder, text) */
+	struct name *dead_next; /* the dead list after detach */
+	union {			/* the other names in the same folder */
+		struct {
+			struct name *sib_next, *sib_prev;
+		};
+		struct name *sib[2]; /* the same, for name_table.c's list functions */
+	};
+	union { /* the entry's other names */
+		struct {
+			struct name *alias_next, *alias_prev;
+		};
+		struct name *alias[2];
+	};
+	struct name_ends *dir;	 /* the folder it is in; NULL once detached */
+	struct name_ends *entry; /* what it names */
 	size_t len;
 	char text[];
 };
 
 struct name_table {
-	struct name **buckets;
-	size_t nbuckets; /* a power of two */
-	size_t count;
+	struct hash_table hash;
 	/* Detached names, freed only once the caller says no pointer to them is left (after the
 	 * pool lock is released): a walk over a folder may hold a pointer to a sibling that a
 	 * removal elsewhere detached (docs/design.md "Names and entries"). */
 	struct name *dead;
 };
 
-/* An empty table. 0 or -ENOMEM. */
-int names_init(struct name_table *t);
+/* An empty table whose buckets come from `alloc` (fault.h). 0 or -ENOMEM. */
+int names_init(struct name_table *t, fault_alloc_fn alloc, void *alloc_ctx);
 /* Free every name, live or dead, and the table (accepts a table names_init never reached). */
 void names_destroy(struct name_table *t);
 
 /* A new, unattached name with a copy of `text` (at most 255 bytes, checked by the caller),
- * allocated by `alloc` (zeroed memory or NULL). NULL when out of memory. */
-struct name *name_new(const char *text, void *(*alloc)(void *ctx, size_t size), void *ctx);
+ * allocated by `alloc` (fault.h). NULL when out of memory. */
+struct name *name_new(const char *text, fault_alloc_fn alloc, void *ctx);
 
 /* Put `nm` (from name_new) in folder `dir`, naming `entry`. Cannot fail: a table that cannot
  * grow stays as it is, only slower. The caller made sure (dir, text) is free. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "log.h"
 #include "notify.h"
 
@@ -64,7 +65,7 @@ static void *notify_loop(void *arg)
 
 int notify_start(struct notify **out, struct fuse_session *se)
 {
-	struct notify *n = calloc(1, sizeof(*n));
+	struct notify *n = fault_calloc(1, sizeof(*n));
 	int r;
 
 	if (!n)
@@ -86,7 +87,7 @@ int notify_start(struct notify **out, struct fuse_session *se)
 int notify_push(void *ctx, uint64_t parent, const char *name, size_t len, uint64_t ino)
 {
 	struct notify *n = ctx;
-	struct item *it = malloc(sizeof(*it) + len + 1);
+	struct item *it = fault_malloc(sizeof(*it) + len + 1);
 
 	if (!it) {
 		log_warn("out of memory queueing an invalidation of %s", name);

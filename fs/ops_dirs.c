@@ -144,8 +144,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct pool *p = pool_of(req);
 	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
 	size_t left = off >= 0 && (size_t)off < d->count ? d->count - (size_t)off : 0;
-	char *buf = calloc(1, size);
-	uint64_t *given = plus ? calloc(left ? left : 1, sizeof(*given)) : NULL;
+	char *buf = fault_calloc(1, size);
+	uint64_t *given = plus ? fault_calloc(left ? left : 1, sizeof(*given)) : NULL;
 	size_t used = 0, ngiven = 0;
 	const struct node *dir;
 

@@ -15,6 +15,7 @@
 
 #include "datapath.h"
 #include "log.h"
+#include "name_rules.h"
 #include "ops_internal.h"
 
 /* ---- names --------------------------------------------------------------------------------- */
@@ -27,8 +28,9 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct stat st;
 	int r;
 
-	if (strlen(name) > POOL_NAME_MAX) {
-		fuse_reply_err(req, ENAMETOOLONG);
+	r = name_check(NAME_LOOKUP, name);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
 		return;
 	}
 	pool_lock(p);
@@ -146,10 +148,10 @@ int make_entry(struct pool *p, fuse_req_t req, const struct hold_caller *who, fu
 {
 	struct node *dir;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	int r = check_name(name);
+	int r = name_check(NAME_CREATE, name);
 
 	if (r < 0)
-		return r == -EINVAL ? -EEXIST : r;
+		return r;
 	r = get_dir(p, req, parent, &dir);
 	if (r < 0)
 		return r;
@@ -214,31 +216,37 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 	make_and_reply(req, parent, name, &(struct new_entry){.type = S_IFDIR, .mode = mode});
 }
 
+int make_file(struct pool *p, fuse_req_t req, const struct fuse_file_info *fi, fuse_ino_t parent,
+	      const char *name, mode_t mode, struct new_file *nf, struct node **out)
+{
+	struct hold_caller who;
+	int r = new_file_make(p, fi ? req : NULL, caller_uid(req), fi ? fi->flags : 0, nf);
+
+	if (r < 0)
+		return r;
+	autohold_caller(p, req, &who);
+	pool_lock(p);
+	r = make_entry(p, req, &who, parent, name,
+		       &(struct new_entry){.type = S_IFREG, .mode = mode, .nf = nf}, out);
+	if (r < 0) {
+		pool_unlock(p);
+		new_file_drop(p, nf, true);
+	}
+	return r;
+}
+
 /* MKNOD of a regular file: its backing file is made before the lock, as for CREATE. */
 static void mknod_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
-	struct hold_caller who;
 	struct new_file nf;
-	int r;
+	int r = make_file(p, req, NULL, parent, name, mode, &nf, &n);
 
-	r = new_file_make(p, NULL, caller_uid(req), 0, &nf);
-	if (r < 0) {
+	if (r < 0)
 		fuse_reply_err(req, -r);
-		return;
-	}
-	autohold_caller(p, req, &who);
-	pool_lock(p);
-	r = make_entry(p, req, &who, parent, name,
-		       &(struct new_entry){.type = S_IFREG, .mode = mode, .nf = &nf}, &n);
-	if (r < 0) {
-		pool_unlock(p);
-		new_file_drop(p, &nf, true);
-		fuse_reply_err(req, -r);
-		return;
-	}
-	reply_new_name(req, p, pool_parent(n), name, n, r);
+	else
+		reply_new_name(req, p, pool_parent(n), name, n, r);
 }
 
 void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
@@ -285,7 +293,7 @@ void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	r = get_owned(p, req, ino, "read link", &n);
 	if (r == 0 && !S_ISLNK(n->type))
 		r = -EINVAL;
-	if (r == 0 && !(target = strdup(n->target)))
+	if (r == 0 && !(target = fault_strdup(n->target)))
 		r = -ENOMEM;
 	pool_unlock(p);
 	if (r < 0)
@@ -328,10 +336,10 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 {
 	struct pool *p = pool_of(req);
 	struct node *n = NULL, *dir = NULL;
-	int r = check_name(newname);
+	int r = name_check(NAME_LINK, newname);
 
 	if (r < 0) {
-		fuse_reply_err(req, r == -EINVAL ? EEXIST : -r);
+		fuse_reply_err(req, -r);
 		return;
 	}
 	pool_lock(p);
@@ -422,11 +430,9 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	struct name *src_nm = NULL, *dst_nm = NULL;
 	int r;
 
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	r = check_name(newname);
+	r = flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)
+		    ? -EINVAL
+		    : name_check(NAME_RENAME, newname);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

@@ -277,7 +277,6 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	struct pool *p = pool_of(req);
 	struct node *n = NULL;
 	struct fuse_entry_param e;
-	struct hold_caller who;
 	struct new_file nf;
 	struct stat st;
 	int r;
@@ -289,17 +288,11 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	/* The system calls come first, without the lock: the backing file is made, statted and
 	 * registered, and what /proc says about the creator is read; the lock covers the checks
 	 * and the bookkeeping (docs/design.md "What runs outside the lock"). */
-	r = new_file_make(p, req, caller_uid(req), fi->flags, &nf);
+	r = make_file(p, req, fi, parent, name, mode, &nf, &n);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
-	autohold_caller(p, req, &who);
-	pool_lock(p);
-	r = make_entry(p, req, &who, parent, name,
-		       &(struct new_entry){.type = S_IFREG, .mode = mode, .nf = &nf}, &n);
-	if (r < 0)
-		goto fail;
 	r = open_handle(p, n, req, nf.fd, &nf.backing_id, fi);
 	if (r < 0) {
 		pool_recheck(p, n); /* the node goes at once unless a hold keeps it */

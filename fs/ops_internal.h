@@ -21,7 +21,6 @@ struct pool *pool_of(fuse_req_t req);
 uid_t caller_uid(fuse_req_t req);
 int get_node(struct pool *p, fuse_ino_t ino, struct node **out);
 int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what, struct node **out);
-int check_name(const char *name);
 void fill_entry(struct pool *p, const struct node *dir, struct node *n, const struct stat *st,
 		struct fuse_entry_param *e);
 int get_dir(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **out);
@@ -54,6 +53,11 @@ struct new_file {
 int new_file_make(struct pool *p, fuse_req_t req, uid_t uid, int flags, struct new_file *nf);
 void new_file_drop(struct pool *p, struct new_file *nf, bool unlink_it);
 void autohold_caller(struct pool *p, fuse_req_t req, struct hold_caller *who);
+/* A new file `name` in `parent` (mknod, create): its backing file (for the handle `fi` opens,
+ * if any) made before the lock, then its entry under the lock. 0 with the lock held and *out
+ * set; else -errno, the lock released and the backing file gone. */
+int make_file(struct pool *p, fuse_req_t req, const struct fuse_file_info *fi, fuse_ino_t parent,
+	      const char *name, mode_t mode, struct new_file *nf, struct node **out);
 /* What make_entry makes: a folder (S_IFDIR), a file (S_IFREG, with `nf`), a symlink (S_IFLNK,
  * with `target`), a FIFO or a socket. */
 struct new_entry {

@@ -52,19 +52,6 @@ int get_owned(struct pool *p, fuse_req_t req, fuse_ino_t ino, const char *what, 
 	return 0;
 }
 
-int check_name(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (len == 0)
-		return -ENOENT;
-	if (len > POOL_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return -EINVAL;
-	return 0;
-}
-
 /* How long the kernel may keep a name without asking (docs/design.md, "Caching"). With
  * default_permissions the kernel checks every access below a user's own 0700 folder itself,
  * so folder names there are cached for long. Names directly in the shared root of a multi-user

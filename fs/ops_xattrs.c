@@ -59,7 +59,7 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 			     : -EPERM;
 		return 1;
 	}
-	*out = malloc(4096);
+	*out = fault_controls_alloc(4096);
 	if (!*out) {
 		*r = -ENOMEM;
 		return 1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "options.h"
 #include "poolfs_names.h"
 
@@ -138,6 +139,55 @@ static const char *value_of(const char *item, const char *key)
 	return NULL;
 }
 
+/* The options that name one of a few words: 1, 0 if `item` is none of them, or -EINVAL. */
+static int apply_choice(struct pool_options *o, const char *item, const char **why)
+{
+	enum { DATAPATH, HUGE, AUTOHOLD, URING };
+	static const struct {
+		const char *key;
+		const char *const *names;
+		int count;
+		const char *why;
+	} choices[] = {
+		[DATAPATH] = {"datapath", datapath_names, ARRAY_SIZE(datapath_names),
+			      "datapath= must be auto, passthrough or pagecache"},
+		[HUGE] = {"huge", huge_names, ARRAY_SIZE(huge_names),
+			  "huge= must be never, within_size, always or advise"},
+		[AUTOHOLD] = {"autohold", autohold_names, ARRAY_SIZE(autohold_names),
+			      "autohold= must be none, process, session or cgroup"},
+		[URING] = {"uring", uring_names, ARRAY_SIZE(uring_names),
+			   "uring= must be auto, on or off"},
+	};
+	size_t i = 0;
+	const char *v = NULL;
+	int r;
+
+	while (i < ARRAY_SIZE(choices) && !(v = value_of(item, choices[i].key)))
+		i++;
+	if (!v)
+		return 0;
+	r = parse_enum(v, choices[i].names, choices[i].count);
+	if (r < 0) {
+		*why = choices[i].why;
+		return r;
+	}
+	switch (i) {
+	case DATAPATH:
+		o->datapath = (enum datapath_choice)r;
+		break;
+	case HUGE:
+		o->huge = (enum huge_choice)r;
+		o->huge_given = true;
+		break;
+	case AUTOHOLD:
+		o->autohold = (enum autohold_choice)r;
+		break;
+	default:
+		o->uring = (enum uring_choice)r;
+	}
+	return 1;
+}
+
 /* The numeric limits: byte counts (or entry counts) with optional k/M/G/T suffixes. */
 static int apply_limit(struct pool_options *o, const char *item, const char **why)
 {
@@ -156,7 +206,7 @@ static int apply_limit(struct pool_options *o, const char *item, const char **wh
 		 "max_user_meta= must be a byte count with an optional k/M/G/T suffix (0: no limit)"},
 	};
 
-	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(limits); i++) {
 		const char *v = value_of(item, limits[i].key);
 		int r;
 		if (!v)
@@ -190,50 +240,15 @@ int options_apply(struct pool_options *o, const char *item, const char **why)
 		o->backing_given = true;
 		return 1;
 	}
-	if ((v = value_of(item, "datapath"))) {
-		r = parse_enum(v, datapath_names, 3);
-		if (r < 0) {
-			*why = "datapath= must be auto, passthrough or pagecache";
-			return r;
-		}
-		o->datapath = (enum datapath_choice)r;
-		return 1;
-	}
-	if ((v = value_of(item, "huge"))) {
-		r = parse_enum(v, huge_names, 4);
-		if (r < 0) {
-			*why = "huge= must be never, within_size, always or advise";
-			return r;
-		}
-		o->huge = (enum huge_choice)r;
-		o->huge_given = true;
-		return 1;
-	}
-	if ((v = value_of(item, "autohold"))) {
-		r = parse_enum(v, autohold_names, 4);
-		if (r < 0) {
-			*why = "autohold= must be none, process, session or cgroup";
-			return r;
-		}
-		o->autohold = (enum autohold_choice)r;
-		return 1;
-	}
 	if ((v = value_of(item, "linger"))) {
 		r = options_parse_seconds(v, &o->linger_ms);
 		if (r < 0)
 			*why = "linger= must be a number of seconds (decimals allowed, at most a year)";
 		return r < 0 ? r : 1;
 	}
-	if ((v = value_of(item, "uring"))) {
-		r = parse_enum(v, uring_names, 3);
-		if (r < 0) {
-			*why = "uring= must be auto, on or off";
-			return r;
-		}
-		o->uring = (enum uring_choice)r;
-		return 1;
-	}
-	r = apply_limit(o, item, why);
+	r = apply_choice(o, item, why);
+	if (r == 0)
+		r = apply_limit(o, item, why);
 	if (r != 0)
 		return r;
 	if (strcmp(item, "root_exempt") == 0) {

@@ -39,10 +39,10 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	r = pthread_cond_init(&p->release_done, NULL);
 	if (r)
 		return -r;
-	p->ino_buckets = 1024;
-	p->ino_table = calloc(p->ino_buckets, sizeof(struct node *));
-	p->root = calloc(1, sizeof(*p->root));
-	if (!p->ino_table || !p->root || names_init(&p->names) < 0)
+	fault_use(&p->fault);
+	p->root = pool_alloc(p, sizeof(*p->root));
+	if (!p->root || hash_init(&p->inos, 1024, pool_alloc_cb, p) < 0 ||
+	    names_init(&p->names, pool_alloc_cb, p) < 0)
 		return -ENOMEM;
 	p->root->ino = POOL_ROOT_INO;
 	p->root->type = S_IFDIR;
@@ -75,11 +75,11 @@ void pool_destroy(struct pool *p)
 {
 	/* First: its thread uses the store. */
 	pool_reaper_stop(p);
-	if (p->ino_table) {
-		for (size_t b = 0; b < p->ino_buckets; b++) {
-			struct node *n = p->ino_table[b], *next;
+	if (p->inos.buckets) {
+		for (size_t b = 0; b < p->inos.nbuckets; b++) {
+			struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]), *next;
 			for (; n; n = next) {
-				next = n->ino_next;
+				next = POOL_NODE_OF_LINK(n->ino_link.next);
 				pool_node_free(n);
 			}
 		}
@@ -102,8 +102,7 @@ void pool_destroy(struct pool *p)
 		free(u);
 	}
 	pool_sources_free(p);
-	free(p->ino_table);
-	p->ino_table = NULL;
+	hash_destroy(&p->inos);
 	names_destroy(&p->names);
 	backing_close(&p->backing);
 	if (p->linger_timer_fd >= 0)

@@ -38,8 +38,10 @@
 #include <sys/types.h>
 
 #include "access.h"
+#include "array.h"
 #include "backing.h"
 #include "fault.h"
+#include "hash_table.h"
 #include "holds.h"
 #include "lifetime.h"
 #include "name_table.h"
@@ -59,6 +61,10 @@
 #define POOL_NAME_COST 320u
 /* For container_of: a node from its embedded name ends. */
 #define POOL_NODE_OF_ENDS(e) ((struct node *)(void *)((char *)(e)-offsetof(struct node, ends)))
+/* The node of an entry table link, NULL for none: a walk of every node goes
+ * `for b < p->inos.nbuckets: for n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n; n = POOL_NODE_OF_LINK(n->ino_link.next)`. */
+#define POOL_NODE_OF_LINK(l)                                                                       \
+	((l) ? (struct node *)(void *)((char *)(l)-offsetof(struct node, ino_link)) : NULL)
 
 struct node {
 	uint64_t ino;
@@ -69,8 +75,8 @@ struct node {
 	/* Its names, and for a folder the names in it (name_table.h). A folder has at most one name;
 	 * a file, symlink, FIFO or socket one per hard link. */
 	struct name_ends ends;
-	struct node *ino_next; /* inode hash chain */
-	char *target;	       /* symlinks: what it points to */
+	struct hash_link ino_link; /* in the entry table, by inode number */
+	char *target;		   /* symlinks: what it points to */
 	struct lifetime life;
 	struct timespec atime, mtime; /* all but files, which use the backing file's */
 	struct timespec ctime;	      /* files: the last change the backing file did not see */
@@ -197,8 +203,7 @@ struct pool {
 	/* The next inode number: taken without the lock (pool_new_ino), since CREATE makes the
 	 * backing file, named by it, before taking the lock. Never reused. */
 	_Atomic uint64_t next_ino;
-	struct node **ino_table;
-	size_t ino_buckets, ino_count;
+	struct hash_table inos;	 /* every node by inode number (pool_tree.c; hash_table.h) */
 	struct name_table names; /* every name, apart from the entries (name_table.h) */
 	struct node *zombies;
 	struct pending_inval *inval_head, **inval_tail;
@@ -251,9 +256,12 @@ void pool_lock(struct pool *p);
 /* Unlocks, then queues invalidations and frees forgotten nodes. */
 void pool_unlock(struct pool *p);
 
-/* Allocations of pool state: zeroed; NULL when out of memory (or an injected fault). */
-void *pool_alloc(struct pool *p, size_t size);
-char *pool_strdup(struct pool *p, const char *s);
+/* Allocations of pool state: zeroed; NULL when out of memory (or an injected fault, at the
+ * caller's site: fault.h). */
+void *pool_alloc_at(struct pool *p, size_t size, const char *site);
+char *pool_strdup_at(struct pool *p, const char *s, const char *site);
+#define pool_alloc(p, size) pool_alloc_at((p), (size), FAULT_HERE)
+#define pool_strdup(p, s) pool_strdup_at((p), (s), FAULT_HERE)
 
 struct node *pool_node(struct pool *p, uint64_t ino); /* NULL if unknown */
 /* The entry named `name` in `dir`, NULL if none. */

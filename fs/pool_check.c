@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "pool.h"
 #include "pool_internal.h"
 
@@ -44,14 +45,11 @@ static struct tally *tally_of(struct check *c, uid_t uid)
 	for (size_t i = 0; i < c->nusers; i++)
 		if (c->users[i].uid == uid)
 			return &c->users[i];
-	if (c->nusers == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		struct tally *t = realloc(c->users, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		c->users = t;
-		c->cap = cap;
-	}
+	struct tally *room = array_room(c->users, &c->cap, c->nusers, 16);
+
+	if (!room)
+		return NULL;
+	c->users = room;
 	memset(&c->users[c->nusers], 0, sizeof(c->users[0]));
 	c->users[c->nusers].uid = uid;
 	return &c->users[c->nusers++];
@@ -155,9 +153,9 @@ static int check_totals(struct check *c)
 			    "pool counters: entries %" PRIu64 "/%" PRIu64 " bytes %" PRIu64
 			    "/%" PRIu64 " (counted/kept)\n",
 			    c->entries, p->entries, c->bytes, p->bytes);
-	if (c->names != p->names.count)
+	if (c->names != p->names.hash.count)
 		return fail(c, "name table holds %zu names, %" PRIu64 " entries are named\n",
-			    p->names.count, c->names);
+			    p->names.hash.count, c->names);
 	if (c->lingering != p->lingering)
 		return fail(c, "%" PRIu64 " entries linger, counter says %zu\n", c->lingering,
 			    p->lingering);
@@ -194,8 +192,9 @@ int pool_check(struct pool *p, char *buf, size_t len)
 
 	/* Passthrough writes grow files behind our back: take the sizes as they are now. */
 	pool_refresh_usage(p);
-	for (size_t b = 0; b < p->ino_buckets && r == 0; b++)
-		for (struct node *n = p->ino_table[b]; n && r == 0; n = n->ino_next)
+	for (size_t b = 0; b < p->inos.nbuckets && r == 0; b++)
+		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n && r == 0;
+		     n = POOL_NODE_OF_LINK(n->ino_link.next))
 			r = check_node(&c, n);
 	if (r == 0)
 		r = check_totals(&c);

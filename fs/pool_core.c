@@ -19,22 +19,22 @@ uint64_t pool_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void *pool_alloc(struct pool *p, size_t size)
+void *pool_alloc_at(struct pool *p, size_t size, const char *site)
 {
-	if (fault_fire(&p->fault, FAULT_ALLOC))
-		return NULL;
-	return calloc(1, size);
+	(void)p; /* its fault state is the one the hook uses (pool_init: fault_use) */
+	return fault_alloc_at(site, size, true, false);
 }
 
-void *pool_alloc_cb(void *pool, size_t size)
+void *pool_alloc_cb(void *pool, const char *site, size_t size, bool benign)
 {
-	return pool_alloc(pool, size);
+	(void)pool;
+	return fault_alloc_at(site, size, true, benign);
 }
 
-char *pool_strdup(struct pool *p, const char *s)
+char *pool_strdup_at(struct pool *p, const char *s, const char *site)
 {
 	size_t len = strlen(s) + 1;
-	char *copy = pool_alloc(p, len);
+	char *copy = pool_alloc_at(p, len, site);
 
 	if (copy)
 		memcpy(copy, s, len);

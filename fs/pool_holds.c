@@ -22,50 +22,9 @@
 #include "poolfs_names.h"
 #include "pool.h"
 #include "pool_internal.h"
+#include "procfs.h"
 #include "session.h"
 #include "watch.h"
-
-/* The kernel reports the calling thread; holds belong to its process. */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], line[256];
-	FILE *f;
-	pid_t tgid = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
-static int cgroup_of(pid_t pid, char *buf, size_t len)
-{
-	char path[64], line[4096];
-	FILE *f;
-	int r = -ENOENT;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			if (snprintf(buf, len, "%s", line + 3) >= (int)len)
-				r = -ENAMETOOLONG;
-			else
-				r = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return r;
-}
 
 /* Is cgroup `cg` (relative to the cgroup2 mount) populated: 1, 0, or -errno (cgroup2.h). */
 static int cgroup_populated(const struct pool *p, const char *cg)
@@ -336,7 +295,7 @@ void pool_hold_caller(const struct pool *p, enum hold_kind kind, pid_t tid, stru
 	c->cgroup[0] = '\0';
 	switch (kind) {
 	case HOLD_PID:
-		c->tgid = tgid_of(tid);
+		c->tgid = proc_tgid(tid);
 		break;
 	case HOLD_SESSION:
 		/* getsid() takes a thread id too. A session whose leader runs needs nothing from
@@ -346,18 +305,18 @@ void pool_hold_caller(const struct pool *p, enum hold_kind kind, pid_t tid, stru
 		c->sid = getsid(tid);
 		if (c->sid > 0 && getsid(c->sid) == c->sid)
 			break;
-		c->tgid = tgid_of(tid);
+		c->tgid = proc_tgid(tid);
 		if (c->tgid > 0 && session_anchor_of(c->tgid, &c->anchor_kind, &c->anchor) < 0)
 			c->anchor_kind = HOLD_PIN;
 		break;
 	case HOLD_CGROUP:
-		c->tgid = tgid_of(tid);
+		c->tgid = proc_tgid(tid);
 		if (!p->cgroup2_root[0])
 			c->cgroup_r = -EOPNOTSUPP;
 		else if (c->tgid <= 0)
 			c->cgroup_r = -ESRCH;
 		else
-			c->cgroup_r = cgroup_of(c->tgid, c->cgroup, sizeof(c->cgroup));
+			c->cgroup_r = proc_cgroup(c->tgid, c->cgroup, sizeof(c->cgroup));
 		break;
 	case HOLD_PIN:
 		break;
@@ -389,7 +348,7 @@ int pool_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_calle
 /* The caller's process: as pool_hold_caller() found it, else (not looked up) from /proc now. */
 static pid_t caller_tgid(const struct hold_caller *who)
 {
-	return who->tgid ? who->tgid : tgid_of(who->tid);
+	return who->tgid ? who->tgid : proc_tgid(who->tid);
 }
 
 /* The source of a session hold (lock held). */
@@ -429,10 +388,10 @@ static int cgroup_hold_source(struct pool *p, const struct hold_caller *who,
 	if (!p->cgroup2_root[0])
 		return -EOPNOTSUPP;
 	if (!who->tgid) { /* not looked up outside the lock */
-		pid_t pid = tgid_of(who->tid);
+		pid_t pid = proc_tgid(who->tid);
 		if (pid <= 0)
 			return -ESRCH;
-		r = cgroup_of(pid, cg, sizeof(cg));
+		r = proc_cgroup(pid, cg, sizeof(cg));
 		path = cg;
 	}
 	if (r < 0)

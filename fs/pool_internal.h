@@ -8,8 +8,9 @@
 #include "pool.h"
 
 /* pool_core.c */
-/* pool_alloc for allocators that take a context (name_table.h, xattrs.h). */
-void *pool_alloc_cb(void *pool, size_t size);
+/* pool_alloc for allocators that take a context (fault_alloc_fn: hash_table.h, name_table.h,
+ * xattrs.h). */
+void *pool_alloc_cb(void *pool, const char *site, size_t size, bool benign);
 void pool_set_now(struct timespec *ts);
 /* `until`: `ms` from now on CLOCK_REALTIME, the clock pthread_cond_timedwait measures. */
 void pool_deadline(struct timespec *until, long ms);

@@ -239,10 +239,10 @@ void pool_linger_expire(struct pool *p)
 	uint64_t now = pool_now_ms(), next_due = 0;
 
 	/* Linger is rare and short: a scan of the table is simpler than a second index. */
-	for (size_t b = 0; b < p->ino_buckets && p->lingering; b++) {
-		struct node *n = p->ino_table[b], *next;
+	for (size_t b = 0; b < p->inos.nbuckets && p->lingering; b++) {
+		struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]), *next;
 		for (; n; n = next) {
-			next = n->ino_next;
+			next = POOL_NODE_OF_LINK(n->ino_link.next);
 			if (!n->linger_due_ms)
 				continue;
 			if (n->linger_due_ms <= now)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "log.h"
 #include "pool.h"
 #include "pool_internal.h"
@@ -53,15 +54,11 @@ void pool_unlink_backing(struct pool *p, const struct backing_file *f)
 
 bool pool_backing_list_push(struct backing_list *l, const struct backing_file *f)
 {
-	if (l->count == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct backing_file *grown = realloc(l->files, cap * sizeof(*grown));
+	struct backing_file *room = array_room(l->files, &l->cap, l->count, 16);
 
-		if (!grown)
-			return false;
-		l->files = grown;
-		l->cap = cap;
-	}
+	if (!room)
+		return false;
+	l->files = room;
 	l->files[l->count++] = *f;
 	return true;
 }

@@ -16,64 +16,32 @@
 #include "pool.h"
 #include "pool_internal.h"
 
-static size_t ino_bucket(const struct pool *p, uint64_t ino)
+/* Inode numbers are sequential: spread them over the buckets. */
+static size_t ino_hash(uint64_t ino)
 {
-	return (size_t)((ino * 0x9E3779B97F4A7C15ull) >> 17) & (p->ino_buckets - 1);
-}
-
-/* Double the inode table once it is as full as it is wide; failing is harmless (the old table
- * still works, only slower). */
-static void ino_table_grow(struct pool *p)
-{
-	size_t nb = p->ino_buckets * 2;
-	struct node **nt;
-
-	if (p->ino_count < p->ino_buckets)
-		return;
-	nt = calloc(nb, sizeof(struct node *));
-	if (!nt)
-		return;
-	for (size_t i = 0; i < p->ino_buckets; i++) {
-		struct node *n = p->ino_table[i], *next;
-		for (; n; n = next) {
-			size_t b = (size_t)((n->ino * 0x9E3779B97F4A7C15ull) >> 17) & (nb - 1);
-			next = n->ino_next;
-			n->ino_next = nt[b];
-			nt[b] = n;
-		}
-	}
-	free(p->ino_table);
-	p->ino_table = nt;
-	p->ino_buckets = nb;
+	return (size_t)((ino * 0x9E3779B97F4A7C15ull) >> 17);
 }
 
 void pool_ino_insert(struct pool *p, struct node *n)
 {
-	size_t b;
-
-	ino_table_grow(p);
-	b = ino_bucket(p, n->ino);
-	n->ino_next = p->ino_table[b];
-	p->ino_table[b] = n;
-	p->ino_count++;
+	hash_insert(&p->inos, &n->ino_link, ino_hash(n->ino));
 }
 
 void pool_ino_remove(struct pool *p, struct node *n)
 {
-	for (struct node **pp = &p->ino_table[ino_bucket(p, n->ino)]; *pp; pp = &(*pp)->ino_next) {
-		if (*pp == n) {
-			*pp = n->ino_next;
-			p->ino_count--;
-			return;
-		}
-	}
+	hash_remove(&p->inos, &n->ino_link);
 }
 
 struct node *pool_node(struct pool *p, uint64_t ino)
 {
-	for (struct node *n = p->ino_table[ino_bucket(p, ino)]; n; n = n->ino_next)
-		if (n->ino == ino)
+	size_t hash = ino_hash(ino);
+
+	for (struct hash_link *l = hash_chain(&p->inos, hash); l; l = l->next) {
+		struct node *n = POOL_NODE_OF_LINK(l);
+
+		if (l->hash == hash && n->ino == ino)
 			return n;
+	}
 	return NULL;
 }
 

@@ -123,8 +123,9 @@ void pool_refresh_usage(struct pool *p)
 {
 	/* Passthrough writes grow files without the daemon seeing them: before reporting usage,
 	 * read the real sizes. Only files can hold bytes; removed ones hold none. */
-	for (size_t b = 0; b < p->ino_buckets; b++) {
-		for (struct node *n = p->ino_table[b]; n; n = n->ino_next) {
+	for (size_t b = 0; b < p->inos.nbuckets; b++) {
+		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
+		     n = POOL_NODE_OF_LINK(n->ino_link.next)) {
 			struct stat st;
 			if (!pool_has_backing(n) || n->life.removed)
 				continue;

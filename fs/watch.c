@@ -7,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "log.h"
 #include "watch.h"
 
@@ -50,7 +51,7 @@ static void *watch_loop(void *arg)
 
 int watch_start(struct watch **out)
 {
-	struct watch *w = calloc(1, sizeof(*w));
+	struct watch *w = fault_calloc(1, sizeof(*w));
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
 	int r;
 
@@ -77,7 +78,7 @@ fail:
 
 int watch_add(struct watch *w, int fd, watch_fn fn, void *ctx)
 {
-	struct registration *r = calloc(1, sizeof(*r));
+	struct registration *r = fault_calloc(1, sizeof(*r));
 	struct epoll_event ev = {.events = EPOLLIN};
 
 	if (!r)

@@ -52,15 +52,15 @@ int xattr_set(struct xattr_list *l, const char *name, const void *value, size_t 
 	if (l->bytes - old + namelen + size > max_bytes)
 		return -ENOSPC;
 	/* Everything that can fail comes first, so a failure leaves the list as it was. */
-	copy = alloc(alloc_ctx, size ? size : 1);
+	copy = alloc(alloc_ctx, FAULT_HERE, size ? size : 1, false);
 	if (!copy)
 		return -ENOMEM;
 	if (size)
 		memcpy(copy, value, size);
 	if (!x) {
-		fresh = alloc(alloc_ctx, sizeof(*fresh));
+		fresh = alloc(alloc_ctx, FAULT_HERE, sizeof(*fresh), false);
 		if (fresh)
-			fresh->name = alloc(alloc_ctx, namelen + 1);
+			fresh->name = alloc(alloc_ctx, FAULT_HERE, namelen + 1, false);
 		if (!fresh || !fresh->name) {
 			free(fresh);
 			free(copy);

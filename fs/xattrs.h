@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fault.h"
+
 struct xattr {
 	struct xattr *next;
 	char *name;
@@ -21,8 +23,8 @@ struct xattr_list {
 	size_t bytes; /* sum of name lengths and value sizes */
 };
 
-/* Allocation hook (the daemon's may fail on purpose in fault-injection builds). */
-typedef void *(*xattr_alloc_fn)(void *ctx, size_t size);
+/* Allocation hook (fault.h: the daemon's may fail on purpose in fault-injection builds). */
+typedef fault_alloc_fn xattr_alloc_fn;
 
 /* Daemon memory one attribute of this name length and value size costs. */
 int64_t xattr_cost(size_t namelen, size_t size);

@@ -21,9 +21,9 @@ import sys
 # Bottom first. A group is a list of files; within the pool, each file sits above the ones
 # before it (the order of the pool's layers).
 LAYERS = [
-    ('base', ['log', 'fault', 'access', 'holds', 'lifetime', 'name_table', 'xattrs', 'options',
-              'mountopts', 'opstats', 'session', 'cgroup2', 'tmpfs_instance', 'sdnotify', 'watch',
-              'notify', 'backing']),
+    ('base', ['log', 'fault', 'access', 'holds', 'lifetime', 'hash_table', 'name_table',
+              'name_rules', 'xattrs', 'options', 'mountopts', 'opstats', 'procfs', 'session',
+              'cgroup2', 'tmpfs_instance', 'sdnotify', 'watch', 'notify', 'backing']),
     # tables, then accounting, attributes, removal and holds (docs/design.md "Layout")
     ('pool', ['pool_core', 'pool_reaper', 'pool_tree', 'pool_usage', 'pool_names', 'pool_attrs',
               'pool_resize', 'pool_texts', 'pool_lifetime', 'pool_stale', 'pool_handles',
@@ -34,7 +34,7 @@ LAYERS = [
     ('top', ['main']),
 ]
 # Headers without a .c of the same name, and whose they are.
-HEADER_GROUP = {'datapath.h': 'services', 'pool_internal.h': 'pool', 'ops_internal.h': 'handlers',
+HEADER_GROUP = {'array.h': 'base', 'datapath.h': 'services', 'pool_internal.h': 'pool', 'ops_internal.h': 'handlers',
                 'ops.h': 'handlers', 'pool.h': 'pool'}
 # Headers only their own group may include.
 PRIVATE = {'pool_internal.h', 'ops_internal.h'}
@@ -65,6 +65,7 @@ def check_calls(builddir, findings):
     if not objs:
         objs = glob.glob(os.path.join(builddir, 'fs', 'poolfs.p', '*.o'))
     objs += glob.glob(os.path.join(builddir, 'fs', 'libpoolfs_pure.a.p', '*.o'))
+    objs += glob.glob(os.path.join(builddir, 'fs', 'libpoolfs_proc.a.p', '*.o'))
     if not objs:
         findings.append(f'{builddir}: no objects of the daemon (build it first)')
         return

@@ -105,6 +105,43 @@ def kill_job(job):
     return out, gone
 
 
+def require_devshm_ns():
+    """Skip everything unless run by devshm_ns, which says what /dev/shm is (DEVSHM_KIND)."""
+    if os.environ.get('DEVSHM_KIND') not in ('pool', 'tmpfs'):
+        skip_all('DEVSHM_KIND is not set: run me through devshm_ns')
+
+
+def start_reporting_job(t, argv, report, what):
+    """Start argv as a job (start_job) that writes the names it made to `report`: (job, the names
+    it made, less what /dev/shm held before), once it has. If it never reports, the job is
+    killed, the test says `what` did not run, and the names are None."""
+    before = set(names())     # ours, not the job's
+    job = start_job(argv)
+    made = read_report(report, job)
+    if made is None:
+        out, _ = kill_job(job)
+        t.ok(False, what + ' ran', out)
+        return job, None
+    made = [n for n in made if n not in before]
+    note(made)
+    return job, made
+
+
+def expect_killed_job_cleaned(t, job, made, processes, pool_left, tmpfs_left):
+    """SIGKILL the job (kill_job): every process of it (`processes` names them) must be gone; on
+    the pool nothing of `made` may be left once its session has ended (`pool_left` says so), on
+    a plain tmpfs all of it stays (`tmpfs_left`, with %s for the names left)."""
+    _, gone = kill_job(job)
+    t.ok(gone, 'every process of the job (%s) is gone after SIGKILL' % processes)
+    if ON_POOL:
+        ok = wait_for(lambda: not set(made) & set(names()))
+        t.ok(ok, 'pool: ' + pool_left, 'left: %s' % sorted(set(made) & set(names())))
+    else:
+        left = sorted(set(made) & set(names()))
+        t.ok(left == sorted(made), 'tmpfs: ' + tmpfs_left % ' '.join(left),
+             'made %s, left %s' % (made, left))
+
+
 def read_report(path, job, bound=BOUND * 3):
     """The lines of the report file a job writes whole (rename), once it is there; None if the job
     ended first or the bound passed."""

@@ -92,36 +92,24 @@ def check_killed_job(t):
     flags = os.path.join(work, 'joblib-job-flags')
     report = os.path.join(work, 'joblib-job.report')
     os.makedirs(flags, exist_ok=True)
-    before = set(dt.names())     # ours, not the job's
-    job_proc = dt.start_job([sys.executable, os.path.abspath(__file__), 'job', flags, report])
-    made = dt.read_report(report, job_proc)
-    if made is not None:
-        made = [n for n in made if n not in before]
+    job_proc, made = dt.start_reporting_job(
+        t, [sys.executable, os.path.abspath(__file__), 'job', flags, report], report,
+        'the joblib job')
     if made is None:
-        out, _ = dt.kill_job(job_proc)
-        t.ok(False, 'the joblib job ran', out)
         return
-    dt.note(made)
     folders = [n for n in made if n.startswith(MEMFOLDER)]
     sems = [n for n in made if n.startswith('sem.loky-')]
     t.ok(folders and sems and len(os.listdir(flags)) >= 2,
          'the job runs 2 workers with a memmapping folder and semaphores in /dev/shm: %s'
          % ' '.join(made))
-    out, gone = dt.kill_job(job_proc)
-    t.ok(gone, 'every process of the job (main, loky workers, resource tracker) is gone after SIGKILL')
-    if dt.ON_POOL:
-        ok = dt.wait_for(lambda: not set(made) & set(dt.names()))
-        t.ok(ok, 'pool: no memmapping folder and no sem.loky-* left once the session has ended',
-             'left: %s' % sorted(set(made) & set(dt.names())))
-    else:
-        left = sorted(set(made) & set(dt.names()))
-        t.ok(left == sorted(made), 'tmpfs: the killed job leaves its memmapping folder and '
-             'semaphores (%s)' % ' '.join(left), 'made %s, left %s' % (made, left))
+    dt.expect_killed_job_cleaned(
+        t, job_proc, made, 'main, loky workers, resource tracker',
+        'no memmapping folder and no sem.loky-* left once the session has ended',
+        'the killed job leaves its memmapping folder and semaphores (%s)')
 
 
 def main():
-    if os.environ.get('DEVSHM_KIND') not in ('pool', 'tmpfs'):
-        dt.skip_all('DEVSHM_KIND is not set: run me through devshm_ns')
+    dt.require_devshm_ns()
     missing = [m for m in ('joblib', 'numpy') if importlib.util.find_spec(m) is None]
     if missing:
         dt.skip_all('%s cannot be imported (Debian: python3-joblib, python3-numpy)' % missing)

@@ -145,34 +145,22 @@ def job(report):
 
 def check_killed_job(t):
     report = os.path.join(os.environ.get('DEVSHM_WORK', '/tmp'), 'mp-job.report')
-    before = set(dt.names())     # ours, not the job's
-    job_proc = dt.start_job([sys.executable, os.path.abspath(__file__), 'job', report])
-    made = dt.read_report(report, job_proc)
-    if made is not None:
-        made = [n for n in made if n not in before]
+    job_proc, made = dt.start_reporting_job(
+        t, [sys.executable, os.path.abspath(__file__), 'job', report], report,
+        'the multiprocessing job')
     if made is None:
-        out, _ = dt.kill_job(job_proc)
-        t.ok(False, 'the multiprocessing job ran', out)
         return
-    dt.note(made)
     sems = [n for n in made if n.startswith('sem.mp-')]
     segs = [n for n in made if n.startswith('psm_')]
     t.ok(sems and segs, 'the job made named semaphores and a segment in /dev/shm: %s' % ' '.join(made))
-    out, gone = dt.kill_job(job_proc)
-    t.ok(gone, 'every process of the job (main, child, resource tracker) is gone after SIGKILL')
-    if dt.ON_POOL:
-        ok = dt.wait_for(lambda: not set(made) & set(dt.names()))
-        t.ok(ok, 'pool: nothing of the killed job is left once its session has ended',
-             'left: %s' % sorted(set(made) & set(dt.names())))
-    else:
-        left = sorted(set(made) & set(dt.names()))
-        t.ok(left == sorted(made), 'tmpfs: the killed job leaves its %d entries (%s)'
-             % (len(left), ' '.join(left)), 'made %s, left %s' % (made, left))
+    dt.expect_killed_job_cleaned(
+        t, job_proc, made, 'main, child, resource tracker',
+        'nothing of the killed job is left once its session has ended',
+        'the killed job leaves its entries (%s)')
 
 
 def main():
-    if os.environ.get('DEVSHM_KIND') not in ('pool', 'tmpfs'):
-        dt.skip_all('DEVSHM_KIND is not set: run me through devshm_ns')
+    dt.require_devshm_ns()
     t = dt.Tap()
     for method in ('fork', 'spawn', 'forkserver'):
         check_method(t, method)

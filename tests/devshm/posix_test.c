@@ -270,6 +270,21 @@ static int user_fn(void *arg)
 	return 0;
 }
 
+/* Start user_fn as `uid` on its own channel (opened here, so that neither user holds the child
+ * ends of the other's). */
+static pid_t spawn_user(struct user_arg *u, uid_t uid)
+{
+	pid_t pid;
+
+	chan_open(&u->c);
+	pid = run_as_spawn(uid, uid, user_fn, u);
+	if (pid < 0)
+		fail_msg("run_as_spawn(%d): %s", (int)uid, errname(-pid));
+	tu_track(pid);
+	chan_parent(&u->c);
+	return pid;
+}
+
 static void test_two_users_at_once(void **state)
 {
 	struct user_arg a, b;
@@ -287,19 +302,8 @@ static void test_two_users_at_once(void **state)
 	note(a.mine, 1);
 	note(b.mine, 0);
 	note(b.mine, 1);
-	/* One channel at a time, so that neither user holds the child ends of the other's. */
-	chan_open(&a.c);
-	pa = run_as_spawn(UID_A, UID_A, user_fn, &a);
-	if (pa < 0)
-		fail_msg("run_as_spawn(%d): %s", UID_A, errname(-pa));
-	tu_track(pa);
-	chan_parent(&a.c);
-	chan_open(&b.c);
-	pb = run_as_spawn(UID_B, UID_B, user_fn, &b);
-	if (pb < 0)
-		fail_msg("run_as_spawn(%d): %s", UID_B, errname(-pb));
-	tu_track(pb);
-	chan_parent(&b.c);
+	pa = spawn_user(&a, UID_A);
+	pb = spawn_user(&b, UID_B);
 	for (int step = 0; step < 2; step++) {
 		if (chan_get(a.c.up[0], CHILD_MS) != 0 || chan_get(b.c.up[0], CHILD_MS) != 0)
 			break; /* a user failed a step: its exit code below says which */

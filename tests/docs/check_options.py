@@ -166,13 +166,20 @@ def parse_man(roff):
     return src
 
 
+def section(md, title, src):
+    """The text of the Markdown section `title` (up to the next "## "), or None with an error."""
+    sec = re.search(r"^## " + re.escape(title) + r"\n(.*?)^## ", md, re.M | re.S)
+    if not sec:
+        src.errors.append(f'{src.name}: no section "{title}"')
+        return None
+    return sec.group(1)
+
+
 def parse_interface(md):
     src = Source("docs/interface.md")
-    sec = re.search(r"^## Daemon command line\n(.*?)^## ", md, re.M | re.S)
-    if not sec:
-        src.errors.append('docs/interface.md: no section "Daemon command line"')
+    body = section(md, "Daemon command line", src)
+    if body is None:
         return src
-    body = sec.group(1)
     synopsis = re.search(r"^poolfs (.*)$", body, re.M)
     if synopsis:
         src.flags = set(re.findall(r"\[-(\w)\]", synopsis.group(1)))
@@ -208,15 +215,14 @@ def parse_interface(md):
 def parse_readme(md):
     """README names the options (no defaults): the backticked names in its "Options" list."""
     src = Source("README.md")
-    sec = re.search(r"^## Options\n(.*?)^## ", md, re.M | re.S)
-    if not sec:
-        src.errors.append('README.md: no section "Options"')
+    body = section(md, "Options", src)
+    if body is None:
         return src
-    for line in sec.group(1).splitlines():
+    for line in body.splitlines():
         if line.startswith("- "):
             for token in re.findall(r"`(\w+)=?`", line):
                 src.options[token] = None
-    if "poolfs(8)" not in sec.group(1):
+    if "poolfs(8)" not in body:
         src.errors.append('README.md "Options" does not point to poolfs(8)')
     return src
 

@@ -89,34 +89,6 @@ static size_t write_until_error(int fd, uint32_t seed, size_t max_bytes, int *er
 	return total;
 }
 
-/* "entries N" of user.poolfs.stat: the pool's entries of all users. */
-static long long pool_entries(const struct pool_fixture *p)
-{
-	char buf[8192] = ""; /* read into all but the last byte, so it stays a string */
-	long long e;
-
-	if (getxattr(p->mnt, POOLFS_XATTR_STAT, buf, sizeof(buf) - 1) < 0)
-		fail_msg("getxattr(user.poolfs.stat): %s", errname(errno));
-	if (strncmp(buf, "entries ", 8) != 0 || sscanf(buf + 8, "%lld", &e) != 1)
-		fail_msg("user.poolfs.stat does not start with \"entries N\":\n%s", buf);
-	return e;
-}
-
-/* Wait until the pool holds `want` entries (the backing files of a max_size pool live in a
- * private tmpfs that pool_backing_files() does not walk into). */
-static void wait_pool_entries(const struct pool_fixture *p, long long want)
-{
-	long long deadline = pool_now_ms() + GONE_MS;
-	long long n;
-
-	while ((n = pool_entries(p)) != want) {
-		if (pool_now_ms() >= deadline)
-			fail_msg("the pool holds %lld entries after %d ms, want %lld", n, GONE_MS,
-				 want);
-		pool_sleep_ms(5);
-	}
-}
-
 static void check_statfs_limit(const struct pool_fixture *p, unsigned long long limit)
 {
 	struct statvfs sv;
@@ -225,7 +197,7 @@ static void test_ftruncate_over_pool_limit(void **state)
 	CHECK(ftruncate(fd, 60 * MiB));
 	CHECK(ftest_close(fd));
 	ASSERT_GONE(f);
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 }
 
 static void test_fallocate_over_pool_limit(void **state)
@@ -260,7 +232,7 @@ static void test_fallocate_over_pool_limit(void **state)
 	assert_pattern(fa, 40 * MiB, 21, "a after refused fallocates");
 	CHECK(ftest_close(fa));
 	CHECK(ftest_close(fb));
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 }
 
 static void test_write_past_pool_limit(void **state)
@@ -303,7 +275,7 @@ static void test_write_past_pool_limit(void **state)
 	CHECK(unlink(b));
 	CHECK(ftest_close(fb));
 	ASSERT_GONE(b);
-	wait_pool_entries(p, 1);
+	tu_wait_pool_entries(p, 1, GONE_MS);
 	/* close() sends RELEASE asynchronously: the space comes back a little later */
 	wait_statfs_free(p, 56 * MiB);
 	fc = create_file(p, "c");
@@ -312,7 +284,7 @@ static void test_write_past_pool_limit(void **state)
 	assert_pattern(fa, 3 * MiB + 123, 31, "a after c");
 	CHECK(ftest_close(fc));
 	CHECK(ftest_close(fa));
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 }
 
 /* user.poolfs.stat counts what the backing store holds while the files are open: "bytes" of
@@ -344,7 +316,7 @@ static void test_stat_counts_bytes(void **state)
 	user_bytes = stat_user_bytes(p->mnt, 0, &entries);
 	fprintf(stderr, "# pool bytes %lld, uid 0 entries %lld bytes %lld; want %lld\n", pool_bytes,
 		entries, user_bytes, want);
-	assert_int_equal(pool_entries(p), 3);
+	assert_int_equal(tu_pool_entries(p), 3);
 	assert_int_equal(entries, 3);
 	if (pool_bytes != want || user_bytes != want)
 		fail_msg("user.poolfs.stat: pool bytes %lld, uid 0 bytes %lld, want %lld "
@@ -353,7 +325,7 @@ static void test_stat_counts_bytes(void **state)
 	CHECK(ftest_close(fa));
 	CHECK(ftest_close(fb));
 	CHECK(ftest_close(fc));
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 }
 
 /* The mapper: maps m (already grown by ftruncate), waits until the pool is full, then writes
@@ -427,7 +399,7 @@ static void test_mapper_survives_full_pool(void **state)
 	assert_pattern(ff, total, 42, "fill");
 	CHECK(ftest_close(ff));
 	CHECK(ftest_close(fm));
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 }
 
 /* ---- max_user_size ---- */
@@ -448,8 +420,10 @@ static int user_write_errno(const struct pool_fixture *p)
 
 /* The steps of other_fills_quota() after step 1, with buf its MiB of scratch: each failed step
  * returns at once, so buf is freed by the caller. */
-static int other_fills_quota_steps(const struct pool_fixture *p, char *buf)
+static int other_fills_quota_steps(void *arg, char *buf)
 {
+	const struct pool_fixture *p = arg;
+
 	char path[PATH_MAX], stat_buf[8192];
 	struct stat st;
 	ssize_t n;
@@ -492,13 +466,7 @@ static int other_fills_quota_steps(const struct pool_fixture *p, char *buf)
 /* The other user: its own 16 MiB fit whatever root uses; a byte more does not. */
 static int other_fills_quota(void *v)
 {
-	char *buf = malloc(MiB);
-	int r;
-
-	USER_TRUE(1, buf != NULL);
-	r = other_fills_quota_steps(v, buf);
-	free(buf);
-	return r;
+	return tu_steps_with_buffer(MiB, other_fills_quota_steps, v);
 }
 
 static void test_user_quota(void **state)
@@ -557,7 +525,7 @@ static void test_user_quota(void **state)
 	}
 	CHECK(ftruncate(fb, 14 * MiB));
 	CHECK(ftest_close(fb));
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 }
 
 /* ---- bad option values ---- */

@@ -5,7 +5,7 @@
  * child tracking and reaping are testutil.h's.
  *
  * Declarations only: the bodies are in the holds_support library (ht_proc.c, ht_link.c,
- * ht_refs.c, ht_cgroup.c). */
+ * ht_cgroup.c); what other suites use too is in tests/support. */
 #ifndef POOLFS_HOLDTEST_H
 #define POOLFS_HOLDTEST_H
 
@@ -18,6 +18,7 @@
 
 #include "cgroup2.h"
 #include "poolfs_names.h"
+#include "procfs.h"
 #include "rows.h"
 #include "testutil.h"
 
@@ -50,10 +51,13 @@ struct htest {
  * e.g. "test_session*") runs only the matching tests. */
 void htest_init(void);
 
-/* ---- processes (ht_proc.c) ---- */
+/* ---- processes (fs/procfs.h) ---- */
 
-/* Whether pid still runs (not a zombie). */
-int ht_running(pid_t pid);
+/* Whether pid still runs (not a zombie), as the daemon reads it. */
+static inline int ht_running(pid_t pid)
+{
+	return proc_running(pid) > 0;
+}
 
 /* ---- pipes between the test and its processes (ht_link.c) ----
  * testutil.h's struct chan (chan_open), used as a link: up: processes send ints (a pid, a
@@ -86,16 +90,7 @@ int link_wait_go(struct chan *l);
 				 errname(-r_));                                                    \
 	} while (0)
 
-/* ---- holds, refs and files (ht_refs.c) ---- */
-
-/* Take a hold of scope on path: setxattr's 0, or -1 and errno. */
-int hold(const char *path, const char *scope);
-/* The refs text of path, NUL-terminated in buf: its length, or -1 and errno. */
-ssize_t refs(const char *path, char *buf, size_t len);
-/* Whether text holds the exact line (without its "\n"). */
-int has_line(const char *text, const char *line);
-/* Create path (exclusive) with a few bytes and close it: 0 or -errno. */
-int make_closed_file(const char *path);
+/* ---- holds, refs and files: testutil.h (tests/support/tu_refs.c) ---- */
 
 #define ASSERT_REFS_LINE(path, line)                                                               \
 	do {                                                                                       \
@@ -112,8 +107,11 @@ int make_closed_file(const char *path);
 
 /* The cgroup2 mount point: cgroup2_find_mount() of fs/cgroup2.h (included above), as the daemon
  * finds it. */
-/* pid's cgroup v2 path (the "0::" line of /proc/PID/cgroup): 0 or -errno. */
-int cg2_of(pid_t pid, char *buf, size_t len);
+/* pid's cgroup v2 path (the "0::" line of /proc/PID/cgroup): 0 or -errno (fs/procfs.h). */
+static inline int cg2_of(pid_t pid, char *buf, size_t len)
+{
+	return proc_cgroup(pid, buf, len);
+}
 /* Move pid (0: the caller) into the cgroup directory dir: 0 or -errno. */
 int cg2_move(const char *dir, pid_t pid);
 /* 1 populated, 0 empty, -errno */

@@ -13,26 +13,6 @@
 
 #include "holdtest.h"
 
-int cg2_of(pid_t pid, char *buf, size_t len)
-{
-	char path[64], line[PATH_MAX + 8];
-	FILE *f;
-	int r = -ENOENT;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			r = (size_t)snprintf(buf, len, "%s", line + 3) < len ? 0 : -ENAMETOOLONG;
-			break;
-		}
-	fclose(f);
-	return r;
-}
-
 /* Write s to the control file path: 0 or -errno. */
 static int write_str(const char *path, const char *s)
 {
@@ -66,13 +46,9 @@ int cg2_populated(const char *dir)
  * Writable is not enough (delegation rules), so it is tried for real. */
 static int cg2_try_move(const char *dir, char *msg, size_t mlen)
 {
+	pid_t pid = tu_fork(SIGKILL);
 	int r, status;
-	pid_t pid;
 
-	fflush(NULL);
-	pid = fork();
-	if (pid == -1)
-		return -errno;
 	if (pid == 0) {
 		r = cg2_move(dir, 0);
 		_exit(r < 0 ? -r : 0);

@@ -209,28 +209,14 @@ static void look_at_pool(struct pool_fixture *p, pid_t py)
 
 /* ---- processes of the job's session ---- */
 
-/* Session id of pid, or -1. */
+/* Session id of pid, or -1; its state (a zombie's too) into *state. */
 static pid_t sid_of(pid_t pid, char *state)
 {
-	char path[64], buf[1024];
-	FILE *f;
-	int sid = -1;
-	char st = '?';
+	struct proc_stat ps = {.state = '?'};
+	pid_t sid = proc_stat_any(pid, &ps) == 0 ? ps.sid : -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f)) {
-		char *rp = strrchr(buf, ')');
-
-		/* ") S ppid pgrp session" */
-		if (!rp || sscanf(rp + 1, " %c %*d %*d %d", &st, &sid) != 2)
-			sid = -1;
-	}
-	fclose(f);
 	if (state)
-		*state = st;
+		*state = ps.state;
 	return sid;
 }
 

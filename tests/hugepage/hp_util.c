@@ -58,41 +58,7 @@ long hp_vmstat(const char *key)
 	return found;
 }
 
-int hp_daemon_stores(pid_t pid, dev_t not_dev, struct hp_store *out, int max)
-{
-	char fds[32], path[64], link[16];
-	struct stat shm, st;
-	struct dirent *e;
-	int n = 0;
-	DIR *d;
-
-	snprintf(fds, sizeof(fds), "/proc/%ld/fd", (long)pid);
-	if (stat("/dev/shm", &shm) == -1 || !(d = opendir(fds)))
-		return -errno;
-	while ((e = readdir(d))) {
-		struct statfs sf;
-		ssize_t len;
-
-		if (e->d_name[0] == '.' || strlen(e->d_name) > 16)
-			continue;
-		snprintf(path, sizeof(path), "%s/%.16s", fds, e->d_name);
-		/* a detached instance's root reads as "/" */
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len != 1 || link[0] != '/' || stat(path, &st) == -1 || !S_ISDIR(st.st_mode) ||
-		    statfs(path, &sf) == -1 || sf.f_type != TMPFS_MAGIC_NUMBER ||
-		    st.st_dev == shm.st_dev || st.st_dev == not_dev)
-			continue;
-		if (n < max) {
-			snprintf(out[n].path, sizeof(out[n].path), "%s", path);
-			out[n].dev = st.st_dev;
-		}
-		n++;
-	}
-	closedir(d);
-	return n <= max ? n : -E2BIG;
-}
-
-int hp_store_holds(const struct hp_store *s, uint64_t ino)
+int hp_store_holds(const struct pool_store *s, uint64_t ino)
 {
 	char path[96];
 	struct stat st;
@@ -103,7 +69,7 @@ int hp_store_holds(const struct hp_store *s, uint64_t ino)
 	return errno == ENOENT ? 0 : -errno;
 }
 
-long long hp_store_size(const struct hp_store *s)
+long long hp_store_size(const struct pool_store *s)
 {
 	struct statfs sf;
 
@@ -112,7 +78,7 @@ long long hp_store_size(const struct hp_store *s)
 	return (long long)sf.f_blocks * sf.f_bsize;
 }
 
-int hp_store_watch(const struct hp_store *s)
+int hp_store_watch(const struct pool_store *s)
 {
 	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 

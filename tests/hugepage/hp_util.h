@@ -8,33 +8,27 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "harness.h"
+
 /* kB of PMD-mapped file or shmem pages in this process's mapping that contains addr, or -1. */
 long hp_pmd_kb(const void *addr);
 
 /* The value of key in /proc/vmstat, or -1. */
 long hp_vmstat(const char *key);
 
-/* A tmpfs instance the daemon holds open: "/proc/PID/fd/N" of its root, and its device. */
-struct hp_store {
-	char path[64];
-	dev_t dev;
-};
-
-/* The private tmpfs instances daemon pid holds open: the roots of tmpfs file systems other than
- * /dev/shm and the one holding not_dev (the test's own temporary dirs), in out: how many,
- * -E2BIG if more than max, or -errno. */
-int hp_daemon_stores(pid_t pid, dev_t not_dev, struct hp_store *out, int max);
+/* The tmpfs instances the daemon holds open: pool_daemon_stores and struct pool_store
+ * (harness.h). */
 
 /* Whether the store holds the backing file of pool inode ino (named by its number,
  * docs/design.md "Backing store"): 1, 0, or -errno. */
-int hp_store_holds(const struct hp_store *s, uint64_t ino);
+int hp_store_holds(const struct pool_store *s, uint64_t ino);
 
 /* The size of the store's file system in bytes (statfs), or -errno. */
-long long hp_store_size(const struct hp_store *s);
+long long hp_store_size(const struct pool_store *s);
 
 /* An inotify descriptor watching the store's root, which does not keep the instance alive, or
  * -errno. */
-int hp_store_watch(const struct hp_store *s);
+int hp_store_watch(const struct pool_store *s);
 
 /* Wait on such a descriptor until the instance has shut down (IN_UNMOUNT or IN_IGNORED): 0,
  * -ETIMEDOUT or -errno. The descriptor stays open. */

@@ -9,7 +9,7 @@
  *   - a file stays until its last mapping in any process is gone, then goes.
  * Huge pages come from the kernel's free memory: where it had none to give (thp_file_fallback
  * moved in /proc/vmstat) the PMD checks skip rather than blame the pool. */
-#include "../integration/testutil.h"
+#include "testutil.h"
 #include "hp_util.h"
 
 #include <sys/mman.h>

@@ -25,7 +25,7 @@
  *     own, since on passthrough the daemon's count need not have seen those writes.
  * Where the kernel had no huge page to give (thp_file_fallback moved in /proc/vmstat) the
  * huge-page checks skip rather than blame the pool, as in test_hugepage.c. */
-#include "../integration/testutil.h"
+#include "testutil.h"
 #include "hp_util.h"
 
 #include <inttypes.h>
@@ -88,33 +88,6 @@ static const char *want_datapath(void)
 static int on_passthrough(const struct pool_fixture *p)
 {
 	return strcmp(p->active_datapath, "passthrough") == 0;
-}
-
-/* "entries N" of user.poolfs.stat: the pool's entries of all users. */
-static long long pool_entries(const struct pool_fixture *p)
-{
-	char buf[8192] = "";
-	long long e;
-
-	if (getxattr(p->mnt, POOLFS_XATTR_STAT, buf, sizeof(buf) - 1) < 0)
-		fail_msg("getxattr(user.poolfs.stat): %s", errname(errno));
-	if (strncmp(buf, "entries ", 8) != 0 || sscanf(buf + 8, "%lld", &e) != 1)
-		fail_msg("user.poolfs.stat does not start with \"entries N\":\n%s", buf);
-	return e;
-}
-
-/* Until the pool holds want entries (root cannot look up another user's names to wait on). */
-static void wait_pool_entries(const struct pool_fixture *p, long long want)
-{
-	long long deadline = pool_now_ms() + GONE_MS;
-	long long n;
-
-	while ((n = pool_entries(p)) != want) {
-		if (pool_now_ms() >= deadline)
-			fail_msg("the pool holds %lld entries after %d ms, want %lld", n, GONE_MS,
-				 want);
-		pool_sleep_ms(5);
-	}
 }
 
 /* The pool reports the data path it is on, the quota, and the daemon made per-user stores. */
@@ -208,7 +181,7 @@ struct found {
 
 /* The backing file of ino in store s, mapped read-only here: its PMD kB, and whether it holds
  * the pattern seed (*match). */
-static long map_backing(const struct hp_store *s, uint64_t ino, uint32_t seed, int *match)
+static long map_backing(const struct pool_store *s, uint64_t ino, uint32_t seed, int *match)
 {
 	char path[96];
 	unsigned char *m;
@@ -230,7 +203,7 @@ static long map_backing(const struct hp_store *s, uint64_t ino, uint32_t seed, i
 	return kb;
 }
 
-static void find_file(const struct hp_store *st, int n, const struct seen *w, uint32_t seed,
+static void find_file(const struct pool_store *st, int n, const struct seen *w, uint32_t seed,
 		      struct found *f)
 {
 	*f = (struct found){.store = -1, .backing_kb = -1};
@@ -255,7 +228,7 @@ static void test_own_stores_huge_pages(void **state)
 	static const char *const who[2] = {"root", "the other user"};
 	struct writer w[2] = {{.p = p, .name = "root-big", .seed = 9},
 			      {.p = p, .name = "user-big", .seed = 10}};
-	struct hp_store st[MAX_STORES];
+	struct pool_store st[MAX_STORES];
 	struct found f[2];
 	struct seen *shared, seen[2];
 	long before = hp_vmstat("thp_file_fallback");
@@ -283,7 +256,7 @@ static void test_own_stores_huge_pages(void **state)
 	memcpy(seen, shared, sizeof(seen));
 	munmap(shared, 2 * sizeof(*shared));
 	CHECK(stat(p->root, &tmp));
-	n = hp_daemon_stores(p->daemon_pid, tmp.st_dev, st, MAX_STORES);
+	n = pool_daemon_stores(p->daemon_pid, tmp.st_dev, st, MAX_STORES);
 	if (n < 0)
 		fail_msg("the daemon's stores: %s", errname(-n));
 	fprintf(stderr, "# the daemon holds %d private tmpfs instances\n", n);
@@ -310,7 +283,7 @@ static void test_own_stores_huge_pages(void **state)
 	for (int i = 0; i < 2; i++)
 		if (rc[i] != 0)
 			fail_msg("%s's writer ended with %d (its failed step)", who[i], rc[i]);
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 
 	assert_true(main_store >= 0); /* the harness found the pool's store among them */
 	for (int i = 0; i < 2; i++) {
@@ -364,8 +337,7 @@ static int mapper_child(void *arg)
 	chan_child(&a->c);
 	m = tu_map_path(a->path, MAPPED);
 	CHILD_CHECK(m != MAP_FAILED, 1);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 2);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 3);
+	CHILD_READY_THEN_GO(&a->c, 2);
 	for (long off = 0; off < MAPPED; off += 4096)
 		pat_fill(m + off, 4096, 71, (uint64_t)off);
 	CHILD_CHECK(msync(m, MAPPED, MS_SYNC) == 0, 4);
@@ -426,8 +398,10 @@ static int write_until_refused(int fd, char *buf, uint32_t seed, int werr, size_
 
 /* The steps of quota_scene with buf its MiB of scratch. In a process of its own, so a failed
  * step may return at once: its files close and its mapper dies (PDEATHSIG) when it exits. */
-static int quota_scene_steps(struct scene *s, char *buf)
+static int quota_scene_steps(void *arg, char *buf)
 {
+	struct scene *s = arg;
+
 	struct mapper ma;
 	char fill[PATH_MAX], name[64];
 	size_t total;
@@ -485,15 +459,10 @@ static int quota_scene_steps(struct scene *s, char *buf)
 static int quota_scene(void *arg)
 {
 	struct scene *s = arg;
-	char *buf = malloc(MiB);
-	int r;
 
 	if (s->hold)
 		chan_child(&s->c);
-	USER_TRUE(1, buf != NULL);
-	r = quota_scene_steps(s, buf);
-	free(buf);
-	return r;
+	return tu_steps_with_buffer(MiB, quota_scene_steps, s);
 }
 
 /* Root fills its quota beside a mapped file and keeps it full; then the other user does the
@@ -525,7 +494,7 @@ static void test_past_quota_no_sigbus(void **state)
 		fail_msg("uid %d's scene failed at step %d", OTHER_UID, ur);
 	if (rr != 0)
 		fail_msg("root's scene failed at step %d", rr);
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 }
 
 struct other_file {
@@ -534,8 +503,10 @@ struct other_file {
 	int write_errno;
 };
 
-static int other_file_steps(const struct other_file *o, char *buf)
+static int other_file_steps(void *arg, char *buf)
 {
+	const struct other_file *o = arg;
+
 	char small[PATH_MAX], full[PATH_MAX], name[64];
 	struct stat st;
 	size_t total;
@@ -566,13 +537,7 @@ static int other_file_steps(const struct other_file *o, char *buf)
 
 static int other_file(void *arg)
 {
-	char *buf = malloc(MiB);
-	int r;
-
-	USER_TRUE(1, buf != NULL);
-	r = other_file_steps(arg, buf);
-	free(buf);
-	return r;
+	return tu_steps_with_buffer(MiB, other_file_steps, arg);
 }
 
 /* write() uses the quota up in one file; growing another file then gets EDQUOT as well, for
@@ -589,12 +554,12 @@ static void test_other_file_past_quota(void **state)
 	pid_t kid;
 
 	rr = tu_reap(tu_spawn(other_file, &root), CHILD_MS);
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 	kid = run_as_spawn(OTHER_UID, OTHER_GID, other_file, &user);
 	assert_true(kid > 0);
 	tu_track(kid);
 	ur = tu_reap(kid, CHILD_MS);
-	wait_pool_entries(p, 0);
+	tu_wait_pool_entries(p, 0, GONE_MS);
 	if (rr != 0)
 		fail_msg("root failed at step %d", rr);
 	if (ur != 0)

@@ -7,15 +7,8 @@
 #include <grp.h>
 #include <sys/xattr.h>
 
-static int setup_none(void **state)
-{
-	return tu_setup(state, "autohold=none");
-}
-
-static int setup_exempt(void **state)
-{
-	return tu_setup(state, "autohold=none,root_exempt");
-}
+TU_SETUP(setup_none, "autohold=none")
+TU_SETUP(setup_exempt, "autohold=none,root_exempt")
 
 /* Paths the scenarios use; absolute, so a child of any uid can use them. */
 struct names {
@@ -221,8 +214,7 @@ static int other_holds_entries(void *v)
 	CHILD_CHECK(fd >= 0, 2);
 	CHILD_CHECK(write(fd, "user data", 9) == 9, 3);
 	CHILD_CHECK(setxattr(n->uf, "user.x", "1", 1, 0) == 0, 4);
-	CHILD_CHECK(CHILD_READY(&n->c) == 0, 5);
-	CHILD_CHECK(CHILD_WAIT_GO(&n->c) == 0, 6);
+	CHILD_READY_THEN_GO(&n->c, 5);
 	close(fd);
 	return 0;
 }

@@ -16,15 +16,8 @@
 static long pg;
 static uint32_t seed;
 
-static int setup_none(void **state)
-{
-	return tu_setup(state, "autohold=none");
-}
-
-static int setup_default(void **state)
-{
-	return tu_setup(state, "");
-}
+TU_SETUP(setup_none, "autohold=none")
+TU_SETUP(setup_default, "")
 
 /* xorshift64*: the whole random test replays from its seed */
 static uint64_t rng_state;

@@ -30,20 +30,9 @@
 #define NAME_COST 320
 #define MAX_NAMES 65000
 
-static int setup_none(void **state)
-{
-	return tu_setup(state, "autohold=none");
-}
-
-static int setup_session(void **state)
-{
-	return tu_setup(state, "autohold=session");
-}
-
-static int setup_exempt(void **state)
-{
-	return tu_setup(state, "autohold=none,root_exempt");
-}
+TU_SETUP(setup_none, "autohold=none")
+TU_SETUP(setup_session, "autohold=session")
+TU_SETUP(setup_exempt, "autohold=none,root_exempt")
 
 static int setup_private(void **state)
 {
@@ -51,21 +40,11 @@ static int setup_private(void **state)
 }
 
 #define META_LIMIT 4096
-static int setup_meta(void **state)
-{
-	return tu_setup(state, "autohold=none,max_user_meta=4k");
-}
+TU_SETUP(setup_meta, "autohold=none,max_user_meta=4k")
 
 #define META_LIMIT_SYMLINK 8192
-static int setup_meta_symlink(void **state)
-{
-	return tu_setup(state, "autohold=session,max_user_meta=8k");
-}
-
-static int setup_entries(void **state)
-{
-	return tu_setup(state, "autohold=none,max_user_entries=2");
-}
+TU_SETUP(setup_meta_symlink, "autohold=session,max_user_meta=8k")
+TU_SETUP(setup_entries, "autohold=none,max_user_entries=2")
 
 /* The machine's settings back before the pool goes (also when the test failed). */
 static int teardown_restore(void **state)
@@ -136,17 +115,6 @@ static void expect_fd_nlink(int fd, nlink_t nlink)
 	if (st.st_nlink != nlink)
 		fail_msg("fstat: %lu names, want %lu", (unsigned long)st.st_nlink,
 			 (unsigned long)nlink);
-}
-
-/* Whether text has the line `line` (without its newline) exactly. */
-static bool has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *s = text; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
-		if (strncmp(s, line, n) == 0 && (s[n] == '\n' || s[n] == '\0'))
-			return true;
-	return false;
 }
 
 /* user.poolfs.refs of path (fd < 0) or of fd must have the line `line`. */
@@ -310,49 +278,6 @@ static int connect_to(const char *path)
 		return -1;
 	}
 	return s;
-}
-
-/* One descriptor over a unix socket (SCM_RIGHTS): 0 or -errno. */
-static int send_fd(int sock, int fd)
-{
-	char byte = 'f', ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *cm;
-
-	memset(ctl, 0, sizeof(ctl));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
-}
-
-/* The descriptor send_fd sent (within CHILD_MS): >= 0, or -errno. */
-static int recv_fd(int sock)
-{
-	char byte, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *cm;
-	int fd, r = fd_wait_readable(sock, CHILD_MS);
-
-	if (r < 0)
-		return r;
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -EPROTO;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -EPROTO;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
-	return fd;
 }
 
 /* ---- links: who may give an entry another name ---- */
@@ -555,7 +480,7 @@ static int pass_a_sends(void *v)
 	proc_fd(proc, sizeof(proc), fd);
 	USER_OK(3, linkat(AT_FDCWD, proc, AT_FDCWD, ps->a_own, AT_SYMLINK_FOLLOW));
 	USER_OK(4, unlink(ps->a_own));
-	USER_TRUE(5, send_fd(ps->sock, fd) == 0);
+	USER_TRUE(5, tu_send_fd(ps->sock, fd) == 0);
 	close(fd);
 	return 0;
 }
@@ -617,7 +542,7 @@ static void test_link_through_passed_fd_eperm(void **state)
 	if (a < 0)
 		fail_msg("spawn A: %s", errname((int)-a));
 	tu_track(a);
-	fd = recv_fd(sv[1]);
+	fd = tu_recv_fd(sv[1], CHILD_MS);
 	ra = run_as_reap(a);
 	tu_forget(a);
 	CHECK(close(sv[1]));
@@ -938,20 +863,14 @@ static void names_against_size(void **state, int err)
 	tu_backing_back_to_base(state);
 }
 
-static int setup_user_size(void **state)
-{
-	return tu_setup(state, "autohold=none,max_user_size=1M");
-}
+TU_SETUP(setup_user_size, "autohold=none,max_user_size=1M")
 
 static void test_link_max_user_size_edquot(void **state)
 {
 	names_against_size(state, EDQUOT);
 }
 
-static int setup_pool_size(void **state)
-{
-	return tu_setup(state, "autohold=none,max_size=1M");
-}
+TU_SETUP(setup_pool_size, "autohold=none,max_size=1M")
 
 static void test_link_max_size_enospc(void **state)
 {
@@ -1529,8 +1448,7 @@ static int sock_a_listens(void *v)
 	chan_child(&a->c);
 	s = bind_at(a->path, true);
 	CHILD_CHECK(s >= 0, 1);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 2);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 3);
+	CHILD_READY_THEN_GO(&a->c, 2);
 	close(s);
 	return 0;
 }
@@ -1708,8 +1626,7 @@ static int sess_child(void *v)
 	CHILD_CHECK(fd >= 0, 5);
 	close(fd);
 	CHILD_CHECK(link(a->f, a->f2) == 0, 6);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 7);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 8);
+	CHILD_READY_THEN_GO(&a->c, 7);
 	return 0;
 }
 

@@ -7,15 +7,8 @@
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
 
-static int setup_none(void **state)
-{
-	return tu_setup(state, "autohold=none");
-}
-
-static int setup_exempt(void **state)
-{
-	return tu_setup(state, "autohold=none,root_exempt");
-}
+TU_SETUP(setup_none, "autohold=none")
+TU_SETUP(setup_exempt, "autohold=none,root_exempt")
 
 static int setup_user_quota(void **state)
 {
@@ -23,15 +16,8 @@ static int setup_user_quota(void **state)
 	return tu_setup(state, "autohold=none,max_user_size=32M");
 }
 
-static int setup_meta_1m(void **state)
-{
-	return tu_setup(state, "autohold=none,max_user_meta=1M");
-}
-
-static int setup_entries_10(void **state)
-{
-	return tu_setup(state, "autohold=none,max_user_entries=10");
-}
+TU_SETUP(setup_meta_1m, "autohold=none,max_user_meta=1M")
+TU_SETUP(setup_entries_10, "autohold=none,max_user_entries=10")
 
 /* ---- the pool root is nobody's but its owner's ---- */
 

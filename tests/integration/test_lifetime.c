@@ -233,13 +233,11 @@ static int child_second_mapper(void *v)
 	m = tu_map_path(a->path, a->len);
 	CHILD_CHECK(m != MAP_FAILED, 1);
 	CHILD_CHECK(pat_check(m, a->len, 6, 0) == -1, 2);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
+	CHILD_READY_THEN_GO(&a->c, 3);
 	/* the parent wrote through its own mapping: one page cache, so we see it at once */
 	CHILD_CHECK(m[5] == 0xAB, 5);
 	m[6] = 0xCD;
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 6);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 7);
+	CHILD_READY_THEN_GO(&a->c, 6);
 	munmap(m, a->len);
 	return 0;
 }
@@ -276,8 +274,7 @@ static int child_inherited_fd(void *v)
 	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 1);
 	pat_fill(buf, sizeof(buf), 8, 0);
 	CHILD_CHECK(pwrite(a->fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf), 2);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
+	CHILD_READY_THEN_GO(&a->c, 3);
 	return 0; /* exiting closes the inherited fd, the last handle */
 }
 
@@ -313,8 +310,7 @@ static int child_inherited_map(void *v)
 
 	chan_child(&a->c);
 	pat_fill(a->map, pg, 9, 0);
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 1);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 2);
+	CHILD_READY_THEN_GO(&a->c, 1);
 	return 0; /* exiting drops the inherited mapping, the last user */
 }
 
@@ -595,24 +591,13 @@ struct pass_arg {
 static int child_receives_fd(void *v)
 {
 	struct pass_arg *a = v;
-	char byte;
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *cm;
 	unsigned char *buf;
 	int fd;
 
 	chan_child(&a->c);
-	CHILD_CHECK(recvmsg(a->sock, &msg, 0) == 1, 1);
-	cm = CMSG_FIRSTHDR(&msg);
-	CHILD_CHECK(cm && cm->cmsg_type == SCM_RIGHTS, 2);
-	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
-	CHILD_CHECK(CHILD_READY(&a->c) == 0, 3);
-	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 4);
+	fd = tu_recv_fd(a->sock, CHILD_MS);
+	CHILD_CHECK(fd >= 0, 1);
+	CHILD_READY_THEN_GO(&a->c, 3);
 	buf = malloc(a->len);
 	CHILD_CHECK(buf && pread(fd, buf, a->len, 0) == (ssize_t)a->len, 5);
 	CHILD_CHECK(pat_check(buf, a->len, a->seed, 0) == -1, 6);
@@ -625,14 +610,6 @@ static void test_fd_passed_over_socket(void **state)
 	PATH(f, p, "f");
 	struct pass_arg a = {.seed = 36, .len = 5000};
 	int sv[2];
-	char byte = 'x';
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *cm;
 	pid_t pid;
 	int fd;
 
@@ -644,13 +621,7 @@ static void test_fd_passed_over_socket(void **state)
 	chan_parent(&a.c);
 	CHECK(close(sv[1]));
 	fd = make_file(f, a.len, a.seed);
-	memset(ctl, 0, sizeof(ctl));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	assert_int_equal(sendmsg(sv[0], &msg, 0), 1);
+	CHECK_0(tu_send_fd(sv[0], fd));
 	PARENT_WAIT_READY(&a.c);
 	CHECK(close(fd));
 	/* only the passed descriptor keeps it */
@@ -1314,10 +1285,9 @@ static int setup_linger(void **state)
 }
 
 /* A file that is unused, on its way out (here: lingering), is named to the kernel without a
- * cache timeout: each walk to it asks the daemon again. Cached, a poller waiting for the name
- * to vanish would look it up once, its LOOKUP would be noted as an OPEN to come, and that note
- * would hold the removal for the whole grace (pool_note_lookup), since no second LOOKUP came to
- * drop it. The kernel's own cache of the name is dropped first (drop_caches: root only). */
+ * cache timeout: each walk to it asks the daemon again, so a poller waiting for the name to
+ * vanish sees it go from the daemon's own answer (pool_name_cached_now). The kernel's own cache
+ * of the name is dropped first (drop_caches: root only). */
 static void test_unused_name_is_looked_up_again(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);

@@ -1085,47 +1085,21 @@ static void run_table(void **state, const struct row *rows, size_t n, bool warm)
 	tu_backing_back_to_base(state);
 }
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
+/* A test that runs one table, with cold or warm caches. */
+#define TABLE_TEST(name, rows, warm)                                                               \
+	static void name(void **state)                                                             \
+	{                                                                                          \
+		run_table(state, rows, ARRAY_SIZE(rows), warm);                                    \
+	}
 
-static void test_pool_root_cold(void **state)
-{
-	run_table(state, root_rows, N(root_rows), false);
-}
-
-static void test_pool_root_warm(void **state)
-{
-	run_table(state, root_rows, N(root_rows), true);
-}
-
-static void test_refusals_cold(void **state)
-{
-	run_table(state, refusal_rows, N(refusal_rows), false);
-}
-
-static void test_refusals_warm(void **state)
-{
-	run_table(state, refusal_rows, N(refusal_rows), true);
-}
-
-static void test_owner_controls(void **state)
-{
-	run_table(state, owner_rows, N(owner_rows), false);
-}
-
-static void test_kinds_cold(void **state)
-{
-	run_table(state, kind_rows, N(kind_rows), false);
-}
-
-static void test_kinds_warm(void **state)
-{
-	run_table(state, kind_rows, N(kind_rows), true);
-}
-
-static void test_kind_owner_controls(void **state)
-{
-	run_table(state, kind_owner_rows, N(kind_owner_rows), false);
-}
+TABLE_TEST(test_pool_root_cold, root_rows, false)
+TABLE_TEST(test_pool_root_warm, root_rows, true)
+TABLE_TEST(test_refusals_cold, refusal_rows, false)
+TABLE_TEST(test_refusals_warm, refusal_rows, true)
+TABLE_TEST(test_owner_controls, owner_rows, false)
+TABLE_TEST(test_kinds_cold, kind_rows, false)
+TABLE_TEST(test_kinds_warm, kind_rows, true)
+TABLE_TEST(test_kind_owner_controls, kind_owner_rows, false)
 
 /* ---- a root hold on the pool root ---- */
 
@@ -1441,7 +1415,7 @@ static int b_uses(void *v)
 	int fds[2];
 
 	CHILD_CHECK(sec_recv_fds(ps->sock, fds, 2) == 0, 1);
-	for (size_t i = 0; i < N(fd_rows); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(fd_rows); i++)
 		ps->results[i] = fd_rows[i].fn(fds[fd_rows[i].dir ? 1 : 0]);
 	close(fds[0]);
 	close(fds[1]);
@@ -1476,10 +1450,10 @@ static void test_passed_fds(void **state)
 	tu_pool(state);
 	CHECK_0(scene(t));
 	PATH(dat, &t->p, "a.dat");
-	results = mmap(NULL, sizeof(int) * N(fd_rows), PROT_READ | PROT_WRITE,
+	results = mmap(NULL, sizeof(int) * ARRAY_SIZE(fd_rows), PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(results != MAP_FAILED);
-	for (size_t i = 0; i < N(fd_rows); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(fd_rows); i++)
 		results[i] = -ENOEXEC; /* "did not run" */
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	ps = (struct pass){.mnt = t->p.mnt, .sock = sv[0], .results = results};
@@ -1499,7 +1473,7 @@ static void test_passed_fds(void **state)
 	}
 	if (r != 0)
 		fail_msg("B's process with the passed fds: %s", result_name(r));
-	for (size_t i = 0; i < N(fd_rows); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(fd_rows); i++) {
 		const struct fdrow *f = &fd_rows[i];
 		bool ok = results[i] == f->expect;
 
@@ -1513,7 +1487,7 @@ static void test_passed_fds(void **state)
 			f->dir ? "folder" : "file", result_name(results[i]), errname(f->expect));
 		failed += !f->known_fail;
 	}
-	munmap(results, sizeof(int) * N(fd_rows));
+	munmap(results, sizeof(int) * ARRAY_SIZE(fd_rows));
 	r = run_as_user(UID_A, GID_A, a_sees_b, dat);
 	if (r != 0) {
 		fprintf(stderr,
@@ -1523,7 +1497,8 @@ static void test_passed_fds(void **state)
 	}
 	CHECK_0(clear_all(t->p.mnt));
 	if (failed)
-		fail_msg("%d of %zu fd checks failed (see stderr)", failed, N(fd_rows) + 1);
+		fail_msg("%d of %zu fd checks failed (see stderr)", failed,
+			 ARRAY_SIZE(fd_rows) + 1);
 	tu_backing_back_to_base(state);
 }
 

@@ -1,5 +1,6 @@
-/* stress_support: what /proc and readdir tell about the daemon and the pool: folder listings,
- * waiting for a folder to empty, the daemon's RSS and its open descriptors. */
+/* stress_support: what readdir tells about the pool (folder listings, waiting for a folder to
+ * empty) and what the daemon's descriptors point at; its RSS and descriptor count are
+ * fs/procfs.c's, as the daemon reads them. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -46,41 +47,6 @@ int wait_dir_empty(const char *dir, int timeout_ms, char *left, size_t len)
 			return n;
 		sleep_us(10000);
 	}
-}
-
-long proc_rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-int proc_fd_count(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 void proc_fd_dump(pid_t pid, const char *title)

@@ -7,11 +7,12 @@
  *   them is dead and reaped (waitpid(-1) in the runner is safe: the daemon is not its child);
  * - a shared anonymous mapping for counters and the first error, which survives SIGKILLed writers;
  * - a seeded RNG (POOLFS_SEED replays the random choices; timing is never replayable);
- * - the daemon's RSS and open descriptors from /proc.
+ * - the daemon's RSS and open descriptors from /proc (fs/procfs.h, the daemon's reader).
  * Children never call cmocka: they report through exit codes and the shared area, and _exit().
  *
  * Declarations only: the bodies are in the stress_support library (st_env.c, st_shared.c,
- * st_proc.c, st_daemon.c, st_refs.c), except setup and teardown (see there).
+ * st_proc.c, st_proc_info.c, st_pool.c), except setup and teardown (see there); what other
+ * suites use too is in tests/support.
  */
 #ifndef POOLFS_STRESS_H
 #define POOLFS_STRESS_H
@@ -42,6 +43,7 @@
 #define RUNNER_MS 240000
 
 #include "poolfs_names.h"
+#include "procfs.h"
 #include "testutil.h"
 /* ---- environment and seeded randomness (st_env.c) ---- */
 
@@ -113,28 +115,17 @@ pid_t runner_start(int (*fn)(void *), void *arg);
 int list_dir(const char *dir, char *out, size_t outlen);
 /* Poll until readdir of dir shows nothing: 0, or the count still listed after timeout_ms. */
 int wait_dir_empty(const char *dir, int timeout_ms, char *left, size_t len);
-/* VmRSS in KiB, or -1. */
-long proc_rss_kb(pid_t pid);
-/* Open descriptors of pid, or -errno. */
-int proc_fd_count(pid_t pid);
+/* proc_rss_kb and proc_fd_count: fs/procfs.h (included above). */
 /* Print what each of pid's descriptors points at (diagnostics). */
 void proc_fd_dump(pid_t pid, const char *title);
 
-/* ---- holds and refs (st_refs.c) ---- */
+/* ---- holds and refs: testutil.h (tests/support/tu_refs.c), struct refs and refs_get ---- */
 
-struct refs {
-	long opens;
-	int mapped;
-	long holds;
-	int pins;   /* hold lines with scope "pin" */
-	int others; /* hold lines with any other scope */
-	char text[1024];
-};
-
-/* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
-int refs_get(const char *path, struct refs *r);
 /* Take a hold of scope on path (user.poolfs.hold): 0, or -1 and errno. */
-int hold_scope(const char *path, const char *scope);
+static inline int hold_scope(const char *path, const char *scope)
+{
+	return hold(path, scope);
+}
 
 /* ---- the pool ----
  * Setup, teardown and the two helpers that reap stay here, inline in the test binary, because

@@ -99,8 +99,8 @@ static pid_t daemon_start(struct stest *t, int slot, const char *mnt, const char
 {
 	const char *bin = getenv("POOLFS_BIN");
 	char opts[2 * PATH_MAX];
-	pid_t parent = getpid(), pid;
 	long long deadline;
+	pid_t pid;
 	int n;
 
 	if (!bin || !bin[0])
@@ -109,14 +109,8 @@ static pid_t daemon_start(struct stest *t, int slot, const char *mnt, const char
 		     t->f.p.backing, t->f.p.datapath);
 	if (n < 0 || (size_t)n >= sizeof(opts))
 		fail_msg("options too long");
-	fflush(NULL);
-	pid = fork();
-	if (pid == -1)
-		fail_msg("fork: %s", errname(errno));
+	pid = tu_fork(SIGTERM);
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(126);
 		pool_child_stdio(log, true);
 		execl(bin, bin, "-f", "-o", opts, mnt, (char *)NULL);
 		dprintf(2, "cannot exec %s: %s\n", bin, strerror(errno));
@@ -196,19 +190,15 @@ static void subdir_of(const struct pool_fixture *p, pid_t pid, char *out, size_t
 		fail_msg("no backing folder %s* for daemon %d in %s", prefix, (int)pid, p->backing);
 }
 
+static int not_a_folder(const struct dirent *e, const void *ctx)
+{
+	(void)ctx;
+	return e->d_type != DT_DIR;
+}
+
 static int files_in(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		if (e->d_type != DT_DIR)
-			n++;
-	closedir(d);
-	return n;
+	return tu_dir_count(dir, not_a_folder, NULL);
 }
 
 /* ---- children with files open and mapped ---- */
@@ -229,20 +219,13 @@ enum probe {
 
 static const char *probe_name(int r)
 {
-	switch (r) {
-	case PROBE_OK:
-		return "reads the data";
-	case PROBE_BAD_DATA:
-		return "reads WRONG data";
-	case PROBE_SIGBUS:
-		return "gets SIGBUS";
-	case PROBE_SIGSEGV:
-		return "gets SIGSEGV";
-	case PROBE_ERROR:
-		return "gets an error";
-	default:
-		return "?";
-	}
+	static const char *const names[] = {
+		[PROBE_OK] = "reads the data",	 [PROBE_BAD_DATA] = "reads WRONG data",
+		[PROBE_SIGBUS] = "gets SIGBUS",	 [PROBE_SIGSEGV] = "gets SIGSEGV",
+		[PROBE_ERROR] = "gets an error",
+	};
+
+	return tu_word(names, ARRAY_SIZE(names), r, "?");
 }
 
 struct kid {

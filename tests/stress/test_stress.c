@@ -103,20 +103,16 @@ static int child_check(const unsigned char *region, uint32_t seed, off_t off, co
 
 static const char *child_result(int r)
 {
-	switch (r) {
-	case CHILD_BAD_DATA:
-		return "read a wrong stamp through its inherited mapping";
-	case CHILD_NAME_GONE:
-		return "found the name gone (ENOENT) while its mapping used the file";
-	case CHILD_NAME_REPLACED:
-		return "found the name on another inode while its mapping used the file";
-	case CHILD_STAT_ERROR:
-		return "could not stat the name";
-	case CHILD_PIPE:
-		return "lost its pipe";
-	default:
-		return "ended unexpectedly";
-	}
+	static const char *const results[] = {
+		[CHILD_BAD_DATA] = "read a wrong stamp through its inherited mapping",
+		[CHILD_NAME_GONE] = "found the name gone (ENOENT) while its mapping used the file",
+		[CHILD_NAME_REPLACED] =
+			"found the name on another inode while its mapping used the file",
+		[CHILD_STAT_ERROR] = "could not stat the name",
+		[CHILD_PIPE] = "lost its pipe",
+	};
+
+	return tu_word(results, ARRAY_SIZE(results), r, "ended unexpectedly");
 }
 
 /* ---- a hammering worker ---- */
@@ -174,6 +170,21 @@ static int reap_maybe_killed(struct shared *sh, uint64_t *rs, pid_t kid, int kil
 	return r;
 }
 
+/* Does worker w's page (at `page`, its region of the mapping) differ from seed's pattern? Then
+ * the error says how, at which byte. */
+static bool page_differs(const struct hworker *w, int it, const char *name,
+			 const unsigned char *page, uint32_t seed, const char *how)
+{
+	off_t region = (off_t)w->slot * PAGE;
+	long bad_at = pat_check(page, PAGE, seed, (uint64_t)region);
+
+	if (bad_at < 0)
+		return false;
+	sh_err(w->c->sh, "worker %d iteration %d: %s page %d %s, at byte %ld", w->slot, it, name,
+	       w->slot, how, bad_at);
+	return true;
+}
+
 static int hammer_worker(void *arg)
 {
 	const struct hworker *w = arg;
@@ -193,7 +204,7 @@ static int hammer_worker(void *arg)
 		unsigned char *m = MAP_FAILED;
 		int go[2] = {-1, -1};
 		struct stat st;
-		long bad_at;
+		long bad_at = -1;
 		pid_t kid;
 		int fd, r;
 
@@ -235,12 +246,8 @@ static int hammer_worker(void *arg)
 			bad = 1;
 			goto next;
 		}
-		bad_at = pat_check(m + region, PAGE, s1, (uint64_t)region);
-		if (bad_at >= 0) {
-			sh_err(sh,
-			       "worker %d iteration %d: %s page %d read through the mapping differs "
-			       "from what pwrite wrote, at byte %ld",
-			       w->slot, it, name, w->slot, bad_at);
+		if (page_differs(w, it, name, m + region, s1,
+				 "read through the mapping differs from what pwrite wrote")) {
 			bad = 1;
 			goto next;
 		}
@@ -316,14 +323,9 @@ static int hammer_worker(void *arg)
 			bad = 1;
 		}
 		if (m != MAP_FAILED) {
-			bad_at = pat_check(m + region, PAGE, s2, (uint64_t)region);
-			if (bad_at >= 0) {
-				sh_err(sh,
-				       "worker %d iteration %d: %s page %d changed under the mapping "
-				       "while in use, at byte %ld",
-				       w->slot, it, name, w->slot, bad_at);
+			if (page_differs(w, it, name, m + region, s2,
+					 "changed under the mapping while in use"))
 				bad = 1;
-			}
 			if (same_inode(sh, path, st.st_ino, "before close") < 0)
 				bad = 1;
 		}

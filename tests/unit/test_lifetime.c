@@ -18,6 +18,7 @@
 
 #include "rows.h"
 
+#include "array.h"
 #include "lifetime.h"
 
 /* A regular file with a name, nothing using it. */
@@ -212,37 +213,25 @@ static const struct transition_row {
 	  DECIDE(false, KEEP), SET(F_HOLDS, 0), DECIDE(true, KEEP), DECIDE(false, KEEP)}},
 };
 
+/* A step's field: the counters take the value, the flags its truth. */
 static void set_field(struct lifetime *l, enum field f, uint32_t v)
 {
-	switch (f) {
-	case F_OPENS:
-		l->opens = v;
-		break;
-	case F_HOLDS:
-		l->holds = v;
-		break;
-	case F_CHILDREN:
-		l->children = v;
-		break;
-	case F_IS_DIR:
-		l->is_dir = v;
-		break;
-	case F_LINKED:
-		l->linked = v;
-		break;
-	case F_ARMED:
-		l->armed = v;
-		break;
-	case F_MAYBE_MAPPED:
-		l->maybe_mapped = v;
-		break;
-	case F_REMOVED:
-		l->removed = v;
-		break;
-	case F_LOOKUPS:
+	if (f == F_LOOKUPS) {
 		l->lookups = v;
-		break;
+		return;
 	}
+	uint32_t *const counts[] = {
+		[F_OPENS] = &l->opens, [F_HOLDS] = &l->holds, [F_CHILDREN] = &l->children};
+	bool *const flags[] = {[F_IS_DIR] = &l->is_dir,
+			       [F_LINKED] = &l->linked,
+			       [F_ARMED] = &l->armed,
+			       [F_MAYBE_MAPPED] = &l->maybe_mapped,
+			       [F_REMOVED] = &l->removed};
+
+	if ((size_t)f < ARRAY_SIZE(counts))
+		*counts[f] = v;
+	else
+		*flags[f] = v != 0;
 }
 
 static void test_transition_row(void **state)

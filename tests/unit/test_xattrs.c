@@ -20,8 +20,10 @@ struct alloc_ctl {
 	int fail_at, calls;
 };
 
-static void *test_alloc(void *ctx, size_t size)
+static void *test_alloc(void *ctx, const char *site, size_t size, bool benign)
 {
+	(void)site;
+	(void)benign;
 	struct alloc_ctl *a = ctx;
 
 	if (a && a->fail_at && ++a->calls == a->fail_at)

@@ -562,50 +562,69 @@ int pool_wait_store_gone(struct pool_fixture *p, int timeout_ms)
 	}
 }
 
-/* The daemon's private tmpfs: the descriptor of a tmpfs root that is neither /dev/shm nor the
- * tmpfs of our temporary dirs (a detached mount's root reads as "/"). 0 or -ENOENT. */
-static int find_store(struct pool_fixture *p)
+int pool_daemon_stores(pid_t pid, dev_t not_dev, struct pool_store *out, int max)
 {
-	char fds[48], path[96], link[16];
-	struct stat shm, tmp, st;
+	char fds[32], path[64], link[16];
+	struct stat shm, st;
 	struct dirent *e;
+	int n = 0;
 	DIR *d;
 
-	snprintf(fds, sizeof(fds), "/proc/%ld/fd", (long)p->daemon_pid);
-	if (stat("/dev/shm", &shm) == -1 || stat(p->root, &tmp) == -1 || !(d = opendir(fds)))
+	snprintf(fds, sizeof(fds), "/proc/%ld/fd", (long)pid);
+	if (stat("/dev/shm", &shm) == -1 || !(d = opendir(fds)))
 		return -errno;
 	while ((e = readdir(d))) {
 		struct statfs sf;
-		ssize_t n;
+		ssize_t len;
 
 		if (e->d_name[0] == '.' || strlen(e->d_name) > 16)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", fds, e->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n != 1 || link[0] != '/' || stat(path, &st) == -1 || !S_ISDIR(st.st_mode) ||
-		    statfs(path, &sf) == -1 || sf.f_type != 0x01021994 || st.st_dev == shm.st_dev ||
-		    st.st_dev == tmp.st_dev)
+		snprintf(path, sizeof(path), "%s/%.16s", fds, e->d_name);
+		/* a detached instance's root reads as "/" */
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len != 1 || link[0] != '/' || stat(path, &st) == -1 || !S_ISDIR(st.st_mode) ||
+		    statfs(path, &sf) == -1 || sf.f_type != 0x01021994 /* TMPFS_MAGIC */ ||
+		    st.st_dev == shm.st_dev || st.st_dev == not_dev)
 			continue;
-		snprintf(p->store, sizeof(p->store), "%s/.", path);
-		p->store_dev = st.st_dev;
+		if (n < max) {
+			snprintf(out[n].path, sizeof(out[n].path), "%s", path);
+			out[n].dev = st.st_dev;
+		}
+		n++;
+	}
+	closedir(d);
+	return n <= max ? n : -E2BIG;
+}
+
+/* The daemon's private tmpfs: the descriptor of a tmpfs root that is neither /dev/shm nor the
+ * tmpfs of our temporary dirs. 0 or -ENOENT. */
+static int find_store(struct pool_fixture *p)
+{
+	struct pool_store found[4];
+	struct stat tmp;
+	int n;
+
+	if (stat(p->root, &tmp) == -1)
+		return -errno;
+	n = pool_daemon_stores(p->daemon_pid, tmp.st_dev, found, 4);
+	if (n > 0) {
+		snprintf(p->store, sizeof(p->store), "%s/.", found[0].path);
+		p->store_dev = found[0].dev;
 		if (p->store_watch > 0)
 			close(p->store_watch);
 		p->store_watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 		if (p->store_watch < 0 ||
-		    inotify_add_watch(p->store_watch, path, IN_DELETE_SELF) < 0) {
+		    inotify_add_watch(p->store_watch, found[0].path, IN_DELETE_SELF) < 0) {
 			int e = errno;
 
 			if (p->store_watch > 0)
 				close(p->store_watch);
 			p->store_watch = 0;
-			closedir(d);
 			diag("inotify on the private tmpfs: %s", strerror(e));
 			return -e;
 		}
-		closedir(d);
 		return 0;
 	}
-	closedir(d);
 	diag("POOLFS_BACKING=private, but daemon %ld has no private tmpfs open",
 	     (long)p->daemon_pid);
 	return -ENOENT;

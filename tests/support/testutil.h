@@ -1,4 +1,5 @@
-/* What every cmocka test suite shares (tests/integration, faults, holds, stress, lib): checks that
+/* What every cmocka test suite shares (tests/integration, faults, holds, stress, lib, ...), the
+ * one test-support library (tests/support): checks that
  * name the errno, the pool-per-test fixture around harness.h, child processes that never outlive
  * the test, step checks for children (also as another uid), a byte channel to step a child through
  * a scenario, and deterministic data patterns. The suite headers (itest.h, ftest.h, holdtest.h,
@@ -6,8 +7,8 @@
  *
  * Declarations and check macros only: the bodies live in the harness library (harness_dep), one
  * file per concern: tu_fixture.c (the pool per test), tu_files.c (paths and modes), tu_proc.c
- * (children), tu_chan.c (stepping a child, listings) and tu_data.c (data patterns, whole reads
- * and writes).
+ * (children), tu_chan.c (stepping a child, listings), tu_data.c (data patterns, whole reads
+ * and writes), tu_refs.c (holds and user.poolfs.refs) and tu_sysctl.c (kernel switches).
  */
 #ifndef POOLFS_TESTUTIL_H
 #define POOLFS_TESTUTIL_H
@@ -17,6 +18,8 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "array.h" /* ARRAY_SIZE, fs/'s */
 
 #include <dirent.h>
 #include <errno.h>
@@ -167,6 +170,10 @@ void tu_dump_log(void);
 		}                                                                                  \
 	} while (0)
 
+/* A child's steps that need a buffer of `size` bytes: steps(arg, buf)'s result, or step 1's
+ * failure if there is no memory for it. */
+int tu_steps_with_buffer(size_t size, int (*steps)(void *arg, char *buf), void *arg);
+
 #define USER_TRUE(step, cond)                                                                      \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
@@ -269,6 +276,10 @@ void tu_kill_children(void);
 /* Fork a child running fn(arg) and _exit(fn's result); it dies with us (PDEATHSIG) and teardown
  * kills it if the test did not reap it. */
 pid_t tu_spawn(int (*fn)(void *), void *arg);
+/* fork(2) for a test: 0 in the child, which gets pdeath_sig when the test dies (and exits at
+ * once if it already has); the pid in the test, which is not tracked (tu_spawn tracks). Fails
+ * the test if it cannot fork. */
+pid_t tu_fork(int pdeath_sig);
 
 /* Reap pid (a child, or an orphan reparented to a subreaper) within timeout_ms: its exit code,
  * 128+signal, -ETIMEDOUT (then it is killed and reaped), or -errno. Safe in a child too: it never
@@ -288,6 +299,10 @@ int tu_reap(pid_t pid, int timeout_ms);
 
 /* Poll fd for input: 0, -ETIMEDOUT, or -errno. */
 int fd_wait_readable(int fd, int timeout_ms);
+/* One descriptor over a unix socket (SCM_RIGHTS): 0 or -errno. */
+int tu_send_fd(int sock, int fd);
+/* The descriptor tu_send_fd sent (within timeout_ms, close-on-exec): >= 0, or -errno. */
+int tu_recv_fd(int sock, int timeout_ms);
 
 /* Two pipes to step a child through a scenario: the parent sends "go" bytes down, the child
  * sends "ready" bytes up. A dead peer reads as EOF, so nobody waits forever. */
@@ -313,6 +328,12 @@ int chan_get(int fd, int timeout_ms);
 /* Child side */
 #define CHILD_READY(c) chan_put((c)->up[1])
 #define CHILD_WAIT_GO(c) chan_get((c)->down[0], 10 * CHILD_MS)
+/* The usual pair: say ready (failing as `step`), then wait for the go (as step + 1). */
+#define CHILD_READY_THEN_GO(c, step)                                                               \
+	do {                                                                                       \
+		CHILD_CHECK(CHILD_READY(c) == 0, (step));                                          \
+		CHILD_CHECK(CHILD_WAIT_GO(c) == 0, (step) + 1);                                    \
+	} while (0)
 /* Parent side */
 #define PARENT_GO(c) CHECK_0(chan_put((c)->down[1]))
 #define PARENT_WAIT_READY(c)                                                                       \
@@ -325,6 +346,9 @@ int chan_get(int fd, int timeout_ms);
 /* Whether readdir of dir lists name: 1 or 0, or -errno if dir cannot be listed (usable in a
  * child; compare with 1 or 0 exactly, so an error never passes for either answer). */
 int tu_listed(const char *dir, const char *name);
+/* How many of dir's entries (".", ".." too) `counts` says yes to, or -errno. */
+int tu_dir_count(const char *dir, int (*counts)(const struct dirent *e, const void *ctx),
+		 const void *ctx);
 
 /* ---- data ---- */
 
@@ -346,5 +370,51 @@ ssize_t pread_all(int fd, void *buf, size_t len, off_t off);
  * closed again, so the mapping is what uses the file. MAP_FAILED with errno set on error (a
  * child can check it without the cmocka machinery). */
 void *tu_map_path(const char *path, size_t len);
+
+/* ---- holds and refs (tu_refs.c) ---- */
+
+/* Take a hold of scope on path (user.poolfs.hold): setxattr's 0, or -1 and errno. */
+int hold(const char *path, const char *scope);
+/* The refs text of path, NUL-terminated in buf: its length, or -1 and errno. */
+ssize_t refs(const char *path, char *buf, size_t len);
+/* Whether text holds the exact line (without its "\n"; the last may lack one). */
+int has_line(const char *text, const char *line);
+/* Create path (exclusive) with a few bytes and close it: 0 or -errno. */
+int make_closed_file(const char *path);
+
+/* user.poolfs.refs parsed into counts. */
+struct refs {
+	long opens;
+	int mapped;
+	long holds;
+	int pins;   /* hold lines with scope "pin" */
+	int others; /* hold lines with any other scope */
+	char text[1024];
+};
+
+/* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
+int refs_get(const char *path, struct refs *r);
+
+/* "entries N" of the pool's user.poolfs.stat: the pool's entries of all users (fails the test
+ * if it cannot be read). */
+long long tu_pool_entries(const struct pool_fixture *p);
+/* Wait until the pool holds `want` entries, at most timeout_ms (then fail the test): a store
+ * the test cannot walk into (a private tmpfs, another user's names) is counted by the daemon. */
+void tu_wait_pool_entries(const struct pool_fixture *p, long long want, int timeout_ms);
+
+/* words[i] (a table of texts by a small number, e.g. an enum's), or `other` for a number
+ * outside it or without a text. */
+static inline const char *tu_word(const char *const *words, size_t n, int i, const char *other)
+{
+	return i >= 0 && (size_t)i < n && words[i] ? words[i] : other;
+}
+
+/* A cmocka setup that mounts the test's pool with `opts` (tu_setup), one line a setup:
+ * TU_SETUP(setup_none, "autohold=none") */
+#define TU_SETUP(name, opts)                                                                       \
+	static int name(void **state)                                                              \
+	{                                                                                          \
+		return tu_setup(state, opts);                                                      \
+	}
 
 #endif

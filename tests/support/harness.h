@@ -67,6 +67,17 @@ int pool_mount_private(struct pool_fixture *p, const char *extra_opts);
  * -ENOTEMPTY (the backing dir was not empty). */
 int pool_unmount(struct pool_fixture *p);
 
+/* A private tmpfs root a daemon holds open: its /proc/PID/fd/N path and device. */
+struct pool_store {
+	char path[64];
+	dev_t dev;
+};
+
+/* The private tmpfs roots daemon `pid` holds open (tmpfs roots that are neither /dev/shm nor
+ * `not_dev`; a detached instance's root reads as "/"): how many, the first `max` into out;
+ * -E2BIG if more than max, or -errno. */
+int pool_daemon_stores(pid_t pid, dev_t not_dev, struct pool_store *out, int max);
+
 /* Send sig to the daemon, reap it (bounded; SIGKILL if it will not die) and wait for its mount to
  * go away (auto_unmount). p->exit_status gets its wait status. 0, -ETIMEDOUT (had to be killed),
  * -EBUSY (the mount stayed: detached), -ESRCH (no daemon). The fixture stays for pool_remount or

@@ -38,7 +38,7 @@ void tu_kill_children(void)
 	}
 }
 
-pid_t tu_spawn(int (*fn)(void *), void *arg)
+pid_t tu_fork(int pdeath_sig)
 {
 	pid_t parent = getpid();
 	pid_t pid;
@@ -48,11 +48,19 @@ pid_t tu_spawn(int (*fn)(void *), void *arg)
 	if (pid == -1)
 		fail_msg("fork: %s", errname(errno));
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_PDEATHSIG, pdeath_sig);
 		if (getppid() != parent)
 			_exit(120);
-		_exit(fn(arg));
 	}
+	return pid;
+}
+
+pid_t tu_spawn(int (*fn)(void *), void *arg)
+{
+	pid_t pid = tu_fork(SIGKILL);
+
+	if (pid == 0)
+		_exit(fn(arg));
 	tu_track(pid);
 	return pid;
 }
@@ -85,4 +93,15 @@ int tu_reap(pid_t pid, int timeout_ms)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+int tu_steps_with_buffer(size_t size, int (*steps)(void *arg, char *buf), void *arg)
+{
+	char *buf = malloc(size);
+	int r;
+
+	USER_TRUE(1, buf != NULL);
+	r = steps(arg, buf);
+	free(buf);
+	return r;
 }
