@@ -33,7 +33,7 @@ enum fault_site {
 			  * FAULT_STALL_MAX_MS) */
 	FAULT_REAP,   /* the reaper thread waits likewise before it unlinks a batch */
 	FAULT_UNLINK, /* a removed file's backing file, unlinked after the pool lock is
-		       * released (pool_unlock), waits likewise before its unlink */
+		       * released (pool_commit), waits likewise before its unlink */
 	FAULT_SITES,
 };
 

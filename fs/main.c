@@ -117,7 +117,7 @@ static void linger_fired(void *ctx, int fd)
 		log_warn("linger timer: %m");
 	pool_lock(p);
 	pool_linger_expire(p);
-	pool_unlock(p);
+	pool_commit(p);
 }
 
 static void raise_fd_limit(void)

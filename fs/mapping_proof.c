@@ -180,7 +180,7 @@ void proof_set_free(struct pool *p, struct node *n)
 	n->life.maybe_mapped = false;
 	n->may_map = false;
 	proof_unwatch_file(p, n);
-	pool_recheck(p, n);
+	pool_mark(p, n);
 }
 
 /* Whether `n` waits for the proof that its last mapping is gone. Lock held. */
@@ -310,7 +310,7 @@ static void soon_fired(void *ctx, int fd)
 	st->nsoon = keep;
 	if (keep)
 		soon_set(st, soon_us[first]);
-	pool_unlock(p);
+	pool_commit(p);
 }
 
 static void backstop_fired(void *ctx, int fd)
@@ -345,7 +345,7 @@ static void backstop_fired(void *ctx, int fd)
 		else if (st->backstop_ms)
 			backstop_set(st, 0);
 	}
-	pool_unlock(p);
+	pool_commit(p);
 }
 
 /* The backing file an event is about, from its name record (FAN_REPORT_DFID_NAME: the folder's
@@ -390,7 +390,7 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 		want[i] = proof_waiting(n);
 		gen[i] = want[i] ? n->open_gen : 0;
 	}
-	pool_unlock(p);
+	pool_commit(p);
 	for (size_t i = 0; i < count; i++)
 		busy[i] = want[i] && proof_probe(p, BACKING_ANY_UID, inos[i]);
 	pool_lock(p);
@@ -405,7 +405,7 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 			proof_soon_add(p, inos[i]);
 		}
 	}
-	pool_unlock(p);
+	pool_commit(p);
 }
 
 static void fanotify_fired(void *ctx, int fan_fd)
@@ -443,7 +443,7 @@ static void fanotify_fired(void *ctx, int fan_fd)
 	if (overflow) {
 		pool_lock(p);
 		recheck_all(p);
-		pool_unlock(p);
+		pool_commit(p);
 	} else if (count) {
 		probe_events(p, inos, count);
 	}

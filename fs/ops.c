@@ -85,7 +85,7 @@ static void op_destroy(void *userdata)
 	/* The mount went away with folders still listed: their RELEASEDIR will never come. */
 	pool_lock(p);
 	ops_free_dir_handles(p);
-	pool_unlock(p);
+	pool_commit(p);
 }
 
 /* ---- the table --------------------------------------------------------------------------- */

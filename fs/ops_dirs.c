@@ -92,16 +92,16 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		goto fail;
 	fi->fh = (uint64_t)(uintptr_t)d;
 	pool_dir_opened(p, n, &d->link);
-	pool_unlock(p);
+	pool_commit(p);
 	if (reply_open(p, req, fi) < 0) {
 		pool_lock(p);
 		pool_dir_closed(p, n, &d->link);
-		pool_unlock(p);
+		pool_commit(p);
 		dir_handle_free(d);
 	}
 	return;
 fail:
-	pool_unlock(p);
+	pool_commit(p);
 	dir_handle_free(d);
 	fuse_reply_err(req, -r);
 }
@@ -174,7 +174,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			ngiven++;
 		used += len;
 	}
-	pool_unlock(p);
+	pool_commit(p);
 	if ((plus && reply_lost(p, req)) || fuse_reply_buf(req, buf, used) < 0) {
 		/* The kernel got none of these entries: take back their lookup counts. */
 		for (size_t i = 0; i < ngiven; i++)
@@ -202,7 +202,7 @@ void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	pool_lock(p);
 	pool_dir_closed(p, pool_node(p, ino), &d->link);
-	pool_unlock(p);
+	pool_commit(p);
 	dir_handle_free(d);
 	fuse_reply_err(req, 0);
 }
@@ -254,7 +254,7 @@ void op_statfs(fuse_req_t req, fuse_ino_t ino)
 		sv.f_favail = sv.f_ffree;
 	}
 	sv.f_namemax = POOL_NAME_MAX;
-	pool_unlock(p);
+	pool_commit(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else

@@ -51,7 +51,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fill_entry(p, dir, n, &st, &e);
 	pool_lookup_add(n);
 out:
-	pool_unlock(p);
+	pool_commit(p);
 	if (r == -ENOENT) {
 		/* A negative entry: names appear only through requests the kernel itself sends. */
 		memset(&e, 0, sizeof(e));
@@ -73,7 +73,7 @@ void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	n = pool_node(p, ino);
 	if (n)
 		pool_forget(p, n, nlookup);
-	pool_unlock(p);
+	pool_commit(p);
 	fuse_reply_none(req);
 }
 
@@ -87,7 +87,7 @@ void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 		if (n)
 			pool_forget(p, n, forgets[i].nlookup);
 	}
-	pool_unlock(p);
+	pool_commit(p);
 	fuse_reply_none(req);
 }
 
@@ -186,10 +186,8 @@ static void reply_new_name(fuse_req_t req, struct pool *p, struct node *dir, con
 		pool_lookup_add(n);
 	}
 	/* Nothing keeps a file nobody opened, nor a symlink, FIFO or socket, but a hold: without
-	 * one it goes at once (docs/interface.md "Kinds of entry"). */
-	if (r == 0 && !node_is_dir(n))
-		pool_recheck(p, n);
-	pool_unlock(p);
+	 * one the commit removes it at once (docs/interface.md "Kinds of entry"). */
+	pool_commit(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else if (reply_entry(p, req, &e) < 0)
@@ -229,7 +227,7 @@ int make_file(struct pool *p, fuse_req_t req, const struct fuse_file_info *fi, f
 	r = make_entry(p, req, &who, parent, name,
 		       &(struct new_entry){.type = S_IFREG, .mode = mode, .nf = nf}, out);
 	if (r < 0) {
-		pool_unlock(p);
+		pool_commit(p);
 		new_file_drop(p, nf, true);
 	}
 	return r;
@@ -295,7 +293,7 @@ void op_readlink(fuse_req_t req, fuse_ino_t ino)
 		r = -EINVAL;
 	if (r == 0 && !(target = fault_strdup(n->target)))
 		r = -ENOMEM;
-	pool_unlock(p);
+	pool_commit(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -380,10 +378,8 @@ static int remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool
 	if (r < 0)
 		goto out;
 	pool_unlink(p, nm);
-	pool_recheck(p, n);
-	pool_recheck(p, dir);
 out:
-	pool_unlock(p);
+	pool_commit(p);
 	return r;
 }
 
@@ -403,23 +399,6 @@ static bool is_ancestor(const struct node *a, const struct node *n)
 		if (n == a)
 			return true;
 	return false;
-}
-
-/* Move name `src_nm` to `name` in `dir`, replacing name `dst_nm` if not NULL; all or nothing
- * (pool_move). */
-static int rename_over(struct pool *p, struct name *src_nm, struct name *dst_nm, struct node *dir,
-		       const char *name)
-{
-	struct node *src = pool_name_entry(src_nm), *dst = dst_nm ? pool_name_entry(dst_nm) : NULL;
-	int r = pool_move(p, src_nm, dir, name, dst_nm);
-
-	if (r < 0)
-		return r;
-	if (dst)
-		pool_recheck(p, dst);
-	/* It may have left a held folder; its old folder may now be empty. */
-	pool_recheck_subtree(p, src);
-	return 0;
 }
 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -471,10 +450,6 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		}
 		/* Swap the two names. Neither loses a name, so no holds are dropped. */
 		r = pool_exchange(p, src_nm, dst_nm);
-		if (r == 0) {
-			pool_recheck_subtree(p, src);
-			pool_recheck_subtree(p, dst);
-		}
 		goto out;
 	}
 	if (dst) {
@@ -487,10 +462,9 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		if (r < 0)
 			goto out;
 	}
-	r = rename_over(p, src_nm, dst_nm, dst_dir, newname);
-	if (r == 0)
-		pool_recheck(p, src_dir);
+	/* All or nothing; the commit decides what the move ended (docs/design.md "Lifetime"). */
+	r = pool_move(p, src_nm, dst_dir, newname, dst_nm);
 out:
-	pool_unlock(p);
+	pool_commit(p);
 	fuse_reply_err(req, -r);
 }

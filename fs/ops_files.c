@@ -29,7 +29,7 @@ static void reply_attr(fuse_req_t req, struct pool *p, struct node *n, int r)
 
 	if (r == 0)
 		r = pool_stat_fresh(p, &n, &st);
-	pool_unlock(p);
+	pool_commit(p);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -159,7 +159,7 @@ void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	r = get_owned(p, req, ino, "access", &n);
 	if (r == 0 && mask != F_OK)
 		r = access_check_mask_as(n->perm, node_is_dir(n), caller_uid(req), mask);
-	pool_unlock(p);
+	pool_commit(p);
 	fuse_reply_err(req, -r);
 }
 
@@ -176,7 +176,7 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd, i
 	pool_handle_opened(n);
 	r = p->dp->open(p, n, req, fd, spare_id, fi);
 	if (r < 0) {
-		pool_handle_unopened(n);
+		pool_handle_unopened(p, n);
 		return r;
 	}
 	/* After the data path's choice, which may read the idle file's size from the node. */
@@ -197,9 +197,8 @@ static void drop_spare(struct pool *p, int *spare_id)
 static void close_handle(struct pool *p, struct node *n, const struct fuse_file_info *fi)
 {
 	close((int)fi->fh);
-	if (pool_handle_closed(n) && p->dp->last_release)
+	if (pool_handle_closed(p, n) && p->dp->last_release)
 		p->dp->last_release(p, n);
-	pool_recheck(p, n);
 }
 
 /* OPEN's checks of `n` against the access mode asked, for `caller` (who may touch it). */
@@ -256,7 +255,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		r = open_handle(p, n, req, fd, &spare_id, fi);
 	if (r == 0)
 		pool_stale_done(p, fuse_req_ctx(req)->pid);
-	pool_unlock(p);
+	pool_commit(p);
 	drop_spare(p, &spare_id);
 	if (r < 0) {
 		if (fd >= 0)
@@ -267,7 +266,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (reply_open(p, req, fi) < 0) {
 		pool_lock(p);
 		close_handle(p, n, fi);
-		pool_unlock(p);
+		pool_commit(p);
 	}
 }
 
@@ -294,28 +293,26 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		return;
 	}
 	r = open_handle(p, n, req, nf.fd, &nf.backing_id, fi);
-	if (r < 0) {
-		pool_recheck(p, n); /* the node goes at once unless a hold keeps it */
-		goto fail;
-	}
+	if (r < 0)
+		goto fail; /* the commit removes it at once unless a hold keeps it */
 	pool_stat_with(p, n, &nf.st, &st);
 	fill_entry(p, pool_parent(n), n, &st, &e);
 	pool_lookup_add(n);
-	pool_unlock(p);
+	pool_commit(p);
 	drop_spare(p, &nf.backing_id);
 	if (reply_create(p, req, &e, fi) < 0) {
-		/* Nodes are freed only in pool_unlock(): n is valid until the forget below. The
+		/* Nodes are freed only in pool_commit(): n is valid until the forget below. The
 		 * kernel still holds the negative entry it looked up: if the file stays (a held
 		 * folder keeps it), that entry must go. */
 		pool_lock(p);
 		pool_forget_name(p, parent, name);
 		close_handle(p, n, fi);
 		pool_forget(p, n, 1);
-		pool_unlock(p);
+		pool_commit(p);
 	}
 	return;
 fail:
-	pool_unlock(p);
+	pool_commit(p);
 	new_file_drop(p, &nf, n == NULL);
 	fuse_reply_err(req, -r);
 }
@@ -346,7 +343,7 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	n = pool_node(p, ino);
 	if (n && end > n->reserved)
 		r = pool_reserve(p, n, end);
-	pool_unlock(p);
+	pool_commit(p);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -387,7 +384,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n) {
-		if (pool_handle_closed(n)) {
+		if (pool_handle_closed(p, n)) {
 			if (p->dp->release_begin)
 				p->dp->release_begin(p, n, &rel);
 			else if (p->dp->last_release)
@@ -395,11 +392,10 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		}
 		/* LOOKUPs wait for a probe's answer, not for a mere unregistration. */
 		pool_release_probing(n, rel.pending && rel.probe);
-		pool_recheck(p, n);
 	} else {
 		log_warn("release of unknown inode %" PRIu64, (uint64_t)ino);
 	}
-	pool_unlock(p);
+	pool_commit(p);
 	fuse_reply_err(req, 0);
 	close((int)fi->fh);
 	if (rel.pending) {
@@ -407,7 +403,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		pool_lock(p);
 		n = pool_release_probed(p, rel.ino, rel.probe);
 		p->dp->release_commit(p, n, &rel);
-		pool_unlock(p);
+		pool_commit(p);
 	}
 	pool_release_leave(p);
 }
@@ -431,6 +427,6 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 	if (r == 0)
 		r = pool_resize(p, &n, (uint64_t)off + (uint64_t)len, how, (int)fi->fh,
 				&(struct pool_fallocate){.mode = mode, .off = off, .len = len});
-	pool_unlock(p);
+	pool_commit(p);
 	fuse_reply_err(req, -r);
 }

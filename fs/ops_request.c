@@ -163,7 +163,7 @@ void forget_one(struct pool *p, uint64_t ino)
 	n = pool_node(p, ino);
 	if (n)
 		pool_forget(p, n, 1);
-	pool_unlock(p);
+	pool_commit(p);
 }
 
 /* A reply creating a name (mkdir, mknod, symlink, link) was lost: the kernel keeps its negative
@@ -178,5 +178,5 @@ void forget_new_entry(struct pool *p, uint64_t ino, uint64_t dir_ino, const char
 		pool_forget_name(p, dir_ino, name);
 		pool_forget(p, n, 1);
 	}
-	pool_unlock(p);
+	pool_commit(p);
 }

@@ -133,7 +133,7 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *v
 		r = pool_xattr_set(p, n, name, value, size, flags);
 	}
 out:
-	pool_unlock(p);
+	pool_commit(p);
 	fuse_reply_err(req, -r);
 }
 
@@ -217,7 +217,7 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	r = get_owned(p, req, ino, "read xattr of", &n);
 	if (r == 0)
 		r = xattr_value(p, req, n, name, &data);
-	pool_unlock(p);
+	pool_commit(p);
 	if (r >= 0 && size == 0 && is_live_text(name))
 		r += LIVE_TEXT_SLACK;
 	reply_xattr_data(req, r, data, size);
@@ -244,7 +244,7 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 				r = -ENOMEM;
 		}
 	}
-	pool_unlock(p);
+	pool_commit(p);
 	reply_xattr_data(req, r < 0 ? r : (int)len, buf, size);
 	free(buf);
 }
@@ -270,6 +270,6 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	else
 		r = pool_xattr_remove(p, n, name);
 out:
-	pool_unlock(p);
+	pool_commit(p);
 	fuse_reply_err(req, -r);
 }

@@ -29,7 +29,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	p->owner_gid = getegid();
 	p->daemon_pid = getpid();
 	p->next_ino = POOL_ROOT_INO + 1;
-	/* Files pool_unlock takes out of the lock count as the reaper's until unlinked. */
+	/* Files pool_commit takes out of the lock count as the reaper's until unlinked. */
 	p->unlinks.outside = &p->reaper.outside;
 	r = pthread_mutex_init(&p->lock, NULL);
 	if (r)

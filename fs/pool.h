@@ -3,10 +3,12 @@
  * share more through pool_internal.h, in layers that call only downward (docs/design.md
  * "Layout"); which file defines each function below is in pool.c's header comment.
  *
- * Every field below is protected by `lock`. Handlers in ops_*.c lock, look nodes up, call pool_*
- * functions and unlock with pool_unlock(), which also hands name invalidations to the notify
- * thread and frees nodes the kernel has forgotten: both must happen outside request handling and
- * after the lock is released (docs/design.md "Locking and threads").
+ * Every field below is protected by `lock`. Handlers in ops_*.c lock, look nodes up, call one
+ * pool_* operation and end the section with pool_commit(): each change of names, handles, holds
+ * or mappings marks the nodes it touched, and the commit applies the lifetime rule to them (the
+ * rule's only home, pool_lifetime.c), unlocks, and hands on what must run after the lock: name
+ * invalidations to the notify thread, forgotten nodes freed, backing files unlinked
+ * (docs/design.md "Locking and threads"). Handlers call no step of the rule themselves.
  *
  * Threads: the request threads (one per core over io_uring, libfuse's pool over /dev/fuse), the
  * watch thread (pidfds, cgroup events, timers, fanotify), the notify thread and the reaper thread
@@ -51,6 +53,8 @@
 #include "poolfs_names.h"
 
 #define POOL_ROOT_INO 1
+#define POOL_MARK_NODE 1
+#define POOL_MARK_SUBTREE 2
 #define POOL_NAME_MAX 255
 /* How long the kernel may cache names and attributes (docs/design.md, "Caching"). */
 #define POOL_CACHE_SECONDS 3600.0
@@ -105,6 +109,8 @@ struct node {
 	bool battr_valid;
 	struct stat battr;
 	struct node *zombie_next; /* on the free-after-unlock list */
+	struct node *mark_next;	  /* on the section's list of touched nodes (pool_mark) */
+	uint8_t marked;		  /* 0, or on that list: POOL_MARK_NODE or POOL_MARK_SUBTREE */
 };
 
 /* A folder? (The kind is the node's `type`; the pure modules keep their own copy of the bit:
@@ -165,7 +171,7 @@ struct reaper {
 	pthread_cond_t done;  /* a batch was unlinked */
 	struct backing_list queue;
 	size_t busy; /* taken by the thread, not yet unlinked */
-	/* Taken from the pool's `unlinks` under the pool lock by pool_unlock, and neither unlinked
+	/* Taken from the pool's `unlinks` under the pool lock by pool_commit, and neither unlinked
 	 * nor queued here yet: their names are gone but not their room (pool_reaper_wait). Raised
 	 * without `lock` (the pool lock orders it before the removal shows); lowered under it. */
 	atomic_size_t outside;
@@ -206,8 +212,9 @@ struct pool {
 	struct hash_table inos;	 /* every node by inode number (pool_tree.c; hash_table.h) */
 	struct name_table names; /* every name, apart from the entries (name_table.h) */
 	struct node *zombies;
+	struct node *marked; /* touched in this section, for pool_commit (mark_next) */
 	struct pending_inval *inval_head, **inval_tail;
-	/* Backing files of removed nodes, unlinked by pool_unlock() after the lock is released:
+	/* Backing files of removed nodes, unlinked by pool_commit() after the lock is released:
 	 * freeing a big file's pages takes milliseconds (docs/design.md "Locking and threads"). */
 	struct backing_list unlinks;
 	struct reaper reaper; /* small ones go to its thread (pool_reaper.c) */
@@ -253,8 +260,18 @@ int pool_reaper_start(struct pool *p);
 void pool_destroy(struct pool *p); /* accepts a half-built pool */
 
 void pool_lock(struct pool *p);
-/* Unlocks, then queues invalidations and frees forgotten nodes. */
+/* End a section: apply the lifetime rule to every node marked in it (and what that removes in
+ * turn), unlock, then hand invalidations to the notify thread, free forgotten nodes and unlink
+ * or queue removed files' backing files. */
+void pool_commit(struct pool *p);
+/* Only unlock: a section that goes on after a system call (what it marked waits for the commit
+ * that ends it) or that changed nothing. */
 void pool_unlock(struct pool *p);
+/* The section changed what keeps `n` (its names, handles, holds or mappings): the commit applies
+ * the rule to it; with _subtree, to everything below it too (a folder hold ended, a folder
+ * moved). */
+void pool_mark(struct pool *p, struct node *n);
+void pool_mark_subtree(struct pool *p, struct node *n);
 
 /* Allocations of pool state: zeroed; NULL when out of memory (or an injected fault, at the
  * caller's site: fault.h). */
@@ -295,16 +312,12 @@ int pool_link(struct pool *p, struct node *n, struct node *dir, const char *name
 void pool_unlink(struct pool *p, struct name *nm);
 /* rename: move name `nm` to `name` in `dir`, keeping its entry's holds; `replaced` (if not
  * NULL) is the name there now, which is removed (pool_unlink) in the same step. All or
- * nothing: 0, or -ENOMEM with nothing changed. The caller rechecks the entries. */
+ * nothing: 0, or -ENOMEM with nothing changed. The entries are marked. */
 int pool_move(struct pool *p, struct name *nm, struct node *dir, const char *name,
 	      struct name *replaced);
 /* RENAME_EXCHANGE: swap two names. 0 or -ENOMEM with nothing changed. */
 int pool_exchange(struct pool *p, struct name *a, struct name *b);
 
-/* Apply the lifetime verdict to `n`, then to each folder above it that lost a child. */
-void pool_recheck(struct pool *p, struct node *n);
-/* Same for `n` and everything below it (after a folder hold ends or a folder moved). */
-void pool_recheck_subtree(struct pool *p, struct node *n);
 /* Fire lingering removals that are due. */
 void pool_linger_expire(struct pool *p);
 
@@ -383,8 +396,8 @@ bool pool_wait_room(struct pool *p);
 /* Handles (pool_handles.c; lock held). A file handle opened; the data path refused it after
  * all; closed (true if it was the last). */
 void pool_handle_opened(struct node *n);
-void pool_handle_unopened(struct node *n);
-bool pool_handle_closed(struct node *n);
+void pool_handle_unopened(struct pool *p, struct node *n);
+bool pool_handle_closed(struct pool *p, struct node *n);
 /* The last RELEASE of `n` probes outside the lock (`probing`): LOOKUPs of it wait
  * (pool_wait_release). Then, with the lock again: the probe of inode `ino` is over; returns the
  * node, NULL if it went. */

@@ -16,14 +16,16 @@ void pool_handle_opened(struct node *n)
 	n->open_gen++; /* a probe made outside the lock before this open is stale */
 }
 
-void pool_handle_unopened(struct node *n)
+void pool_handle_unopened(struct pool *p, struct node *n)
 {
 	if (n->life.opens > 0)
 		n->life.opens--;
+	pool_mark(p, n);
 }
 
-bool pool_handle_closed(struct node *n)
+bool pool_handle_closed(struct pool *p, struct node *n)
 {
+	pool_mark(p, n);
 	return n->life.opens > 0 && --n->life.opens == 0;
 }
 
@@ -67,7 +69,7 @@ void pool_dir_closed(struct pool *p, struct node *n, struct handle_link *h)
 	h->prev = h->next = h;
 	if (n && n->life.opens > 0) {
 		n->life.opens--;
-		pool_recheck(p, n);
+		pool_mark(p, n);
 	}
 }
 

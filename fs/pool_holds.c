@@ -202,8 +202,8 @@ void pool_source_ended(struct pool *p, struct hold_source *src)
 		next = h->src_next;
 		h->src = NULL;
 		pool_hold_free(p, n, h);
-		/* Nodes are only freed in pool_unlock(), so n stays valid through the recheck. */
-		pool_recheck_subtree(p, n);
+		/* Nodes are only freed in pool_commit(), after the rule ran on the marked ones. */
+		pool_mark_subtree(p, n);
 	}
 }
 
@@ -226,7 +226,7 @@ static void source_fired(void *arg, int fd)
 		watch_del(p->watch, fd);
 		source_free(p, s);
 	}
-	pool_unlock(p);
+	pool_commit(p);
 }
 
 static void hold_poll_fired(void *ctx, int fd)
@@ -252,7 +252,7 @@ static void hold_poll_fired(void *ctx, int fd)
 	}
 	if (polled && hold_poll_arm(p) < 0)
 		log_error("cannot re-arm the hold poll timer: process holds will not end");
-	pool_unlock(p);
+	pool_commit(p);
 }
 
 static int take_hold(struct pool *p, struct node *n, uid_t uid, const struct hold_caller *who,
@@ -463,7 +463,7 @@ int pool_release_holds(struct pool *p, struct node *n, uid_t uid)
 	}
 	if (!dropped)
 		return -ENODATA;
-	pool_recheck_subtree(p, n);
+	pool_mark_subtree(p, n);
 	return 0;
 }
 

@@ -27,7 +27,7 @@ void pool_reaper_stop(struct pool *p);
 /* Queue `f` for the thread: false if it cannot take it (not running, out of memory), and then
  * the caller unlinks it (pool_unlink_backing). */
 bool pool_reaper_take(struct pool *p, const struct backing_file *f);
-/* Wait until the queue is empty and no file pool_unlock took out of the lock is still to be
+/* Wait until the queue is empty and no file pool_commit took out of the lock is still to be
  * unlinked (big ones too), at most `timeout_ms`; true if anything was (a store that was full
  * may have room now). */
 bool pool_reaper_wait(struct pool *p, int timeout_ms);
@@ -102,6 +102,11 @@ int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 		   const struct pool_fallocate *fa);
 
 /* pool_lifetime.c */
+/* Apply the lifetime verdict to `n`, then to each folder above it that lost a child; with
+ * _subtree, to `n` and everything below it first. The rule's steps: only pool_commit and the
+ * rule's own timers and FORGET call them. */
+void pool_recheck(struct pool *p, struct node *n);
+void pool_recheck_subtree(struct pool *p, struct node *n);
 /* May the kernel cache a name in `dir`? Not directly in the shared root of a multi-user pool:
  * that LOOKUP is where other users are refused (docs/design.md "Caching"). */
 bool pool_name_cacheable(const struct pool *p, const struct node *dir);

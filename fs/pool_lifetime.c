@@ -37,7 +37,7 @@ void pool_lookup_add(struct node *n)
 	n->life.lookups++;
 }
 
-/* Have pool_unlock() unlink the backing file of `ino` once the lock is released (inode numbers
+/* Have pool_commit() unlink the backing file of `ino` once the lock is released (inode numbers
  * are never reused, so nothing can meet the file meanwhile); unlinked at once if the list cannot
  * grow. Lock held. */
 static void unlink_backing_later(struct pool *p, const struct backing_file *f)
@@ -183,12 +183,14 @@ static bool linger_waits(struct pool *p, struct node *n)
 /* Apply the verdict to one node. Returns the folder above that lost a child, if any. */
 static struct node *apply(struct pool *p, struct node *n)
 {
-	enum lifetime_verdict v = lifetime_decide(&n->life, pool_held_above(p, n));
+	/* The walk up for a folder hold only when nothing closer keeps the entry: a folder that
+	 * gained a child or a file still open is decided at once. */
+	bool above = !lifetime_in_use(&n->life, false) && pool_held_above(p, n);
+	enum lifetime_verdict v = lifetime_decide(&n->life, above);
 	struct node *parent = NULL;
 
 	if (v == LIFETIME_KEEP) {
-		if ((n->linger_due_ms || n->linger_base_ms) &&
-		    lifetime_in_use(&n->life, pool_held_above(p, n))) {
+		if ((n->linger_due_ms || n->linger_base_ms) && lifetime_in_use(&n->life, above)) {
 			if (n->linger_due_ms)
 				p->lingering--;
 			n->linger_due_ms = 0;
@@ -277,7 +279,10 @@ void pool_lock(struct pool *p)
 	pthread_mutex_lock(&p->lock);
 }
 
-void pool_unlock(struct pool *p)
+/* What a section left for after the lock: invalidations handed to the notify thread, forgotten
+ * nodes freed, removed files' backing files unlinked or queued to the reaper. Lock held; returns
+ * without it. */
+static void unlock_and_hand_on(struct pool *p)
 {
 	struct pending_inval *inval = p->inval_head;
 	struct node *zombies = p->zombies;
@@ -311,4 +316,29 @@ void pool_unlock(struct pool *p)
 		free(inval);
 		inval = next;
 	}
+}
+
+void pool_commit(struct pool *p)
+{
+	struct node *n;
+
+	/* The rule's one home: every node the section touched, and what removing one touches in
+	 * turn (its folder, marked when it loses the name), until nothing is left to decide. */
+	while ((n = p->marked)) {
+		bool subtree = n->marked == POOL_MARK_SUBTREE;
+
+		p->marked = n->mark_next;
+		n->mark_next = NULL;
+		n->marked = 0;
+		if (subtree)
+			pool_recheck_subtree(p, n);
+		else
+			pool_recheck(p, n);
+	}
+	unlock_and_hand_on(p);
+}
+
+void pool_unlock(struct pool *p)
+{
+	pthread_mutex_unlock(&p->lock);
 }

@@ -6,7 +6,7 @@
  * microseconds later, and the paths that meet a full store wait for it before giving up
  * (pool_reaper_wait; docs/design.md "What runs outside the lock"). It also keeps the pool's
  * growing lists of backing files to unlink (pool_backing_list_push), and counts the files that
- * pool_unlock has taken out of the lock and not yet unlinked or queued (`outside`), big ones
+ * pool_commit has taken out of the lock and not yet unlinked or queued (`outside`), big ones
  * included, so that pool_reaper_wait waits for every removed file's room. Calls only the store and
  * pool_core.c (docs/design.md "Layout"). Lock order: `reaper.lock` is a leaf, never held with
  * the pool lock. */

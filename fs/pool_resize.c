@@ -68,7 +68,7 @@ struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, in
 	return n;
 }
 
-/* A RELEASE that removes a file unlinks its backing file (pool_unlock) while the daemon's fd of
+/* A RELEASE that removes a file unlinks its backing file (pool_commit) while the daemon's fd of
  * the handle still holds the inode: the room comes back at the close(2) after the reply. So
  * what meets a full store waits for every RELEASE in flight, with any store. */
 void pool_release_enter(struct pool *p)
@@ -83,7 +83,7 @@ void pool_release_leave(struct pool *p)
 	 * releasing it; the two atomics are sequentially consistent, so either the waiter sees
 	 * the count at 0 or this sees the waiter, and broadcasting under the mutex cannot fall
 	 * between its test and its sleep. The section changes no pool state, so the bare mutex
-	 * does (pool_unlock's hand-on has nothing to hand on). */
+	 * does (pool_commit.s hand-on has nothing to hand on). */
 	if (atomic_fetch_sub(&p->releases_in_flight, 1) != 1 || !atomic_load(&p->room_waiters))
 		return;
 	pthread_mutex_lock(&p->lock);
@@ -115,7 +115,7 @@ bool pool_wait_room(struct pool *p)
 {
 	/* Both: a RELEASE in flight may be about to drop the last reference of a file the
 	 * reaper has unlinked, or the other way round. The reaper's wait also covers the big
-	 * files another thread's pool_unlock is unlinking: their names go under the lock, their
+	 * files another thread's pool_commit is unlinking: their names go under the lock, their
 	 * room only with the unlink after it. */
 	bool released = wait_releases(p);
 	bool reaped = pool_reaper_wait(p, 2000);

@@ -77,6 +77,21 @@ struct node *pool_child(struct pool *p, struct node *dir, const char *name)
 	return nm ? pool_name_entry(nm) : NULL;
 }
 
+void pool_mark(struct pool *p, struct node *n)
+{
+	if (n->marked)
+		return;
+	n->marked = POOL_MARK_NODE;
+	n->mark_next = p->marked;
+	p->marked = n;
+}
+
+void pool_mark_subtree(struct pool *p, struct node *n)
+{
+	pool_mark(p, n);
+	n->marked = POOL_MARK_SUBTREE;
+}
+
 /* A name was added to or taken from `dir`: its counts and times follow. */
 static void dir_changed(struct node *dir)
 {
@@ -93,6 +108,9 @@ static void attach_name(struct pool *p, struct name *nm, struct node *dir, struc
 	dir->life.armed = true;
 	dir_changed(dir);
 	n->life.linked = true;
+	/* A new entry nothing uses goes unless a hold keeps it (docs/interface.md "Kinds of
+	 * entry"); a name moved in may have left a held folder. */
+	pool_mark_subtree(p, n);
 }
 
 void pool_detach_name(struct pool *p, struct name *nm)
@@ -104,6 +122,8 @@ void pool_detach_name(struct pool *p, struct name *nm)
 	names_detach(&p->names, nm);
 	dir_changed(dir);
 	n->life.linked = n->ends.nnames > 0;
+	pool_mark(p, n);
+	pool_mark(p, dir); /* it may be empty now */
 }
 
 void pool_touch_ctime(struct node *n)
