@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -724,6 +725,22 @@ static int start_daemon(struct pool_fixture *p, const char *extra_opts)
 	return p->private_store ? find_store(p) : 0;
 }
 
+/* As root, a test process mounts its pools in a mount namespace of its own, private both ways:
+ * a namespace made elsewhere meanwhile (a cluster node's, a chroot build's) would otherwise copy
+ * the pool's mount and keep its daemon alive after the test's umount ("did not exit after
+ * unmount"), and an unmount propagated back from one could take the pool away mid-test. The
+ * test's children (other users through setpriv, the daemon) inherit it. */
+static void private_mounts(void)
+{
+	static bool tried;
+
+	if (tried || geteuid() != 0)
+		return;
+	tried = true;
+	if (unshare(CLONE_NEWNS) == -1 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		diag("pools stay in the shared mount namespace: %s", strerror(errno));
+}
+
 static int mount_fixture(struct pool_fixture *p, const char *extra_opts, bool single_user)
 {
 	const char *base = getenv("POOLFS_TEST_TMP");
@@ -744,6 +761,7 @@ static int mount_fixture(struct pool_fixture *p, const char *extra_opts, bool si
 		dp = "pagecache";
 	snprintf(p->datapath, sizeof(p->datapath), "%s", dp);
 	install_handlers();
+	private_mounts();
 
 	/* Not "poolfs-*": a daemon with backing=/dev/shm sweeps such names. */
 	if ((size_t)snprintf(p->root, sizeof(p->root), "%s/pooltest-XXXXXX", base) >=
