@@ -51,6 +51,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fill_entry(p, dir, n, &st, &e);
 	pool_lookup_add(n);
 out:
+	pool_stale_lookup(p, fuse_req_ctx(req)->pid, r == 0 ? n : NULL);
 	pool_commit(p);
 	if (r == -ENOENT) {
 		/* A negative entry: names appear only through requests the kernel itself sends. */

@@ -89,7 +89,10 @@ struct node {
 	uint64_t reserved;	 /* bytes counted against the quotas (files) */
 	uint64_t linger_due_ms;	 /* monotonic ms when a lingering removal is due, 0 if none */
 	uint64_t linger_base_ms; /* when linger= ends for this unused spell, 0 while in use */
-	int backing_id;		 /* passthrough registration, 0 if none */
+	/* A thread in the kernel's retry of an open looked it up: its removal waits until then for
+	 * that OPEN (pool_stale.c), 0 if none. */
+	uint64_t retry_until_ms;
+	int backing_id;	   /* passthrough registration, 0 if none */
 	uint32_t open_gen; /* counts opens: a probe made outside the lock is stale once it moved */
 	/* RELEASE of the last handle is probing outside the lock; LOOKUPs of the node wait for it
 	 * (release_done), as they waited for the lock when it probed under it. */
@@ -185,6 +188,7 @@ struct watch;
 /* Threads answered ESTALE whose retry has not come yet (pool_stale.c): the last few, oldest
  * overwritten, since a retry follows at once and a thread may end without one. */
 #define POOL_STALE_SLOTS 64
+#define POOL_RETRY_GRACE_MS 500
 struct stale_threads {
 	pid_t tid[POOL_STALE_SLOTS];
 	unsigned next;
@@ -330,6 +334,9 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count);
 int pool_stale_answer(struct pool *p, pid_t tid, int fresh);
 /* Thread `tid` opened or made an entry: a retry it was in is over. */
 void pool_stale_done(struct pool *p, pid_t tid);
+/* A LOOKUP by thread `tid` answered `n` (NULL: an error or no such name). In its retry, the
+ * entry it found keeps its name until that retry's OPEN comes, POOL_RETRY_GRACE_MS at most. */
+void pool_stale_lookup(struct pool *p, pid_t tid, struct node *n);
 /* Is file `n` gone: no name, nothing using it, only the kernel's references left? */
 bool pool_gone(const struct pool *p, const struct node *n);
 /* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply). */

@@ -162,15 +162,17 @@ static struct node *remove_names(struct pool *p, struct node *n)
  * waits, counted from the moment it fell unused. */
 static bool linger_waits(struct pool *p, struct node *n)
 {
-	uint64_t now = pool_now_ms();
+	uint64_t now = pool_now_ms(), due;
 
 	if (!n->linger_base_ms)
 		n->linger_base_ms = now + p->opts.linger_ms;
-	if (n->linger_base_ms > now &&
-	    (n->linger_base_ms == n->linger_due_ms || linger_arm(p, n->linger_base_ms) == 0)) {
+	/* A thread in the kernel's retry of an open looked it up: wait for that OPEN too
+	 * (pool_stale.c). */
+	due = n->retry_until_ms > n->linger_base_ms ? n->retry_until_ms : n->linger_base_ms;
+	if (due > now && (due == n->linger_due_ms || linger_arm(p, due) == 0)) {
 		if (!n->linger_due_ms)
 			p->lingering++;
-		n->linger_due_ms = n->linger_base_ms;
+		n->linger_due_ms = due;
 		return true;
 	}
 	if (n->linger_due_ms) {
@@ -196,6 +198,8 @@ static struct node *apply(struct pool *p, struct node *n)
 			n->linger_due_ms = 0;
 			n->linger_base_ms = 0;
 		}
+		if (n->retry_until_ms && lifetime_in_use(&n->life, above))
+			n->retry_until_ms = 0; /* the retry's OPEN came, or someone else's */
 		return NULL;
 	}
 	if (v == LIFETIME_REMOVE) {

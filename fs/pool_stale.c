@@ -6,10 +6,14 @@
  * new one rather than reopening the old. What that retry reaches is fresh, so if it is gone too,
  * it went after this thread looked, and the retry opens the nameless file, as tmpfs does for a
  * file unlinked between the two steps. Only OPEN answers so: the kernel retries ESTALE from an
- * open (path_openat), not from every call. A thread is in its retry until it opens or makes an
- * entry, or 64 newer threads were answered ESTALE; one whose retry ended in an error therefore
- * gets the nameless file at once the next time too, which is never wrong, only less eager to
- * look again. Every function runs with the pool lock held. */
+ * open (path_openat), not from every call. But a file whose last user closes between the
+ * retry's LOOKUP and its OPEN would then be opened without its name, while the program asked for
+ * the file of that name: so what the retry looks up keeps its name until that OPEN comes
+ * (POOL_RETRY_GRACE_MS at most, for a thread killed in between), and the open finds it named.
+ * A thread is in its retry until it opens or makes an entry, or 64 newer threads were answered
+ * ESTALE; one whose retry ended in an error meets the nameless file at once the next time too,
+ * which is what tmpfs gives a walk that raced an unlink, only less eager to look again. Every
+ * function runs with the pool lock held. */
 #include <errno.h>
 
 #include "pool.h"
@@ -41,6 +45,14 @@ int pool_stale_answer(struct pool *p, pid_t tid, int fresh)
 	s->tid[s->next] = tid;
 	s->next = (s->next + 1) % POOL_STALE_SLOTS;
 	return -ESTALE;
+}
+
+void pool_stale_lookup(struct pool *p, pid_t tid, struct node *n)
+{
+	/* A failed LOOKUP does not end the retry: the kernel revalidates a cached name with one
+	 * LOOKUP and, when that fails, looks the name up afresh with another. */
+	if (n && p->stale.live && stale_slot(&p->stale, tid) >= 0)
+		n->retry_until_ms = pool_now_ms() + POOL_RETRY_GRACE_MS;
 }
 
 void pool_stale_done(struct pool *p, pid_t tid)

@@ -224,8 +224,9 @@ arrays)
         END { for (r in need) if (!(r in seen)) print r ": no row" }')
     [[ -z $bad ]] || fail "arrays table, column default-quota: $bad"
     # the summary: each row's ratio of default-quota to default ("-": the divisor is 0; never
-    # "failed", which says one of the two has no value)
-    summary=$(grep -E "^.{34} default-quota / default +($num|-)\$" "$tmp/out" | cut -c1-34 | sed 's/ *$//')
+    # "failed", which says one of the two has no value). A memory row's ratio may be negative:
+    # its figures are deltas of the machine's counters, which other jobs move too.
+    summary=$(grep -E "^.{34} default-quota / default +(-?$num|-)\$" "$tmp/out" | cut -c1-34 | sed 's/ *$//')
     for row in "${rows[@]}"; do
         grep -qxF "$row" <<<"$summary" ||
             fail "no summary of '$row' for default-quota / default: $(grep -F "$row" "$tmp/out" | tail -n 1)"
