@@ -92,8 +92,8 @@ int main(int argc, char **argv)
 	double want = (double)nodes * (double)n * (double)(n - 1) / 2;
 	int ok = total == want;
 	if (rank == 0)
-		printf("mpi_nodes: %d ranks on %d nodes, sum %.0f, want %.0f: %s\n", size, nodes, total,
-		       want, ok ? "ok" : "WRONG");
+		printf("mpi_nodes: %d ranks on %d nodes, sum %.0f, want %.0f: %s\n", size, nodes,
+		       total, want, ok ? "ok" : "WRONG");
 	fflush(stdout);
 	if (hang) {
 		MPI_Barrier(MPI_COMM_WORLD);

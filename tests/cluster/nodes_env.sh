@@ -21,10 +21,12 @@ NODES=(pnode1 pnode2 pnode3)
 declare -A NODE_ADDR=([pnode1]=127.0.0.21 [pnode2]=127.0.0.22 [pnode3]=127.0.0.23)
 declare -A NODE_PORT=([pnode1]=46831 [pnode2]=46832 [pnode3]=46833)
 declare -A NODE_SLURMD=() NODE_SCRATCH_PID=() NODE_SHM_PID=() NODE_NS=()
-# The jobs' user and the Dask user (uid name: fixed, high, unlikely to clash; removed at the end).
+# The jobs' user, the time-limit job's and the Dask user (uid name: fixed, high, unlikely to
+# clash; removed at the end).
 NODES_USER_UID=61011
-DASK_UID=61012
-NODES_TEST_USERS=("61011 poolfs-nod1" "61012 poolfs-nod2")
+LIMIT_UID=61012
+DASK_UID=61013
+NODES_TEST_USERS=("61011 poolfs-nod1" "61012 poolfs-nod2" "61013 poolfs-nod3")
 NODES_WHY=""   # why the nodes cannot be had here (the skip reason)
 # The pools' options: the units' default POOLFS_OPTIONS.
 POOL_OPTIONS=allow_other
