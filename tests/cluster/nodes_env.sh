@@ -121,6 +121,7 @@ OverTimeLimit=0
 InactiveLimit=0
 JobRequeue=0
 MinJobAge=600
+PrologFlags=Contain
 CONF
     for n in "${NODES[@]}"; do
         printf 'NodeName=%s NodeHostname=%s NodeAddr=%s Port=%s CPUs=4 RealMemory=1000 State=UNKNOWN\n' \

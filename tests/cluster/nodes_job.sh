@@ -14,9 +14,10 @@
 #   mpi      (batch) mpirun of the mpi_nodes program ARG over the job's 6 tasks, ARG2 "hang" or
 #            empty; its output in MARK/NAME.mpirun; report its verdict
 #   sbcast   (batch) sbcast the input ARG into every node's pool; report each node's holds on it;
-#            an srun step of 2 tasks per node running `sbcast-task`; ARG2 "keep": no step, the
-#            file is left as sbcast made it (the case that shows whose hold it has)
-#   sbcast-task  map the sbcast file and sum it; the node's first task ties it to the step
+#            an srun step of 2 tasks per node running `sbcast-task`; report; wait for go. ARG2
+#            "keep": no step, the file is left as sbcast made it (whose hold it has)
+#   sbcast-task  the node's first task ties the file to the job's extern step on the node; each
+#            task maps the file and sums it
 #   prep     (an srun task on every node) the node's input array in the pool, pinned
 #   array    (an array task) map the node's input, sum it, report the sum and the node
 #   release  (an srun task on every node) poolctl release of the node's input
@@ -103,22 +104,28 @@ sbcast)
     srun -n 3 --ntasks-per-node=1 bash -c 'printf "%s %s\n" "$(hostname)" "$(getfattr --absolute-names --only-values -n user.poolfs.refs "$1" | grep "^hold " | tr "\n" " ")"' \
         refs "$target" >"$mark/$name.refs.tmp"
     mv "$mark/$name.refs.tmp" "$mark/$name.refs"
-    if [[ ${2:-} != keep ]]; then
+    if [[ ${2:-} == keep ]]; then
+        report finished 1
+    else
         srun --ntasks-per-node=2 "$self" sbcast-task "$mark" "$name" "$pool" "$poolctl" "$target"
+        # The step is over; the file stays with the job.
+        report finished 1
+        wait_go
     fi
-    report finished 1
     ;;
 sbcast-task)
     # sbcast's file is held by slurmd's session (docs/cluster.md, "Many nodes"): the node's first
-    # task, while the file is open, drops that hold (the user's own) and takes one on this step.
+    # task, while the file is open, drops that hold (the user's own) and holds it by the job's
+    # extern step on this node (PrologFlags=Contain), which ends when the job ends here.
     if [[ $SLURM_LOCALID == 0 ]]; then
+        extern=$(scontrol listpids "$SLURM_JOB_ID" | awk '$3 == "extern" && $1 > 0 { print $1; exit }')
         exec 3<"$1"
         "$poolctl" release "$1"
-        "$poolctl" hold "$1"
+        "$poolctl" hold --pid "$extern" "$1"
         exec 3<&-
-        touch "$mark/$name.tied.$node"
+        report "extern.$node" "$extern"
     fi
-    while [[ ! -e $mark/$name.tied.$node ]]; do sleep 0.1; done
+    while [[ ! -e $mark/$name.extern.$node ]]; do sleep 0.1; done
     report "sum.$node.$SLURM_LOCALID" "$(sum_file "$1")"
     ;;
 prep)
