@@ -8,7 +8,8 @@
 # port 4683N, in a mount and UTS namespace of its own (`hostname` says the node), whose scratch
 # folder $WORK/pool and /dev/shm are pools of that node, started with the packaged units' command
 # lines (systemd/poolfs@.service.in, poolfs-devshm.service.in: `poolfs -f -o allow_other poolfs
-# MOUNTPOINT`). Jobs run as a test user of its own (uid 61011).
+# MOUNTPOINT`). Jobs, the time-limit job and Dask run as test users of their own (uids 61011-61013).
+# slurm.conf sets PrologFlags=Contain: each job has an extern step on each of its nodes.
 # Every process started here is recorded and stopped by pid in nodes_teardown; what runs in a
 # node's namespaces (step daemons, tasks, Dask) is found through that namespace and stopped by pid
 # too; the namespaces end with their last process, and their mounts with them.
