@@ -15,8 +15,8 @@ import time
 import dask.array as da
 from distributed import Client, wait
 
-N = 48 * 1024 * 1024         # int64: 384 MiB in all, 24 chunks of 16 MiB
-CHUNK = 2 * 1024 * 1024
+N = 48 * 1024 * 1024         # int64: 384 MiB in all, 48 chunks of 8 MiB (about 12 a worker)
+CHUNK = 1024 * 1024
 
 
 def put(path, text):
