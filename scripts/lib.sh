@@ -23,7 +23,10 @@ APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-co
               liburing-dev libnuma-dev     # libfuse >= 3.18 builds its io_uring transport with these
               # tests/programs runs these unmodified programs in pools (Open MPI as the cluster
               # suite uses it: mpirun and mpicc)
-              python3-venv make git tmux openmpi-bin libopenmpi-dev)
+              python3-venv make git tmux openmpi-bin libopenmpi-dev
+              # tests/cluster/nodes_test runs Dask distributed on its virtual nodes (Slurm and
+              # munge are installed by the cluster suite itself when missing)
+              python3-distributed)
 
 STEP=""        # what we are doing, for the failure message
 REPORTED=0     # set once a failure was explained, so the exit trap stays quiet
