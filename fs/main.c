@@ -321,7 +321,10 @@ static int run_loop(struct daemon *d)
 		fuse_loop_cfg_set_clone_fd(d->loop_cfg, d->cmd.clone_fd);
 		fuse_loop_cfg_set_max_threads(d->loop_cfg,
 					      d->cmd.max_threads ? d->cmd.max_threads : 16);
-		fuse_loop_cfg_set_idle_threads(d->loop_cfg, d->cmd.max_idle_threads);
+		/* UINT_MAX is fuse_parse_cmdline's "not given": libfuse 3.14 would log it as an
+		 * invalid value. */
+		if (d->cmd.max_idle_threads != UINT_MAX)
+			fuse_loop_cfg_set_idle_threads(d->loop_cfg, d->cmd.max_idle_threads);
 		r = fuse_session_loop_mt(d->se, d->loop_cfg);
 	}
 	n = sdnotify_send("STOPPING=1");
