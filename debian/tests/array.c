@@ -73,9 +73,17 @@ int main(int argc, char **argv)
 	err = poolfs_array_close(&w);
 	if (err)
 		return fail("poolfs_array_close", err);
-	if (stat(path, &st) == 0 || errno != ENOENT) {
-		fprintf(stderr, "array: %s still there after the last unmap\n", path);
-		return 1;
+	/* The kernel sends the RELEASE of the last mapping's file after munmap returns: the
+	 * removal follows within milliseconds. Wait for it, up to 5 s (the project's tests'
+	 * bound, tests/integration/testutil.h). */
+	for (int ms = 0;; ms += 5) {
+		if (stat(path, &st) != 0 && errno == ENOENT)
+			break;
+		if (ms >= 5000) {
+			fprintf(stderr, "array: %s still there 5 s after the last unmap\n", path);
+			return 1;
+		}
+		usleep(5000);
 	}
 	printf("removed after the last unmap\n");
 	return 0;
