@@ -67,7 +67,8 @@ int main(int argc, char **argv)
 	/* The writer's mapping keeps it: on passthrough the daemon reports it as mapped; on the
 	 * page-cache path the mapping holds the kernel's open file, an open handle to the daemon. */
 	if ((!refs.mapped && refs.opens == 0) || stat(path, &st) != 0) {
-		fprintf(stderr, "array: %s gone or unused while still mapped (opens %llu, mapped %d)\n",
+		fprintf(stderr,
+			"array: %s gone or unused while still mapped (opens %llu, mapped %d)\n",
 			path, (unsigned long long)refs.opens, refs.mapped);
 		return 1;
 	}
