@@ -87,10 +87,14 @@ int tu_listed(const char *dir, const char *name)
 	return found < 0 ? found : found > 0;
 }
 
-/* A message of one byte with room for one descriptor. */
+/* A message of one byte with room for one descriptor. The control buffer is aligned for the
+ * struct cmsghdr that CMSG_FIRSTHDR puts at its start (UBSan: a char array is not). */
 struct fd_msg {
 	char byte;
-	char ctl[CMSG_SPACE(sizeof(int))];
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
 	struct iovec iov;
 	struct msghdr msg;
 };
@@ -102,8 +106,8 @@ static void fd_msg_init(struct fd_msg *m)
 	m->iov = (struct iovec){&m->byte, 1};
 	m->msg = (struct msghdr){.msg_iov = &m->iov,
 				 .msg_iovlen = 1,
-				 .msg_control = m->ctl,
-				 .msg_controllen = sizeof(m->ctl)};
+				 .msg_control = m->ctl.buf,
+				 .msg_controllen = sizeof(m->ctl.buf)};
 }
 
 int tu_send_fd(int sock, int fd)
