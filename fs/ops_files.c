@@ -343,6 +343,9 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	n = pool_node(p, ino);
 	if (n && end > n->reserved)
 		r = pool_reserve(p, n, end);
+	/* No wait here for room that removed files still hold (pool_wait_forgotten): the kernel
+	 * writes a removed file's dirty pages back while it evicts the inode, before its FORGET,
+	 * and that write would wait for itself. */
 	pool_commit(p);
 	if (r < 0) {
 		fuse_reply_err(req, -r);

@@ -37,6 +37,8 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	/* memset left it all zeros, which is glibc's static initializer too: destroying it is
 	 * safe even if this init is never reached. */
 	r = pthread_cond_init(&p->release_done, NULL);
+	if (!r)
+		r = pthread_cond_init(&p->forgotten_cond, NULL);
 	if (r)
 		return -r;
 	fault_use(&p->fault);
@@ -112,5 +114,6 @@ void pool_destroy(struct pool *p)
 		close(p->hold_poll_fd);
 	p->hold_poll_fd = -1;
 	pthread_cond_destroy(&p->release_done);
+	pthread_cond_destroy(&p->forgotten_cond);
 	pthread_mutex_destroy(&p->lock);
 }

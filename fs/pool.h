@@ -92,7 +92,8 @@ struct node {
 	/* A thread in the kernel's retry of an open looked it up: its removal waits until then for
 	 * that OPEN (pool_stale.c), 0 if none. */
 	uint64_t retry_until_ms;
-	int backing_id;	   /* passthrough registration, 0 if none */
+	bool awaiting_forget; /* counted in the pool's awaiting_forget */
+	int backing_id;	      /* passthrough registration, 0 if none */
 	uint32_t open_gen; /* counts opens: a probe made outside the lock is stale once it moved */
 	/* RELEASE of the last handle is probing outside the lock; LOOKUPs of the node wait for it
 	 * (release_done), as they waited for the lock when it probed under it. */
@@ -198,6 +199,12 @@ struct stale_threads {
 struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t release_done; /* a node's `releasing` went false (with `lock`) */
+	/* Entries with no name that nothing uses, kept only while the kernel may still open them
+	 * (docs/design.md "The LOOKUP/OPEN race"), and a broadcast (with `lock`) each time one of
+	 * them is destroyed: their room is still counted until then. */
+	size_t awaiting_forget;
+	uint64_t forgotten;
+	pthread_cond_t forgotten_cond;
 	struct pool_options opts;
 	struct access_policy policy;
 	struct backing backing;
@@ -326,6 +333,10 @@ int pool_exchange(struct pool *p, struct name *a, struct name *b);
 void pool_linger_expire(struct pool *p);
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count);
+/* A quota said no while removed entries still count until the kernel lets go of them: wait
+ * (lock held, released meanwhile) for the next of them to go, at most 2 s. True if one went,
+ * and trying again may succeed. Nodes may have been freed meanwhile: look them up again. */
+bool pool_wait_forgotten(struct pool *p);
 
 /* The kernel's one retry (pool_stale.c; docs/design.md "The LOOKUP/OPEN race"). A request by
  * thread `tid` reached an entry that is gone (no name, nothing using it) through a reference the

@@ -105,6 +105,13 @@ int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, in
 	int r, own_fd = -1;
 
 	r = pool_resize_begin(p, *np, end, how, &rz);
+	/* Room a removed file still holds until the kernel lets go of it. */
+	while ((r == -EDQUOT || r == -ENOSPC) && pool_wait_forgotten(p)) {
+		*np = pool_node(p, rz.ino);
+		if (!*np)
+			return -ESTALE;
+		r = pool_resize_begin(p, *np, end, how, &rz);
+	}
 	if (r < 0)
 		return r;
 	pool_unlock(p);

@@ -79,6 +79,12 @@ static void destroy(struct pool *p, struct node *n)
 	pool_drop_holds(p, n);
 	pool_free_xattrs(p, n);
 	n->life.removed = true;
+	if (n->awaiting_forget) {
+		n->awaiting_forget = false;
+		p->awaiting_forget--;
+		p->forgotten++;
+		pthread_cond_broadcast(&p->forgotten_cond);
+	}
 	if (lifetime_can_free(&n->life)) {
 		pool_ino_remove(p, n);
 		n->zombie_next = p->zombies;
@@ -182,6 +188,30 @@ static bool linger_waits(struct pool *p, struct node *n)
 	return false;
 }
 
+/* `n` has no name and nothing uses it: only the kernel's references keep it, and its room. */
+static void note_awaiting_forget(struct pool *p, struct node *n)
+{
+	if (n->awaiting_forget || n->life.linked || n == p->root || n->life.removed ||
+	    lifetime_in_use(&n->life, false))
+		return;
+	n->awaiting_forget = true;
+	p->awaiting_forget++;
+}
+
+bool pool_wait_forgotten(struct pool *p)
+{
+	uint64_t seen = p->forgotten;
+	struct timespec until;
+
+	if (!p->awaiting_forget)
+		return false;
+	pool_deadline(&until, 2000);
+	while (p->forgotten == seen && p->awaiting_forget)
+		if (pthread_cond_timedwait(&p->forgotten_cond, &p->lock, &until) != 0)
+			break;
+	return p->forgotten != seen;
+}
+
 /* Apply the verdict to one node. Returns the folder above that lost a child, if any. */
 static struct node *apply(struct pool *p, struct node *n)
 {
@@ -200,6 +230,7 @@ static struct node *apply(struct pool *p, struct node *n)
 		}
 		if (n->retry_until_ms && lifetime_in_use(&n->life, above))
 			n->retry_until_ms = 0; /* the retry's OPEN came, or someone else's */
+		note_awaiting_forget(p, n);
 		return NULL;
 	}
 	if (v == LIFETIME_REMOVE) {
@@ -208,8 +239,10 @@ static struct node *apply(struct pool *p, struct node *n)
 		parent = remove_names(p, n);
 		/* The data stays while the kernel may still open it (docs/design.md "The
 		 * LOOKUP/OPEN race"): its FORGET rechecks it. */
-		if (lifetime_decide(&n->life, false) != LIFETIME_DESTROY)
+		if (lifetime_decide(&n->life, false) != LIFETIME_DESTROY) {
+			note_awaiting_forget(p, n);
 			return parent;
+		}
 	}
 	destroy(p, n);
 	return parent;

@@ -117,10 +117,15 @@ bool pool_wait_room(struct pool *p)
 	 * reaper has unlinked, or the other way round. The reaper's wait also covers the big
 	 * files another thread's pool_commit is unlinking: their names go under the lock, their
 	 * room only with the unlink after it. */
-	bool released = wait_releases(p);
-	bool reaped = pool_reaper_wait(p, 2000);
+	bool released = wait_releases(p), forgot, reaped;
 
-	return released || reaped;
+	/* A removed file's data stays until the kernel lets go of it, and its unlink then goes
+	 * to the reaper: first that, then the reaper's queue. */
+	pthread_mutex_lock(&p->lock);
+	forgot = pool_wait_forgotten(p);
+	pthread_mutex_unlock(&p->lock);
+	reaped = pool_reaper_wait(p, 2000);
+	return released || forgot || reaped;
 }
 
 static int resize_once(int fd, const struct pool_resize *rz, const struct pool_fallocate *fa)
