@@ -198,20 +198,6 @@ static void note_awaiting_forget(struct pool *p, struct node *n)
 	p->awaiting_forget++;
 }
 
-bool pool_wait_forgotten(struct pool *p)
-{
-	uint64_t seen = p->forgotten;
-	struct timespec until;
-
-	if (!p->awaiting_forget)
-		return false;
-	pool_deadline(&until, 2000);
-	while (p->forgotten == seen && p->awaiting_forget)
-		if (pthread_cond_timedwait(&p->forgotten_cond, &p->lock, &until) != 0)
-			break;
-	return p->forgotten != seen;
-}
-
 /* Apply the verdict to one node. Returns the folder above that lost a child, if any. */
 static struct node *apply(struct pool *p, struct node *n)
 {
