@@ -648,6 +648,27 @@ static void test_create_runs_outside_the_lock(void **state)
 	CHECK(removexattr(b, POOLFS_XATTR_HOLD));
 }
 
+/* The reaper is held with removed files' room still taken in a 3 MiB store: a 2 MiB fallocate of
+ * a new file must wait for it (pool_wait_room) and succeed once it goes on, after `hold_ms`. */
+static void fallocate_while_reaper_held(struct fs_state *s, struct pool_fixture *p, int hold_ms)
+{
+	PATH(big, p, "big");
+	struct resize_job job = {.size = 2 * MIB, .allocate = true};
+	struct stat st;
+	pid_t child;
+
+	CHECK(job.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
+	child = tu_spawn(run_resize, &job);
+	pool_sleep_ms(hold_ms);
+	arm(&s->c, "off");
+	REAP_OK(child);
+	CHECK(fstat(job.fd, &st));
+	assert_int_equal(st.st_size, 2 * MIB);
+	expect_consistent(&s->c, "reap", "reap", 1, "after the fallocate");
+	CHECK(close(job.fd)); /* nothing holds it: it goes */
+	ASSERT_GONE(big);
+}
+
 /* A small removed file's backing file is unlinked by the reaper thread after the reply
  * (fs/pool_reaper.c): until then its room is still taken in the store, though the daemon's
  * count gave it back. A resize that the store refuses meanwhile waits for the reaper and tries
@@ -659,10 +680,7 @@ static void test_reaped_room_comes_back(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	static char data[64 * 1024];
 	char name[PATH_MAX + 16];
-	PATH(big, p, "big");
-	struct resize_job job = {.size = 2 * MIB, .allocate = true};
 	struct stat st;
-	pid_t child;
 	int fd;
 
 	if (!p->private_store) {
@@ -685,16 +703,7 @@ static void test_reaped_room_comes_back(void **state)
 		CHECK(unlink(name));
 	}
 	wait_fault_fired(&s->c, "reap");
-	CHECK(job.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
-	child = tu_spawn(run_resize, &job);
-	pool_sleep_ms(300);
-	arm(&s->c, "off");
-	REAP_OK(child);
-	CHECK(fstat(job.fd, &st));
-	assert_int_equal(st.st_size, 2 * MIB);
-	expect_consistent(&s->c, "reap", "reap", 1, "after the fallocate");
-	CHECK(close(job.fd)); /* nothing holds it: it goes */
-	ASSERT_GONE(big);
+	fallocate_while_reaper_held(s, p, 300);
 }
 
 /* A big removed file's data goes when the kernel forgets its inode: the FORGET hands its backing
@@ -710,10 +719,7 @@ static void test_removed_room_comes_back(void **state)
 	struct fs_state *s = *state;
 	struct pool_fixture *p = tu_pool(state);
 	PATH(gone, p, "gone");
-	PATH(big, p, "big");
-	struct resize_job job = {.size = 2 * MIB, .allocate = true};
 	struct stat st;
-	pid_t child;
 	int fd;
 
 	if (!p->private_store) {
@@ -727,16 +733,7 @@ static void test_removed_room_comes_back(void **state)
 	CHECK(close(fd)); /* its last use: removed, then unlinked by the reaper */
 	wait_fault_fired(&s->c, "reap");
 	CHECK_ERR(stat(gone, &st), ENOENT);
-	CHECK(job.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
-	child = tu_spawn(run_resize, &job);
-	pool_sleep_ms(500);
-	arm(&s->c, "off");
-	REAP_OK(child);
-	CHECK(fstat(job.fd, &st));
-	assert_int_equal(st.st_size, 2 * MIB);
-	expect_consistent(&s->c, "reap", "reap", 1, "after the fallocate");
-	CHECK(close(job.fd)); /* nothing holds it: it goes */
-	ASSERT_GONE(big);
+	fallocate_while_reaper_held(s, p, 500);
 }
 
 /* ---- every allocation site walked ---- */
