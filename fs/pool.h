@@ -348,7 +348,7 @@ void pool_stale_done(struct pool *p, pid_t tid);
 /* A LOOKUP by thread `tid` answered `n` (NULL: an error or no such name). In its retry, the
  * entry it found keeps its name until that retry's OPEN comes, POOL_RETRY_GRACE_MS at most. */
 void pool_stale_lookup(struct pool *p, pid_t tid, struct node *n);
-/* Is file `n` gone: no name, nothing using it, only the kernel's references left? */
+/* Is `n` gone: no name, nothing using it, only the kernel's references left (pool_lifetime.c)? */
 bool pool_gone(const struct pool *p, const struct node *n);
 /* The kernel got a reference to `n` (a LOOKUP, CREATE, MKDIR or READDIRPLUS reply). */
 void pool_lookup_add(struct node *n);

@@ -188,11 +188,15 @@ static bool linger_waits(struct pool *p, struct node *n)
 	return false;
 }
 
-/* `n` has no name and nothing uses it: only the kernel's references keep it, and its room. */
+bool pool_gone(const struct pool *p, const struct node *n)
+{
+	return n != p->root && !n->life.linked && !lifetime_in_use(&n->life, false);
+}
+
+/* `n` is gone: only the kernel's references keep it, and its room. */
 static void note_awaiting_forget(struct pool *p, struct node *n)
 {
-	if (n->awaiting_forget || n->life.linked || n == p->root || n->life.removed ||
-	    lifetime_in_use(&n->life, false))
+	if (n->awaiting_forget || n->life.removed || !pool_gone(p, n))
 		return;
 	n->awaiting_forget = true;
 	p->awaiting_forget++;

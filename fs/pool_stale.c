@@ -19,11 +19,6 @@
 #include "pool.h"
 #include "pool_internal.h"
 
-bool pool_gone(const struct pool *p, const struct node *n)
-{
-	return n != p->root && !n->life.linked && !lifetime_in_use(&n->life, false);
-}
-
 /* The slot of `tid`'s ESTALE, or -1. */
 static int stale_slot(const struct stale_threads *s, pid_t tid)
 {
