@@ -5,14 +5,14 @@
  * passthrough — the kernel sends reads, writes and mmap straight to the backing tmpfs file; RELEASE
  *               arrives at close() even while mappings live, so after the last release the data
  *               path reports "maybe mapped" and clears it only when it can prove no mapping is left.
- * A data path never calls request handlers; it only reports to the pool (pool_recheck). */
+ * A data path never calls request handlers; it only reports to the pool (pool_mark). */
 #ifndef POOLFS_DATAPATH_H
 #define POOLFS_DATAPATH_H
 
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
 
-#include "pool.h"
+#include "pool_api.h"
 
 /* Work of a last release to be done outside the lock (see release_begin). */
 struct dp_release {
@@ -45,16 +45,15 @@ struct datapath {
 	 * nothing. */
 	int (*register_early)(struct pool *p, fuse_req_t req, int fd, int flags);
 	void (*unregister)(struct pool *p, int backing_id);
-	/* The last handle on file `n` was released (lock held); may set life.maybe_mapped. It
-	 * takes no request: it also runs after a reply failed, when the request is gone. NULL
-	 * when the path has nothing to do then (the page cache: RELEASE follows the last mapping). */
-	void (*last_release)(struct pool *p, struct node *n);
-	/* The same in three steps, so that RELEASE, the hot path, makes its system calls outside
-	 * the pool lock (docs/design.md "Locking and threads"); NULL when the path has none to make
-	 * (RELEASE then calls last_release): `release_begin` (lock held) records in
-	 * `rel` what must be done, `release_io` (lock not held) does it, `release_commit` (lock
-	 * held; `n` NULL if the node is gone) applies the outcome unless `n` was opened again
-	 * meanwhile. The caller closes its own fd before release_io. */
+	/* The last handle on file `n` was released: what the path does then, in three steps, so
+	 * that RELEASE, the hot path, makes its system calls outside the pool lock (docs/design.md
+	 * "Locking and threads"). `release_begin` (lock held) records in `rel` what must be done
+	 * and may set life.maybe_mapped; `release_io` (no lock needed) does it; `release_commit`
+	 * (lock held; `n` NULL if the node is gone) applies the outcome unless `n` was opened again
+	 * meanwhile. The caller closes its own fd before release_io. The steps take no request:
+	 * they also run, back to back under the lock, when a reply failed and the request is gone.
+	 * NULL when the path has nothing to do then (the page cache: RELEASE follows the last
+	 * mapping). */
 	void (*release_begin)(struct pool *p, struct node *n, struct dp_release *rel);
 	void (*release_io)(struct pool *p, struct dp_release *rel);
 	void (*release_commit)(struct pool *p, struct node *n, const struct dp_release *rel);

@@ -160,9 +160,9 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 			/* proven free meanwhile, before the mark was noted */
 			proof_unwatch_file(p, n);
 	}
-	/* Nothing was proven (write-only handles); or opened again since (its own release
-	 * probes), freed, or proven free by a close event. */
-	if (!rel->probe || !proof_waiting(n) || n->open_gen != rel->open_gen)
+	/* Nothing was proven (write-only handles); or freed, opened again since (its own release
+	 * probes), or proven free by a close event. */
+	if (!rel->probe || !n || !proof_waiting(n) || n->open_gen != rel->open_gen)
 		return;
 	if (!rel->busy) {
 		proof_set_free(p, n);
@@ -200,18 +200,6 @@ static void passthrough_unregister(struct pool *p, int backing_id)
 		log_warn("closing an unused backing registration: %s", strerror(-r));
 }
 
-/* The same three steps under the lock: the paths that undo a handle whose reply failed. */
-static void passthrough_last_release(struct pool *p, struct node *n)
-{
-	struct dp_release rel;
-
-	passthrough_release_begin(p, n, &rel);
-	if (!rel.pending)
-		return;
-	passthrough_release_io(p, &rel);
-	passthrough_release_commit(p, n, &rel);
-}
-
 const struct datapath datapath_passthrough = {
 	.name = "passthrough",
 	.init = passthrough_init,
@@ -220,7 +208,6 @@ const struct datapath datapath_passthrough = {
 	.open = passthrough_open,
 	.register_early = passthrough_register_early,
 	.unregister = passthrough_unregister,
-	.last_release = passthrough_last_release,
 	.release_begin = passthrough_release_begin,
 	.release_io = passthrough_release_io,
 	.release_commit = passthrough_release_commit,

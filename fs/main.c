@@ -19,7 +19,7 @@
 #include "notify.h"
 #include "ops.h"
 #include "options.h"
-#include "pool.h"
+#include "pool_api.h"
 #include "procfs.h"
 #include "sdnotify.h"
 #include "transport.h"

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pool.h"
+#include "pool_api.h"
 
 /* Open the fanotify group and the timers (p->dp_state), and stop and free them (after
  * watch_stop(): no callback runs any more). */

@@ -15,6 +15,7 @@
 
 #include "datapath.h"
 #include "log.h"
+#include "ops.h"
 #include "ops_internal.h"
 #include "transport.h"
 

@@ -196,9 +196,16 @@ static void drop_spare(struct pool *p, int *spare_id)
  * after a failed reply it is freed already. */
 static void close_handle(struct pool *p, struct node *n, const struct fuse_file_info *fi)
 {
+	struct dp_release rel = {.pending = false};
+
 	close((int)fi->fh);
-	if (pool_handle_closed(p, n) && p->dp->last_release)
-		p->dp->last_release(p, n);
+	if (pool_handle_closed(p, n) && p->dp->release_begin)
+		p->dp->release_begin(p, n, &rel);
+	/* Rare (a lost reply): the steps RELEASE spreads over two sections run here in one. */
+	if (rel.pending) {
+		p->dp->release_io(p, &rel);
+		p->dp->release_commit(p, n, &rel);
+	}
 }
 
 /* OPEN's checks of `n` against the access mode asked, for `caller` (who may touch it). */
@@ -387,12 +394,8 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n) {
-		if (pool_handle_closed(p, n)) {
-			if (p->dp->release_begin)
-				p->dp->release_begin(p, n, &rel);
-			else if (p->dp->last_release)
-				p->dp->last_release(p, n);
-		}
+		if (pool_handle_closed(p, n) && p->dp->release_begin)
+			p->dp->release_begin(p, n, &rel);
 		/* LOOKUPs wait for a probe's answer, not for a mere unregistration. */
 		pool_release_probing(n, rel.pending && rel.probe);
 	} else {

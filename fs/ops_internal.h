@@ -3,7 +3,7 @@
  * The handlers are split by concern: names (ops_entries.c), file attributes and data
  * (ops_files.c), folders (ops_dirs.c), extended attributes (ops_xattrs.c); ops.c holds INIT and
  * the one table. Every handler takes the pool lock for metadata and releases it with
- * pool_commit() before replying; file data moves without the lock. Handlers include pool.h,
+ * pool_commit() before replying; file data moves without the lock. Handlers include pool_api.h,
  * never the pool's internals, and change nodes only through pool functions
  * (scripts/layers.py). After a reply the request is gone: nothing below touches it then. */
 #ifndef POOLFS_OPS_INTERNAL_H
@@ -12,8 +12,7 @@
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
 
-#include "ops.h"
-#include "pool.h"
+#include "pool_api.h"
 
 /* ---- requests (ops_request.c) ---- */
 

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "pool.h"
 #include "pool_internal.h"
 
 void pool_backing_changed(struct node *n)

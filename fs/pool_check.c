@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "array.h"
-#include "pool.h"
 #include "pool_internal.h"
 
 struct tally {

@@ -8,8 +8,17 @@
 #include <time.h>
 
 #include "log.h"
-#include "pool.h"
 #include "pool_internal.h"
+
+void pool_lock(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+}
+
+void pool_unlock(struct pool *p)
+{
+	pthread_mutex_unlock(&p->lock);
+}
 
 uint64_t pool_now_ms(void)
 {

@@ -1,13 +1,13 @@
 /* pool_handles: what handles do to a node — file handles opened and closed, a last RELEASE's
- * probe in flight, folder handles — and the two requests whose system call runs between two lock
- * sections (a file in use statted; a resize), so that a handler neither writes a node nor drops
- * the lock in the middle of a request (docs/design.md "Layout", "What runs outside the lock").
- * Every function is called with the pool lock held, and returns with it held. */
+ * probe in flight and the LOOKUPs that wait for it, folder handles — and the RELEASE span: the
+ * RELEASEs in flight, which a store that says it is full waits for (pool_wait_room). Also GETATTR
+ * of a file in use, whose fstat runs between two lock sections, so that a handler neither writes
+ * a node nor drops the lock in the middle of a request (docs/design.md "Layout", "What runs
+ * outside the lock"). Each function says whether it takes the pool lock held. */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "pool.h"
 #include "pool_internal.h"
 
 void pool_handle_opened(struct node *n)
@@ -41,7 +41,7 @@ struct node *pool_release_probed(struct pool *p, uint64_t ino, bool probed)
 
 	if (n && probed)
 		n->releasing = false;
-	pthread_cond_broadcast(&p->release_done);
+	pthread_cond_broadcast(&p->probe_done);
 	return n;
 }
 
@@ -49,7 +49,7 @@ bool pool_wait_release(struct pool *p, const struct node *n)
 {
 	if (!n->releasing)
 		return false;
-	pthread_cond_wait(&p->release_done, &p->lock);
+	pthread_cond_wait(&p->probe_done, &p->lock);
 	return true;
 }
 
@@ -98,31 +98,62 @@ int pool_stat_fresh(struct pool *p, struct node **np, struct stat *st)
 	return r;
 }
 
-int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, int fd,
-		const struct pool_fallocate *fa)
+/* A RELEASE that removes a file unlinks its backing file (pool_commit) while the daemon's fd of
+ * the handle still holds the inode: the room comes back at the close(2) after the reply. So
+ * what meets a full store waits for every RELEASE in flight, with any store. */
+void pool_release_enter(struct pool *p)
 {
-	struct pool_resize rz;
-	int r, own_fd = -1;
+	atomic_fetch_add(&p->releases_in_flight, 1);
+}
 
-	r = pool_resize_begin(p, *np, end, how, &rz);
-	/* Room a removed file still holds until the kernel lets go of it. */
-	while ((r == -EDQUOT || r == -ENOSPC) && pool_wait_forgotten(p)) {
-		*np = pool_node(p, rz.ino);
-		if (!*np)
-			return -ESTALE;
-		r = pool_resize_begin(p, *np, end, how, &rz);
+void pool_release_leave(struct pool *p)
+{
+	/* Only the last one out, and only if someone waits: RELEASEs stay off the pool lock. A
+	 * waiter raises room_waiters and then tests the count, both holding the mutex, and sleeps
+	 * releasing it; the two atomics are sequentially consistent, so either the waiter sees
+	 * the count at 0 or this sees the waiter, and broadcasting under the mutex cannot fall
+	 * between its test and its sleep. The section changes no pool state, so the bare mutex
+	 * does (pool_commit would have nothing to hand on). */
+	if (atomic_fetch_sub(&p->releases_in_flight, 1) != 1 || !atomic_load(&p->room_waiters))
+		return;
+	pthread_mutex_lock(&p->lock);
+	pthread_cond_broadcast(&p->releases_drained);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Wait (lock not held) until no RELEASE is between enter and leave, at most 2 s. True if one
+ * was: the caller's ENOSPC may have been a file on its way out. */
+static bool wait_releases(struct pool *p)
+{
+	struct timespec until;
+	bool waited = false;
+
+	pool_deadline(&until, 2000);
+	pthread_mutex_lock(&p->lock);
+	atomic_fetch_add(&p->room_waiters, 1);
+	while (atomic_load(&p->releases_in_flight) > 0) {
+		waited = true;
+		if (pthread_cond_timedwait(&p->releases_drained, &p->lock, &until) != 0)
+			break;
 	}
-	if (r < 0)
-		return r;
-	pool_unlock(p);
-	if (!fa)
-		fault_stall(&p->fault);
-	if (fd < 0)
-		fd = own_fd = backing_open_file(&p->backing, rz.uid, rz.ino, O_RDWR);
-	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : pool_resize_io(p, fd, &rz, fa);
-	if (own_fd >= 0)
-		close(own_fd);
-	pool_lock(p);
-	*np = pool_resize_commit(p, &rz, r);
-	return *np || r < 0 ? r : -ESTALE;
+	atomic_fetch_sub(&p->room_waiters, 1);
+	pthread_mutex_unlock(&p->lock);
+	return waited;
+}
+
+bool pool_wait_room(struct pool *p)
+{
+	/* Both: a RELEASE in flight may be about to drop the last reference of a file the
+	 * reaper has unlinked, or the other way round. The reaper's wait also covers the big
+	 * files another thread's pool_commit is unlinking: their names go under the lock, their
+	 * room only with the unlink after it. */
+	bool released = wait_releases(p), forgot, reaped;
+
+	/* A removed file's data stays until the kernel lets go of it, and its unlink then goes
+	 * to the reaper: first that, then the reaper's queue. */
+	pthread_mutex_lock(&p->lock);
+	forgot = pool_wait_forgotten(p);
+	pthread_mutex_unlock(&p->lock);
+	reaped = pool_reaper_wait(p, 2000);
+	return released || forgot || reaped;
 }

@@ -20,7 +20,6 @@
 #include "cgroup2.h"
 #include "log.h"
 #include "poolfs_names.h"
-#include "pool.h"
 #include "pool_internal.h"
 #include "procfs.h"
 #include "session.h"

@@ -1,13 +1,14 @@
-/* pool_internal: what the pool's own files (pool*.c) share and nothing else may use; the
- * handlers see pool.h only (scripts/layers.py checks both). In the order of the layers, bottom
- * first (docs/design.md "Layout"): a file calls only the files listed before it. Everything
- * here runs with the pool lock held unless it says otherwise. */
+/* pool_internal: what the pool's own files (pool_*.c) share and nothing else may use; the
+ * handlers see pool_api.h only (scripts/layers.py checks both). Each declaration sits under the
+ * file that defines it, in the order of the layers, bottom first (docs/design.md "Layout"): a
+ * file calls only the files listed before it. Everything here runs with the pool lock held
+ * unless it says otherwise. */
 #ifndef POOLFS_POOL_INTERNAL_H
 #define POOLFS_POOL_INTERNAL_H
 
-#include "pool.h"
+#include "pool_api.h"
 
-/* pool_core.c */
+/* ---- pool_core.c ---- */
 /* pool_alloc for allocators that take a context (fault_alloc_fn: hash_table.h, name_table.h,
  * xattrs.h). */
 void *pool_alloc_cb(void *pool, const char *site, size_t size, bool benign);
@@ -20,7 +21,7 @@ void pool_deadline(struct timespec *until, long ms);
 int pool_queue_inval(struct pool *p, uint64_t parent, const char *name, uint64_t ino);
 uint64_t pool_now_ms(void);
 
-/* pool_reaper.c (its own lock, never the pool's: call it without the pool lock) */
+/* ---- pool_reaper.c (its own lock, never the pool's: call it without the pool lock) ---- */
 /* Stop the thread (pool_destroy). For unmount: what is still queued is left to the store's own
  * removal (backing_close); it accepts a pool whose start failed or never came. */
 void pool_reaper_stop(struct pool *p);
@@ -37,7 +38,7 @@ bool pool_backing_list_push(struct backing_list *l, const struct backing_file *f
 /* What `l` holds, leaving it empty (the caller frees `.files`). */
 struct backing_list pool_backing_list_take(struct backing_list *l);
 
-/* pool_tree.c: the bare table changes; the accounting of names is pool_names.c's. */
+/* ---- pool_tree.c: the bare table changes; the accounting of names is pool_names.c's ---- */
 void pool_ino_insert(struct pool *p, struct node *n);
 void pool_ino_remove(struct pool *p, struct node *n);
 /* Take `nm` out of its folder and its entry (freed after the lock is released). */
@@ -57,7 +58,7 @@ int pool_name_move(struct pool *p, struct name *nm, struct node *dir, const char
 void pool_node_free(struct node *n);
 struct node *pool_name_dir(const struct name *nm);
 
-/* pool_usage.c */
+/* ---- pool_usage.c ---- */
 /* `uid`'s usage record; with `create`, made if missing (NULL when out of memory). */
 struct user_usage *pool_usage_of(struct pool *p, uid_t uid, bool create);
 /* Count `n` as `new_size` bytes against the quotas (no check: what the store already holds). */
@@ -76,32 +77,11 @@ int pool_hold_charge(struct pool *p, uid_t uid);
 void pool_hold_refund(struct pool *p, uid_t uid);
 void pool_hold_free(struct pool *p, struct node *n, struct hold *h);
 
-/* pool_attrs.c */
+/* ---- pool_attrs.c ---- */
 /* Whether pool_stat(n) would ask the backing file (a file in use, or whose copy is stale). */
 bool pool_stat_needs_backing(const struct node *n);
 
-/* pool_resize.c: the steps of pool_resize (pool_handles.c). */
-struct pool_resize {
-	uint64_t ino;
-	uid_t uid;	   /* the file's owner: its store (backing.h) */
-	uint64_t end;	   /* the size (truncate) or the end of the range (fallocate) asked */
-	uint64_t before;   /* the reservation before begin: given back if the I/O fails */
-	uint64_t reserved; /* the reservation begin left */
-	bool sets_size;	   /* truncate: the file ends at `end` afterwards */
-};
-/* Reserve per `how` for a resize of file `n` to `end`. 0, -EISDIR, -EFBIG, -ENOSPC or -EDQUOT
- * (then nothing changed). Every 0 must be followed by pool_resize_commit(), with the lock dropped
- * for the I/O between (node pointers are stale after it). */
-int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how,
-		      struct pool_resize *rz);
-/* Settle the reservation to the I/O's `result` (0 or negative errno). Returns the node, NULL if
- * it was freed meanwhile. */
-struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, int result);
-/* No lock: the I/O on `fd`, retried once after RELEASEs in flight (pool_release_enter). */
-int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
-		   const struct pool_fallocate *fa);
-
-/* pool_lifetime.c */
+/* ---- pool_lifetime.c ---- */
 /* Apply the lifetime verdict to `n`, then to each folder above it that lost a child; with
  * _subtree, to `n` and everything below it first. The rule's steps: only pool_commit and the
  * rule's own timers and FORGET call them. */
@@ -114,7 +94,7 @@ bool pool_name_cacheable(const struct pool *p, const struct node *dir);
  * `n` count. */
 bool pool_held_above(const struct pool *p, const struct node *n);
 
-/* pool_holds.c */
+/* ---- pool_holds.c ---- */
 /* A watched process exited or cgroup emptied: end its holds (called by the watch thread). */
 void pool_source_ended(struct pool *p, struct hold_source *src);
 /* At unmount (no other thread runs): close and free every hold source. */

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pool.h"
 #include "pool_internal.h"
 #include "watch.h"
 
@@ -301,11 +300,6 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count)
 	}
 }
 
-void pool_lock(struct pool *p)
-{
-	pthread_mutex_lock(&p->lock);
-}
-
 /* What a section left for after the lock: invalidations handed to the notify thread, forgotten
  * nodes freed, removed files' backing files unlinked or queued to the reaper. Lock held; returns
  * without it. */
@@ -363,9 +357,4 @@ void pool_commit(struct pool *p)
 			pool_recheck(p, n);
 	}
 	unlock_and_hand_on(p);
-}
-
-void pool_unlock(struct pool *p)
-{
-	pthread_mutex_unlock(&p->lock);
 }

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "pool.h"
 #include "pool_internal.h"
 
 int pool_create(struct pool *p, struct node *dir, const char *name, mode_t type, uid_t uid,

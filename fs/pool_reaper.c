@@ -18,7 +18,6 @@
 
 #include "array.h"
 #include "log.h"
-#include "pool.h"
 #include "pool_internal.h"
 
 /* One file counted in `outside` is unlinked or queued: the last one wakes the waiters. */

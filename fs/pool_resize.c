@@ -1,7 +1,8 @@
 /* pool_resize: a file's size against the quotas (SETATTR size, FALLOCATE), with the slow part
  * outside the pool lock. fallocate and ftruncate of a big file take milliseconds on huge pages
  * and hundreds of milliseconds on small ones, and under the lock every request of every user
- * would wait for them (docs/design.md "Locking and threads"). Three steps:
+ * would wait for them (docs/design.md "Locking and threads"). pool_resize runs three steps,
+ * dropping the lock between them:
  *   begin  (lock held)  reserves the growth (ENOSPC / EDQUOT before a byte moves);
  *   I/O    (no lock)    backing_resize() or fallocate(2) on the caller's fd;
  *   commit (lock held)  settles the reservation to the outcome.
@@ -14,13 +15,26 @@
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
-#include "pool.h"
 #include "pool_internal.h"
 
-int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how,
-		      struct pool_resize *rz)
+/* A resize's state across its three steps. */
+struct pool_resize {
+	uint64_t ino;
+	uid_t uid;	   /* the file's owner: its store (backing.h) */
+	uint64_t end;	   /* the size (truncate) or the end of the range (fallocate) asked */
+	uint64_t before;   /* the reservation before begin: given back if the I/O fails */
+	uint64_t reserved; /* the reservation begin left */
+	bool sets_size;	   /* truncate: the file ends at `end` afterwards */
+};
+
+/* Reserve per `how` for a resize of file `n` to `end`. 0, -EISDIR, -EFBIG, -ENOSPC or -EDQUOT
+ * (then nothing changed). Every 0 is followed by resize_commit(), with the lock dropped for the
+ * I/O between (node pointers are stale after it). */
+static int resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how,
+			struct pool_resize *rz)
 {
 	int r;
 
@@ -45,7 +59,9 @@ int pool_resize_begin(struct pool *p, struct node *n, uint64_t end, unsigned how
 	return 0;
 }
 
-struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, int result)
+/* Settle the reservation to the I/O's `result` (0 or negative errno). Returns the node, NULL if
+ * it was freed meanwhile. */
+static struct node *resize_commit(struct pool *p, const struct pool_resize *rz, int result)
 {
 	struct node *n = pool_node(p, rz->ino);
 	int r = 0;
@@ -68,66 +84,6 @@ struct node *pool_resize_commit(struct pool *p, const struct pool_resize *rz, in
 	return n;
 }
 
-/* A RELEASE that removes a file unlinks its backing file (pool_commit) while the daemon's fd of
- * the handle still holds the inode: the room comes back at the close(2) after the reply. So
- * what meets a full store waits for every RELEASE in flight, with any store. */
-void pool_release_enter(struct pool *p)
-{
-	atomic_fetch_add(&p->releases_in_flight, 1);
-}
-
-void pool_release_leave(struct pool *p)
-{
-	/* Only the last one out, and only if someone waits: RELEASEs stay off the pool lock. A
-	 * waiter raises room_waiters and then tests the count, both holding the mutex, and sleeps
-	 * releasing it; the two atomics are sequentially consistent, so either the waiter sees
-	 * the count at 0 or this sees the waiter, and broadcasting under the mutex cannot fall
-	 * between its test and its sleep. The section changes no pool state, so the bare mutex
-	 * does (pool_commit.s hand-on has nothing to hand on). */
-	if (atomic_fetch_sub(&p->releases_in_flight, 1) != 1 || !atomic_load(&p->room_waiters))
-		return;
-	pthread_mutex_lock(&p->lock);
-	pthread_cond_broadcast(&p->release_done);
-	pthread_mutex_unlock(&p->lock);
-}
-
-/* Wait (lock not held) until no RELEASE is between enter and leave, at most 2 s. True if one
- * was: the caller's ENOSPC may have been a file on its way out. */
-static bool wait_releases(struct pool *p)
-{
-	struct timespec until;
-	bool waited = false;
-
-	pool_deadline(&until, 2000);
-	pthread_mutex_lock(&p->lock);
-	atomic_fetch_add(&p->room_waiters, 1);
-	while (atomic_load(&p->releases_in_flight) > 0) {
-		waited = true;
-		if (pthread_cond_timedwait(&p->release_done, &p->lock, &until) != 0)
-			break;
-	}
-	atomic_fetch_sub(&p->room_waiters, 1);
-	pthread_mutex_unlock(&p->lock);
-	return waited;
-}
-
-bool pool_wait_room(struct pool *p)
-{
-	/* Both: a RELEASE in flight may be about to drop the last reference of a file the
-	 * reaper has unlinked, or the other way round. The reaper's wait also covers the big
-	 * files another thread's pool_commit is unlinking: their names go under the lock, their
-	 * room only with the unlink after it. */
-	bool released = wait_releases(p), forgot, reaped;
-
-	/* A removed file's data stays until the kernel lets go of it, and its unlink then goes
-	 * to the reaper: first that, then the reaper's queue. */
-	pthread_mutex_lock(&p->lock);
-	forgot = pool_wait_forgotten(p);
-	pthread_mutex_unlock(&p->lock);
-	reaped = pool_reaper_wait(p, 2000);
-	return released || forgot || reaped;
-}
-
 static int resize_once(int fd, const struct pool_resize *rz, const struct pool_fallocate *fa)
 {
 	if (!fa)
@@ -135,8 +91,9 @@ static int resize_once(int fd, const struct pool_resize *rz, const struct pool_f
 	return fallocate(fd, fa->mode, fa->off, fa->len) < 0 ? -errno : 0;
 }
 
-int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
-		   const struct pool_fallocate *fa)
+/* No lock: the I/O on `fd`, retried once after RELEASEs in flight (pool_release_enter). */
+static int resize_io(struct pool *p, int fd, const struct pool_resize *rz,
+		     const struct pool_fallocate *fa)
 {
 	int r = resize_once(fd, rz, fa);
 
@@ -152,4 +109,33 @@ int pool_resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 	if (r == -ENOSPC && backing_per_user(&p->backing))
 		r = backing_store_full_errno(&p->backing);
 	return r;
+}
+
+int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, int fd,
+		const struct pool_fallocate *fa)
+{
+	struct pool_resize rz;
+	int r, own_fd = -1;
+
+	r = resize_begin(p, *np, end, how, &rz);
+	/* Room a removed file still holds until the kernel lets go of it. */
+	while ((r == -EDQUOT || r == -ENOSPC) && pool_wait_forgotten(p)) {
+		*np = pool_node(p, rz.ino);
+		if (!*np)
+			return -ESTALE;
+		r = resize_begin(p, *np, end, how, &rz);
+	}
+	if (r < 0)
+		return r;
+	pool_unlock(p);
+	if (!fa)
+		fault_stall(&p->fault);
+	if (fd < 0)
+		fd = own_fd = backing_open_file(&p->backing, rz.uid, rz.ino, O_RDWR);
+	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : resize_io(p, fd, &rz, fa);
+	if (own_fd >= 0)
+		close(own_fd);
+	pool_lock(p);
+	*np = resize_commit(p, &rz, r);
+	return *np || r < 0 ? r : -ESTALE;
 }

@@ -16,7 +16,6 @@
  * function runs with the pool lock held. */
 #include <errno.h>
 
-#include "pool.h"
 #include "pool_internal.h"
 
 /* The slot of `tid`'s ESTALE, or -1. */

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "poolfs_names.h"
-#include "pool.h"
 #include "pool_internal.h"
 
 /* Appends to a growing text; -ERANGE once it would pass `cap`. */

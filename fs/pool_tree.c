@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pool.h"
 #include "pool_internal.h"
 
 /* Inode numbers are sequential: spread them over the buckets. */

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pool.h"
 #include "pool_internal.h"
 
 struct user_usage *pool_usage_of(struct pool *p, uid_t uid, bool create)

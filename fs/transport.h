@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 
 #include "options.h"
-#include "pool.h"
+#include "pool_api.h"
 
 /* The kernel's switch for FUSE over io_uring; the admin sets it (docs/interface.md). */
 #define TRANSPORT_URING_PARAM "/sys/module/fuse/parameters/enable_uring"

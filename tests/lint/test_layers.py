@@ -74,9 +74,61 @@ def main(argv):
     check('a handler including pool_internal.h is reported',
           any('ops_xattrs.c' in f and 'pool_internal.h' in f for f in findings), '; '.join(findings))
 
-    findings = findings_in(root, 'holds.c', '#include "pool.h"\n', layers.check_includes)
-    check('a base module including pool.h is reported',
-          any('holds.c' in f and 'pool.h' in f for f in findings), '; '.join(findings))
+    findings = findings_in(root, 'holds.c', '#include "pool_api.h"\n', layers.check_includes)
+    check('a base module including pool_api.h is reported',
+          any('holds.c' in f and 'pool_api.h' in f for f in findings), '; '.join(findings))
+
+    # Sections: a declaration put under the wrong file, and sections out of order.
+    findings = []
+    layers.check_sections(builddir, root, findings)
+    check('the real headers declare each function under its file', not findings,
+          '; '.join(findings))
+    tmp = tree_with(root, 'pool_api.h', '')
+    try:
+        api = os.path.join(tmp, 'fs', 'pool_api.h')
+        with open(api) as f:
+            text = f.read()
+        moved = 'int pool_stat_text(struct pool *p, uid_t caller, const char *datapath, char *buf, size_t len);\n'
+        assert moved in text
+        text = text.replace(moved, '').replace('/* ---- pool_setup.c ---- */\n',
+                                               '/* ---- pool_setup.c ---- */\n' + moved)
+        text = text.replace('/* ---- pool_reaper.c ---- */', '/* ---- pool_reaper_x.c ---- */')
+        text = text.replace('/* ---- pool_tree.c ---- */', '/* ---- pool_reaper.c ---- */')
+        with open(api, 'w') as f:
+            f.write(text)
+        findings = []
+        layers.check_sections(builddir, tmp, findings)
+    finally:
+        shutil.rmtree(tmp)
+    check('a declaration under another file than its own is reported',
+          any('pool_stat_text is under pool_setup.c but defined in fs/pool_texts.c' in f
+              for f in findings), '; '.join(findings))
+    check('sections out of the order of LAYERS are reported',
+          any('sections not in the order' in f for f in findings), '; '.join(findings))
+
+    # Types: a section's type used below its file.
+    findings = []
+    layers.check_types(root, findings)
+    check('the real files use section types only at or above their file', not findings,
+          '; '.join(findings))
+    findings = findings_in(root, 'pool_tree.c',
+                           '\nstatic int bad(const struct hold_caller *c)\n{\n\treturn c->tid;\n}\n',
+                           layers.check_types)
+    check('a type used below the file it is declared under is reported',
+          any('pool_tree.c uses struct hold_caller' in f for f in findings), '; '.join(findings))
+
+    # The drawing: no arrow runs up; an include up within a layer is an arrow up.
+    findings = []
+    layers.check_drawing(builddir, root, findings)
+    check('the drawing of the real tree has no upward arrow', not findings, '; '.join(findings))
+    tmp = tree_with(root, 'log.c', '#include "watch.h"\n')
+    try:
+        findings = []
+        layers.check_drawing(builddir, tmp, findings)
+    finally:
+        shutil.rmtree(tmp)
+    check('an include of a file above in the same layer is an upward arrow',
+          any('log -> watch (includes) runs up' in f for f in findings), '; '.join(findings))
 
     # Calls: the real objects, with pool_tree put under pool_core (which it calls) in the order.
     findings = []

@@ -1,8 +1,6 @@
-/* pool: the pool's life — init and teardown (see pool.h). The modules it is built of, from the
- * bottom up (docs/design.md "Layout"): pool_core.c (allocations, clocks, access), pool_reaper.c, pool_tree.c
- * (entries and names), pool_usage.c and pool_names.c (accounting), pool_attrs.c,
- * pool_resize.c, pool_texts.c, pool_lifetime.c and pool_race.c (removal), pool_handles.c,
- * pool_holds.c; scripts/layers.py has the order. */
+/* pool_setup: the pool object's life — pool_init builds it (locks, conditions, the root, the
+ * tables, the store), pool_destroy takes apart whatever of it was built. It sits at the top of
+ * the pool's layers because teardown reaches every part (docs/design.md "Layout"). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +8,6 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "pool.h"
 #include "pool_internal.h"
 
 int pool_init(struct pool *p, const struct pool_options *opts)
@@ -36,7 +33,9 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 		return -r;
 	/* memset left it all zeros, which is glibc's static initializer too: destroying it is
 	 * safe even if this init is never reached. */
-	r = pthread_cond_init(&p->release_done, NULL);
+	r = pthread_cond_init(&p->probe_done, NULL);
+	if (!r)
+		r = pthread_cond_init(&p->releases_drained, NULL);
 	if (!r)
 		r = pthread_cond_init(&p->forgotten_cond, NULL);
 	if (r)
@@ -113,7 +112,8 @@ void pool_destroy(struct pool *p)
 	if (p->hold_poll_fd >= 0)
 		close(p->hold_poll_fd);
 	p->hold_poll_fd = -1;
-	pthread_cond_destroy(&p->release_done);
+	pthread_cond_destroy(&p->probe_done);
+	pthread_cond_destroy(&p->releases_drained);
 	pthread_cond_destroy(&p->forgotten_cond);
 	pthread_mutex_destroy(&p->lock);
 }
