@@ -2,8 +2,8 @@
  * that tmpfs could give in the same step (docs/interface.md "Entries and permissions": a pool
  * answers as tmpfs does; ESTALE, EIO, EBADF or ENOMEM is never an answer a program expects).
  *
- * NWORKERS processes loop, for POOLFS_CHURN_SECONDS each (default 2; 600 with POOLFS_SOAK=1),
- * over random steps on the names "a", "b", "d" (in the root) and "d/a", "d/b" (in the folder d,
+ * NWORKERS processes loop, for POOLFS_CHURN_SECONDS each (default 2; 600 with POOLFS_SOAK=1;
+ * ITEST_FILTER=NAME runs one case), over random steps on the names "a", "b", "d" (in the root) and "d/a", "d/b" (in the folder d,
  * while d is a folder): open with O_CREAT (then pwrite and pread back a stamp of their own, close),
  * open without it (pread, close), stat, unlink, rename and link of one name over another, mkdir,
  * rmdir and getxattr "user.poolfs.refs". Any name may be a file, a folder or absent at any moment,
@@ -557,7 +557,11 @@ int main(void)
 		cases[i].name, test_churn, churn_setup, churn_teardown, (void *)&cases[i]          \
 	}
 	const struct CMUnitTest tests[] = {T(0), T(1), T(2), T(3), T(4), T(5), T(6), T(7), T(8)};
+	const char *only = getenv("ITEST_FILTER"); /* one case (cmocka's wildcards), e.g. a soak */
 #undef T
+
+	if (only && only[0])
+		cmocka_set_test_filter(only);
 
 	return cmocka_run_group_tests_name("churn", tests, NULL, NULL);
 }
