@@ -641,7 +641,9 @@ static void test_mkjob(void **state)
 	child_result(&c);
 	child_finish(&c);
 	CHECK_R(poolfs_mkjob(p->mnt, POOLFS_SCOPE_PID, c.pid, job, sizeof job), -ESRCH);
-	assert_int_equal(pool_backing_files(p), 0);
+	/* out.bin's data goes at the kernel's FORGET, a moment after its name (docs/design.md
+	 * "When removal happens") */
+	assert_int_equal(pool_wait_backing_files(p, 0, GONE_MS), 0);
 	DIR *d = opendir(p->mnt);
 	struct dirent *e;
 	assert_non_null(d);
