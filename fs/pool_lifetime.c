@@ -45,8 +45,11 @@ static void unlink_backing_later(struct pool *p, const struct backing_file *f)
 		pool_unlink_backing(p, f);
 }
 
-/* The data of `n` is gone for good: unlink its backing file, forget its accounting. */
-static void destroy(struct pool *p, struct node *n)
+/* The data of `n` is gone for good: unlink its backing file, forget its accounting. `reaped`:
+ * the unlink goes to the reaper whatever the file's size (a FORGET's: no reply waits for it,
+ * and libfuse starts no new worker for one, so it must not block on a big unlink: docs/design.md
+ * "The LOOKUP/OPEN race"). */
+static void destroy(struct pool *p, struct node *n, bool reaped)
 {
 	struct user_usage *u;
 
@@ -54,7 +57,7 @@ static void destroy(struct pool *p, struct node *n)
 		/* Small only if known small: the node's copy of the backing file's size holds
 		 * while nothing but the daemon could change it, and a write on passthrough that
 		 * the daemon never saw may have made it big (pool_reaper.c). */
-		bool small = p->forgetting ||
+		bool small = reaped ||
 			     (n->battr_valid && (uint64_t)n->battr.st_size <= POOL_REAP_MAX &&
 			      n->reserved <= POOL_REAP_MAX);
 
@@ -233,7 +236,7 @@ static struct node *apply(struct pool *p, struct node *n)
 			return parent;
 		}
 	}
-	destroy(p, n);
+	destroy(p, n, false);
 	return parent;
 }
 
@@ -292,11 +295,10 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count)
 		pool_ino_remove(p, n);
 		n->zombie_next = p->zombies;
 		p->zombies = n;
-	} else if (!n->life.linked) {
-		/* The last thing that could still open a nameless entry is gone. */
-		p->forgetting = true;
-		pool_recheck(p, n);
-		p->forgetting = false;
+	} else if (!n->life.linked && lifetime_decide(&n->life, false) == LIFETIME_DESTROY) {
+		/* The last thing that could still open a nameless, unused entry is gone (a nameless
+		 * entry has no folder above to hold it, nor to recheck). */
+		destroy(p, n, true);
 	}
 }
 

@@ -213,10 +213,6 @@ struct pool {
 	pid_t daemon_pid; /* to ignore our own fanotify events */
 	struct node *root;
 	struct stale_threads stale;
-	/* In pool_forget: what it destroys goes to the reaper whatever its size. No reply waits
-	 * for a FORGET, and libfuse starts no new worker for one, so it must not block on a big
-	 * unlink (docs/design.md "The LOOKUP/OPEN race"). Lock held. */
-	bool forgetting;
 	/* The next inode number: taken without the lock (pool_new_ino), since CREATE makes the
 	 * backing file, named by it, before taking the lock. Never reused. */
 	_Atomic uint64_t next_ino;
