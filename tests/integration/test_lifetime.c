@@ -862,17 +862,13 @@ enum life_op {
 	L_MAP_RO,      /* the same, read-only */
 	L_CLOSE,       /* slot's descriptor */
 	L_MUNMAP,      /* slot's mapping */
-	L_MKDIR,
-	L_RMDIR,
-	L_UNLINK, /* path; must fail with `expect` if it is not 0 */
-	L_RENAME,
-	L_RENAME_NOREPLACE,
-	L_RENAME_EXCHANGE, /* path to `to`; the same */
-	L_STAYS,	   /* path: there now and a little later */
-	L_EXISTS,	   /* path: there now */
-	L_ABSENT,	   /* path: not there now */
-	L_GONE,		   /* path: removed within GONE_MS */
-	L_GONE_LINGER,	   /* path: removed within 10 s (linger=1 delays it by 1 s) */
+	L_CHANGE, /* tu_request `req` on path (and `to`, with `flags`); must fail with `expect` if
+		   * it is not 0 */
+	L_STAYS,  /* path: there now and a little later */
+	L_EXISTS, /* path: there now */
+	L_ABSENT, /* path: not there now */
+	L_GONE,	  /* path: removed within GONE_MS */
+	L_GONE_LINGER, /* path: removed within 10 s (linger=1 delays it by 1 s) */
 	L_LISTED,
 	L_UNLISTED,    /* path: whether the pool root's listing shows it */
 	L_DATA,	       /* slot: its descriptor reads the slot's data */
@@ -889,6 +885,7 @@ enum life_op {
 
 struct life_step {
 	enum life_op op;
+	enum tu_req_op req; /* L_CHANGE's request */
 	const char *path;
 	const char *to;
 	int slot;
@@ -926,13 +923,14 @@ struct life_row {
 #define MAP_RO(s, f) { .op = L_MAP_RO, .slot = (s), .from = (f) }
 #define CLOSE(s) { .op = L_CLOSE, .slot = (s) }
 #define MUNMAP(s) { .op = L_MUNMAP, .slot = (s) }
-#define MKDIR(p) { .op = L_MKDIR, .path = (p) }
-#define RMDIR(p, e) { .op = L_RMDIR, .path = (p), .expect = (e) }
-#define UNLINK(p) { .op = L_UNLINK, .path = (p) }
-#define RENAME(p, t) { .op = L_RENAME, .path = (p), .to = (t) }
-#define RENAME_NOREP(p, t, e) \
-	{ .op = L_RENAME_NOREPLACE, .path = (p), .to = (t), .expect = (e) }
-#define EXCHANGE(p, t) { .op = L_RENAME_EXCHANGE, .path = (p), .to = (t) }
+#define MKDIR(p) { .op = L_CHANGE, .req = TU_REQ_MKDIR, .path = (p) }
+#define RMDIR(p, e) { .op = L_CHANGE, .req = TU_REQ_RMDIR, .path = (p), .expect = (e) }
+#define UNLINK(p) { .op = L_CHANGE, .req = TU_REQ_UNLINK, .path = (p) }
+#define RENAME(p, t) { .op = L_CHANGE, .req = TU_REQ_RENAME, .path = (p), .to = (t) }
+#define RENAME_NOREP(p, t, e) { .op = L_CHANGE, .req = TU_REQ_RENAME2, .path = (p), .to = (t), \
+				.flags = RENAME_NOREPLACE, .expect = (e) }
+#define EXCHANGE(p, t) { .op = L_CHANGE, .req = TU_REQ_RENAME2, .path = (p), .to = (t), \
+			 .flags = RENAME_EXCHANGE }
 #define STAYS(p) { .op = L_STAYS, .path = (p) }
 #define EXISTS(p) { .op = L_EXISTS, .path = (p) }
 #define ABSENT(p) { .op = L_ABSENT, .path = (p) }
@@ -1094,34 +1092,12 @@ static void life_change(const struct pool_fixture *p, const struct life_step *s)
 {
 	PATH(path, p, s->path);
 	PATH(to, p, s->to ? s->to : "");
-	long r = -1;
+	const struct tu_req q = {.op = s->req, .path = path, .to = to, .flags = s->flags};
+	int e = tu_request(&q);
 
-	errno = 0;
-	switch (s->op) {
-	case L_MKDIR:
-		r = mkdir(path, 0700);
-		break;
-	case L_RMDIR:
-		r = rmdir(path);
-		break;
-	case L_UNLINK:
-		r = unlink(path);
-		break;
-	case L_RENAME:
-		r = rename(path, to);
-		break;
-	case L_RENAME_NOREPLACE:
-		r = renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_NOREPLACE);
-		break;
-	case L_RENAME_EXCHANGE:
-		r = renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_EXCHANGE);
-		break;
-	default:
-		fail_msg("step %d is no change", (int)s->op);
-	}
-	if (s->expect ? r != -1 || errno != s->expect : r != 0)
-		fail_msg("%s %s: %ld %s, want %s", s->path, s->to ? s->to : "", r,
-			 r == -1 ? errname(errno) : "-", errname(s->expect));
+	if (e != s->expect)
+		fail_msg("%s %s: %s, want %s", s->path, s->to ? s->to : "", errname(e),
+			 errname(s->expect));
 }
 
 /* A step that makes or drops a handle in its slot. */
@@ -1267,7 +1243,7 @@ static void test_life_row(void **state)
 	struct life_state *ls = *state;
 
 	for (const struct life_step *s = ls->row->steps; s->op != L_END; s++) {
-		if (s->op >= L_MKDIR && s->op <= L_RENAME_EXCHANGE)
+		if (s->op == L_CHANGE)
 			life_change(p, s);
 		else if (s->op >= L_PROC_OPEN)
 			life_through_removed(ls, s);

@@ -8,7 +8,8 @@
  * Declarations and check macros only: the bodies live in the harness library (harness_dep), one
  * file per concern: tu_fixture.c (the pool per test), tu_files.c (paths and modes), tu_proc.c
  * (children), tu_chan.c (stepping a child, listings), tu_data.c (data patterns, whole reads
- * and writes), tu_refs.c (holds and user.poolfs.refs) and tu_sysctl.c (kernel switches).
+ * and writes), tu_refs.c (holds and user.poolfs.refs), tu_sysctl.c (kernel switches) and
+ * tu_req.c (one request by path, for the suites whose tables name requests).
  */
 #ifndef POOLFS_TESTUTIL_H
 #define POOLFS_TESTUTIL_H
@@ -370,6 +371,47 @@ ssize_t pread_all(int fd, void *buf, size_t len, off_t off);
  * closed again, so the mapping is what uses the file. MAP_FAILED with errno set on error (a
  * child can check it without the cmocka machinery). */
 void *tu_map_path(const char *path, size_t len);
+
+/* ---- one request by path (tu_req.c) ---- */
+
+/* The requests by path that the suites' tables name (test_access, test_lifetime, test_badinput,
+ * test_churn). A suite with requests of its own numbers them from TU_REQ_COUNT on. */
+enum tu_req_op {
+	TU_REQ_OPEN, /* open(path, flags, 0600), closed again */
+	TU_REQ_STAT,
+	TU_REQ_LSTAT,
+	TU_REQ_TRUNCATE, /* truncate(path, len) */
+	TU_REQ_UNLINK,
+	TU_REQ_RMDIR,
+	TU_REQ_MKDIR,	    /* mode 0700 */
+	TU_REQ_RENAME,	    /* rename(path, to) */
+	TU_REQ_RENAME2,	    /* renameat2(path, to, flags) */
+	TU_REQ_LINK,	    /* link(path, to) */
+	TU_REQ_GETXATTR,    /* getxattr(path, name) into a 4 KiB buffer */
+	TU_REQ_SETXATTR,    /* setxattr(path, name, val, vlen) */
+	TU_REQ_LISTXATTR,   /* into a 4 KiB buffer */
+	TU_REQ_REMOVEXATTR, /* removexattr(path, name) */
+	TU_REQ_CHMOD,	    /* chmod(path, 0600) */
+	TU_REQ_UTIMENS,	    /* both times set to now */
+	TU_REQ_ACCESS,	    /* access(path, flags) */
+	TU_REQ_MKFIFO,	    /* mode 0600 */
+	TU_REQ_COUNT
+};
+
+struct tu_req {
+	enum tu_req_op op;
+	const char *path;
+	const char *to;	  /* rename, renameat2, link: the second path */
+	int flags;	  /* open's flags, access's mode, renameat2's flags */
+	off_t len;	  /* truncate's length */
+	const char *name; /* the attribute of the xattr requests */
+	const char *val;  /* setxattr's value (NULL: none) */
+	size_t vlen;	  /* its length; 0: strlen(val) */
+};
+
+/* Make the request: 0 if it succeeded (a descriptor it opened is closed again), else its errno
+ * (EINVAL for an op it does not know). No cmocka: a child of another uid may call it. */
+int tu_request(const struct tu_req *q);
 
 /* ---- holds and refs (tu_refs.c) ---- */
 
