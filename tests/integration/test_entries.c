@@ -578,48 +578,15 @@ static void test_link_through_passed_fd_eperm(void **state)
 
 /* ---- links the kernel refuses, and names that cannot be had ---- */
 
-struct two_pools {
-	struct tu_fixture t; /* first: tu_pool and tu_teardown take *state */
-	struct pool_fixture q;
-	int q_mounted;
-};
-
 static int setup_two(void **state)
 {
-	struct two_pools *tp;
-
-	if (tu_setup_sized(state, "autohold=none", sizeof(struct two_pools)) < 0)
-		return -1;
-	tp = *state;
-	if (tp->t.unsupported)
-		return 0;
-	if (pool_mount(&tp->q, "autohold=none") < 0) {
-		tu_teardown(state);
-		return -1;
-	}
-	tp->q_mounted = 1;
-	return 0;
-}
-
-static int teardown_two(void **state)
-{
-	struct two_pools *tp = *state;
-	int r = 0;
-
-	if (tp && tp->q_mounted) {
-		tu_kill_children();
-		pool_release_all(&tp->q);
-		if (pool_unmount(&tp->q) < 0)
-			r = -1;
-		tp->q_mounted = 0;
-	}
-	return tu_teardown(state) < 0 ? -1 : r;
+	return tu_setup_two_sized(state, "autohold=none", sizeof(struct tu_two_pools));
 }
 
 static void test_link_across_pools_exdev(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	struct two_pools *tp = *state;
+	struct tu_two_pools *tp = *state;
 	char qg[PATH_MAX], qx[PATH_MAX], out[PATH_MAX], proc[64];
 	PATH(f, p, "f");
 	PATH(x, p, "x");
@@ -1772,7 +1739,7 @@ int main(void)
 		T(test_link_by_path_owner_only, setup_none, tu_teardown),
 		T(test_link_root_exempt_not_owner, setup_exempt, tu_teardown),
 		T(test_link_through_passed_fd_eperm, setup_none, teardown_restore),
-		T(test_link_across_pools_exdev, setup_two, teardown_two),
+		T(test_link_across_pools_exdev, setup_two, tu_teardown_two),
 		T(test_link_folder_eperm, setup_none, tu_teardown),
 		T(test_link_onto_existing_eexist, setup_none, tu_teardown),
 		T(test_link_unlinked_file_enoent, setup_none, tu_teardown),

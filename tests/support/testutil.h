@@ -232,6 +232,23 @@ int tu_setup_private(void **state, const char *opts);
  * a suite frees or stops its own extras first. */
 int tu_teardown(void **state);
 
+/* Two pools per test, for what must not cross from one pool to another (EXDEV): the fixture's,
+ * and q, mounted with the same options. A suite with more per-test state puts this first in its
+ * own struct (tu_pool, tu_teardown_two then work on that struct's *state). */
+struct tu_two_pools {
+	struct tu_fixture t; /* first: tu_pool and tu_teardown take *state */
+	struct pool_fixture q;
+	int q_mounted;
+};
+
+/* cmocka setup: tu_setup_sized (size bytes starting with a struct tu_two_pools), then q mounted
+ * with opts too (not when the datapath is unsupported: the tests then skip). */
+int tu_setup_two_sized(void **state, const char *opts, size_t size);
+
+/* cmocka teardown: q goes down (the test's children killed and its descriptors and mappings of
+ * q's files released first), then tu_teardown. */
+int tu_teardown_two(void **state);
+
 /* Fill PATH_MAX buffers with absolute paths in p: tu_paths(p, rel, buf, rel, buf, ...) with
  * const char *rel and char buf[PATH_MAX]. Fails the test if one does not fit. */
 #define tu_paths(p, ...) tu_paths_((p), __VA_ARGS__, (const char *)NULL)
