@@ -615,12 +615,6 @@ static void test_removed_inodes(void **state)
 
 /* ---- holds ---- */
 
-static int exit_now(void *v)
-{
-	(void)v;
-	return 0;
-}
-
 static void test_bad_holds(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
@@ -631,8 +625,7 @@ static void test_bad_holds(void **state)
 
 	/* a pid that does not exist: one we forked and reaped (one above any pid_max, and the
 	 * malformed scopes, are rows of bad_rows) */
-	dead = tu_spawn(exit_now, NULL);
-	assert_int_equal(tu_reap(dead, CHILD_MS), 0);
+	dead = tu_dead_pid();
 	snprintf(scope, sizeof(scope), "pid:%d", (int)dead);
 	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, scope, strlen(scope), 0), ESRCH);
 

@@ -304,6 +304,10 @@ pid_t tu_fork(int pdeath_sig);
  * calls cmocka. */
 int tu_reap(pid_t pid, int timeout_ms);
 
+/* The pid of a process that has ended: a child that exited at once, reaped (for the requests
+ * that must refuse a process that does not exist). Fails the test if it cannot be had. */
+pid_t tu_dead_pid(void);
+
 #define REAP_OK(pid) REAP_OK_WITHIN((pid), CHILD_MS)
 #define REAP_OK_WITHIN(pid, ms)                                                                    \
 	do {                                                                                       \

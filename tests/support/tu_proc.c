@@ -65,6 +65,20 @@ pid_t tu_spawn(int (*fn)(void *), void *arg)
 	return pid;
 }
 
+static int exit_at_once(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+pid_t tu_dead_pid(void)
+{
+	pid_t pid = tu_spawn(exit_at_once, NULL);
+
+	REAP_OK(pid);
+	return pid;
+}
+
 int tu_reap(pid_t pid, int timeout_ms)
 {
 	long long deadline = pool_now_ms() + timeout_ms;
