@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/sysmacros.h>
-#include <sys/un.h>
 #include <sys/xattr.h>
 
 #define MiB (1024L * 1024L)
@@ -98,19 +97,6 @@ static void end_with_gone(void **state, int fd, const char *path)
 {
 	close_until_gone(fd, path);
 	end_of_test(state);
-}
-
-/* path's user.poolfs.refs text has the line want ("holds 0\n"); when says after what. */
-static void expect_refs_line(const char *path, const char *want, const char *when)
-{
-	char buf[1024];
-	ssize_t n = getxattr(path, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
-
-	CHECK(n);
-	buf[n] = '\0';
-	if (!strstr(buf, want))
-		fail_msg("user.poolfs.refs after %s has no \"%.*s\":\n%s", when,
-			 (int)strcspn(want, "\n"), want, buf);
 }
 
 /* The daemon logged a "denied:" line beyond the `before` it had, for what was refused. */
@@ -366,8 +352,8 @@ static void test_xattr_poolfs_names(void **state)
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_STAT), EPERM);
 	CHECK_ERR(setxattr(p->mnt, POOLFS_XATTR_STAT, "x", 1, 0), EPERM);
 	/* and still read */
-	expect_refs_line(f, "opens 1\n", "the refused writes");
-	expect_refs_line(f, "holds 0\n", "the refused writes");
+	ASSERT_REFS_LINE(f, "opens 1");
+	ASSERT_REFS_LINE(f, "holds 0");
 	end_with_gone(state, fd, f);
 }
 
@@ -630,13 +616,13 @@ static void test_bad_holds(void **state)
 	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, scope, strlen(scope), 0), ESRCH);
 
 	/* it took no hold */
-	expect_refs_line(f, "holds 0\n", "refused holds");
+	ASSERT_REFS_LINE(f, "holds 0");
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 
 	/* a trailing newline or NUL is fine */
 	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
 	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 4, 0));
-	expect_refs_line(f, "holds 2\n", "two pins");
+	ASSERT_REFS_LINE(f, "holds 2");
 	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 	end_with_gone(state, fd, f);
@@ -734,13 +720,13 @@ enum bad_op {
 	B_REMOVEXATTR = TU_REQ_REMOVEXATTR,
 	B_LINK = TU_REQ_LINK,
 	B_MKFIFO = TU_REQ_MKFIFO,
+	B_BIND = TU_REQ_BIND,
 	B_TRUNCATE = TU_REQ_TRUNCATE,
 	B_FSETXATTR = TU_REQ_COUNT,
 	B_LINK_FD,
 	B_SYMLINK,
 	B_SYMLINK_TO,
 	B_MKNOD,
-	B_BIND,
 	B_FTRUNCATE,
 	B_FALLOCATE,
 };
@@ -1002,22 +988,6 @@ static void check_scene(const struct pool_fixture *p, enum scene sc, int fd, int
 	}
 }
 
-static int bind_at(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int sfd, r;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sfd < 0)
-		return errno;
-	r = bind(sfd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ? errno : 0;
-	close(sfd);
-	return r;
-}
-
 /* The row's request: 0 if it succeeded (what it opened is closed), else its errno. */
 static int bad_request(const struct bad_row *r, const char *path, const char *arg, int fd)
 {
@@ -1041,8 +1011,6 @@ static int bad_request(const struct bad_row *r, const char *path, const char *ar
 	case B_MKNOD:
 		res = mknod(path, (mode_t)r->a, (dev_t)r->b);
 		break;
-	case B_BIND:
-		return bind_at(path);
 	case B_FTRUNCATE:
 		res = ftruncate(fd, (off_t)r->a);
 		break;

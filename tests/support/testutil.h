@@ -129,6 +129,21 @@ void tu_dump_log(void);
 		}                                                                                  \
 	} while (0)
 
+/* How long ASSERT_STAYS gives the daemon to (wrongly) remove an entry: a suite whose daemon may
+ * take longer to act (holds) defines its own SETTLE_MS before including this. Not a timing
+ * assertion: a correct daemon passes at any speed. */
+#ifndef SETTLE_MS
+#define SETTLE_MS 200
+#endif
+
+/* There now and still after SETTLE_MS: a removal racing behind the last change is caught too. */
+#define ASSERT_STAYS(path)                                                                         \
+	do {                                                                                       \
+		ASSERT_EXISTS(path);                                                               \
+		pool_sleep_ms(SETTLE_MS);                                                          \
+		ASSERT_EXISTS(path);                                                               \
+	} while (0)
+
 /* Closing fd, the entry's last handle, removes path. */
 #define CLOSE_UNTIL_GONE(fd, path)                                                                 \
 	do {                                                                                       \
@@ -319,6 +334,14 @@ pid_t tu_dead_pid(void);
 
 /* ---- stepping a child ---- */
 
+/* What tu_unix_socket does with its socket at the path. */
+enum tu_sock_use { TU_SOCK_BIND, TU_SOCK_LISTEN, TU_SOCK_CONNECT };
+
+/* A unix stream socket (close-on-exec) bound at path (and listening, TU_SOCK_LISTEN) or
+ * connected to it: its descriptor, or -1 with errno (ENAMETOOLONG: path does not fit). No cmocka:
+ * a child of any uid may call it. */
+int tu_unix_socket(const char *path, enum tu_sock_use use);
+
 /* Poll fd for input: 0, -ETIMEDOUT, or -errno. */
 int fd_wait_readable(int fd, int timeout_ms);
 /* One descriptor over a unix socket (SCM_RIGHTS): 0 or -errno. */
@@ -416,6 +439,8 @@ enum tu_req_op {
 	TU_REQ_UTIMENS,	    /* both times set to now */
 	TU_REQ_ACCESS,	    /* access(path, flags) */
 	TU_REQ_MKFIFO,	    /* mode 0600 */
+	TU_REQ_BIND,	    /* a unix socket bound at path (tu_unix_socket), closed again */
+	TU_REQ_CONNECT,	    /* a unix socket connected to path, closed again */
 	TU_REQ_COUNT
 };
 
@@ -454,6 +479,12 @@ struct refs {
 	int others; /* hold lines with any other scope */
 	char text[1024];
 };
+
+/* The refs text of path (fd < 0) or of the descriptor fd has the exact line `line` (without its
+ * "\n"); else the test fails at file:at, with the text. */
+void tu_expect_refs_line(const char *path, int fd, const char *line, const char *file, int at);
+#define ASSERT_REFS_LINE(path, line) tu_expect_refs_line((path), -1, (line), __FILE__, __LINE__)
+#define ASSERT_FD_REFS_LINE(fd, line) tu_expect_refs_line(NULL, (fd), (line), __FILE__, __LINE__)
 
 /* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
 int refs_get(const char *path, struct refs *r);

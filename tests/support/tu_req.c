@@ -70,6 +70,12 @@ int tu_request(const struct tu_req *q)
 	case TU_REQ_MKFIFO:
 		r = mkfifo(q->path, 0600);
 		break;
+	case TU_REQ_BIND:
+	case TU_REQ_CONNECT:
+		r = tu_unix_socket(q->path, q->op == TU_REQ_BIND ? TU_SOCK_BIND : TU_SOCK_CONNECT);
+		if (r >= 0)
+			close((int)r);
+		break;
 	default:
 		return EINVAL; /* no such request: the row is wrong */
 	}
