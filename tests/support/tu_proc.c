@@ -47,11 +47,8 @@ pid_t tu_fork(int pdeath_sig)
 	pid = fork();
 	if (pid == -1)
 		fail_msg("fork: %s", errname(errno));
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, pdeath_sig);
-		if (getppid() != parent)
-			_exit(120);
-	}
+	if (pid == 0 && pool_die_with(parent, pdeath_sig) < 0)
+		_exit(120);
 	return pid;
 }
 
