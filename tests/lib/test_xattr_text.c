@@ -20,8 +20,8 @@
 /* NAME_exact(text, len, out): PARSE on a heap copy of exactly len bytes of text (no NUL after
  * them), so that a parser that reads past its input shows under a sanitizer; NAME_str(text, out):
  * the same for a C string, without its NUL. */
-#define EXACT_PARSER(name, type, parse)                                                            \
-	static int name##_exact(const char *text, size_t len, type *out)                           \
+#define EXACT_PARSER(name, out_type, parse)                                                        \
+	static int name##_exact(const char *text, size_t len, out_type out)                        \
 	{                                                                                          \
 		char *copy = malloc(len ? len : 1);                                                \
 		int r;                                                                             \
@@ -32,13 +32,13 @@
 		free(copy);                                                                        \
 		return r;                                                                          \
 	}                                                                                          \
-	static int name##_str(const char *text, type *out)                                         \
+	static int name##_str(const char *text, out_type out)                                      \
 	{                                                                                          \
 		return name##_exact(text, strlen(text), out);                                      \
 	}
 
-EXACT_PARSER(refs, struct poolfs_refs, refs_parse)
-EXACT_PARSER(usage, struct poolfs_usage, usage_parse)
+EXACT_PARSER(refs, struct poolfs_refs *, refs_parse)
+EXACT_PARSER(usage, struct poolfs_usage *, usage_parse)
 
 /* A parsed hold line: its scope, pid, owner and text. */
 static void expect_hold(const struct poolfs_hold_info *h, enum poolfs_scope scope, long long pid,
