@@ -95,7 +95,7 @@ mpi)
     eval "$("$poolctl" env "$pool")"
     export OMPI_MCA_btl_vader_backing_directory=$POOLFS_JOB OMPI_MCA_orte_tmpdir_base=$POOLFS_JOB
     mpirun --oversubscribe "$arg" "$POOLFS_JOB/array" 1000000 >"$mark/$name.mpirun" 2>&1 || true
-    report verdict "$(grep -c 'ranks, sum .*: ok' "$mark/$name.mpirun" || true)"
+    report verdict "$(grep -c 'ranks on 1 nodes, sum .*: ok' "$mark/$name.mpirun" || true)"
     # Open MPI has removed its own files; the array stays with the job folder until the job ends.
     report left "$(cd "$POOLFS_JOB" && find . -mindepth 1 | sort | tr '\n' ' ')"
     report folder "$POOLFS_JOB"

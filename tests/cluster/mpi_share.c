@@ -1,12 +1,17 @@
-/* MPI ranks on one node sharing an array through a pool with nothing but open, ftruncate and mmap
- * (docs/cluster.md, "MPI on one node"). Rank 0 creates PATH, sizes it and fills it; after a barrier every rank
- * opens and maps it, sums its own slice, and the sums are checked against the closed form.
+/* MPI ranks sharing an array through a pool with nothing but open, ftruncate and mmap, on one
+ * node (docs/cluster.md, "MPI on one node"; also the devshm suite's mpi_test) or on several, each
+ * node with an array of its own in its own pool (docs/cluster.md, "Many nodes"). On every node
+ * the node's first rank creates PATH (open, ftruncate, mmap) and fills it; after a barrier every
+ * rank of the node maps it and sums its slice of the node's array; the sums of all nodes are added
+ * up (across nodes over TCP) and checked against the closed form times the number of nodes.
  *
  * usage: mpi_share PATH N [hang]
- *   N     number of doubles in the array
- *   hang  after the check, every rank keeps its mapping and prints "mapped" and waits to be killed
- *         (the test SIGKILLs one rank; Open MPI then ends the others)
- * Exit status 0 when the sums are right. */
+ *   PATH  the array's name, the same on every node (each node's pool has its own)
+ *   N     number of doubles in each node's array
+ *   hang  after the check, every rank keeps its mapping, prints "mapped RANK PID HOST" and waits
+ *         to be killed (the test SIGKILLs one rank; Open MPI then ends the others)
+ * Prints "mpi_share: R ranks on K nodes, sum S, want W: ok" (rank 0); exit status 0 when the
+ * sums are right. */
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -23,7 +28,7 @@ static int die(int rank, const char *what, const char *path)
 	return 1;
 }
 
-/* Rank 0: create and fill the array; the mapping is dropped, the fd kept until the barrier. */
+/* The node's first rank: create and fill the node's array; the fd is kept until the barrier. */
 static int create(int rank, const char *path, size_t n)
 {
 	size_t bytes = n * sizeof(double);
@@ -44,7 +49,9 @@ static int create(int rank, const char *path, size_t n)
 
 int main(int argc, char **argv)
 {
-	int rank = 0, size = 1, fd = -1;
+	int rank = 0, size = 1, lrank = 0, lsize = 1, fd = -1;
+	char host[256] = "?";
+	MPI_Comm node;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -58,10 +65,15 @@ int main(int argc, char **argv)
 	const char *path = argv[1];
 	size_t n = strtoull(argv[2], NULL, 10);
 	int hang = argc == 4 && strcmp(argv[3], "hang") == 0;
+	gethostname(host, sizeof(host) - 1);
+	/* The ranks that share memory: Open MPI's node, here the node's hostname. */
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+	MPI_Comm_rank(node, &lrank);
+	MPI_Comm_size(node, &lsize);
 
-	if (rank == 0)
+	if (lrank == 0)
 		fd = create(rank, path, n);
-	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Barrier(node);
 	int rfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (rfd < 0)
 		return die(rank, "open", path);
@@ -73,27 +85,28 @@ int main(int argc, char **argv)
 	if (fd >= 0)
 		close(fd);
 
-	size_t lo = n * (size_t)rank / (size_t)size, hi = n * (size_t)(rank + 1) / (size_t)size;
+	size_t lo = n * (size_t)lrank / (size_t)lsize, hi = n * (size_t)(lrank + 1) / (size_t)lsize;
 	double mine = 0, total = 0;
+	int first = lrank == 0, nodes = 0;
 	for (size_t i = lo; i < hi; i++)
 		mine += a[i];
-	MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-	int ok = 1;
-	if (rank == 0) {
-		double want = (double)n * (double)(n - 1) / 2;
-		ok = total == want;
-		printf("mpi_share: %d ranks, sum %.0f, want %.0f: %s\n", size, total, want,
-		       ok ? "ok" : "WRONG");
-	}
-	MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	double want = (double)nodes * (double)n * (double)(n - 1) / 2;
+	int ok = total == want;
+	if (rank == 0)
+		printf("mpi_share: %d ranks on %d nodes, sum %.0f, want %.0f: %s\n", size, nodes,
+		       total, want, ok ? "ok" : "WRONG");
+	fflush(stdout);
 	if (hang) {
 		MPI_Barrier(MPI_COMM_WORLD);
-		printf("mapped %d %d\n", rank, (int)getpid());
+		printf("mapped %d %d %s\n", rank, (int)getpid(), host);
 		fflush(stdout);
 		for (;;)
 			pause();
 	}
 	munmap((void *)a, n * sizeof(double));
+	MPI_Comm_free(&node);
 	MPI_Finalize();
 	return ok ? 0 : 1;
 }

@@ -12,8 +12,12 @@
 # slurm.conf sets PrologFlags=Contain: each job has an extern step on each of its nodes.
 # Every process started here is recorded and stopped by pid in nodes_teardown; what runs in a
 # node's namespaces (step daemons, tasks, Dask) is found through that namespace and stopped by pid
-# too; the namespaces end with their last process, and their mounts with them.
+# too; the namespaces end with their last process, and their mounts with them. What the one-node
+# suite does the same way is in slurm_common.sh.
 # Source it from a bash script with `set -euo pipefail` after setting WORK.
+
+# shellcheck source=tests/cluster/slurm_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/slurm_common.sh"
 
 NODES_PACKAGES=(munge slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev python3-distributed)
 NODES_CTLD_PORT=46827
@@ -28,102 +32,15 @@ NODES_USER_UID=61011
 LIMIT_UID=61012
 DASK_UID=61013
 NODES_TEST_USERS=("61011 poolfs-nod1" "61012 poolfs-nod2" "61013 poolfs-nod3")
-NODES_WHY=""   # why the nodes cannot be had here (the skip reason)
 # The pools' options: the units' default POOLFS_OPTIONS.
 POOL_OPTIONS=allow_other
 
-# log MSG: a TAP diagnostic line.
-log() { printf '# %s\n' "$*"; }
-
-# wait_until TENTHS CMD...: poll CMD every 0.1 s, at most TENTHS times; 0 once it succeeds.
-wait_until() {
-    local n=$1 i
-    shift
-    for ((i = 0; i < n; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    "$@"
-}
-
-# ensure_nodes_packages: install the missing Debian packages. Returns 1 with NODES_WHY set when
-# they cannot be had.
-ensure_nodes_packages() {
-    local missing=() p
-    for p in "${NODES_PACKAGES[@]}"; do
-        dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
-    done
-    [[ ${#missing[@]} -eq 0 ]] && return 0
-    log "installing ${missing[*]}"
-    if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -q --no-install-recommends "${missing[@]}"; } >"$WORK/apt.log" 2>&1; then
-        sed 's/^/#   /' "$WORK/apt.log" | tail -n 20
-        NODES_WHY="apt-get install ${missing[*]} failed"
-        return 1
-    fi
-}
-
-# remember PID: a process of ours that teardown must stop.
-remember() { printf '%s\n' "$1" >>"$WORK/pids"; }
-
-# pid_alive PID: true while PID runs (a zombie counts as gone).
-pid_alive() {
-    local st
-    st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-    [[ -n $st && $st != Z && $st != X ]]
-}
-
-pid_gone() { ! pid_alive "$1"; }
-
-# stop_pid PID: SIGTERM, up to 5 s, then SIGKILL.
-stop_pid() {
-    pid_alive "$1" || return 0
-    kill -TERM "$1" 2>/dev/null || return 0
-    wait_until 50 pid_gone "$1" || { kill -KILL "$1" 2>/dev/null || true; wait_until 50 pid_gone "$1" || true; }
-}
-
 write_nodes_conf() {
-    local host n
-    host=$(hostname -s)
-    cat >"$WORK/slurm.conf" <<CONF
-ClusterName=poolfsnodes
-SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=$NODES_CTLD_PORT
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$WORK/munge/sock
-CredType=cred/munge
-StateSaveLocation=$WORK/ctld
-SlurmdSpoolDir=$WORK/node/spool
-SlurmctldPidFile=$WORK/run/slurmctld.pid
-SlurmdPidFile=$WORK/node/run/slurmd.pid
-SlurmctldLogFile=$WORK/log/slurmctld.log
-SlurmdLogFile=$WORK/node/log/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SwitchType=switch/none
-MpiDefault=none
-SchedulerType=sched/builtin
-SchedulerParameters=sched_interval=1
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/none
-ReturnToService=2
-MessageTimeout=5
-SlurmdTimeout=10
-KillWait=2
-OverTimeLimit=0
-InactiveLimit=0
-JobRequeue=0
-MinJobAge=600
-PrologFlags=Contain
-CONF
+    local n
+    {
+        slurm_conf_common poolfsnodes "$NODES_CTLD_PORT" proctrack/linuxproc "$WORK/node"
+        printf '%s\n' SlurmdTimeout=10 JobRequeue=0 PrologFlags=Contain
+    } >"$WORK/slurm.conf"
     for n in "${NODES[@]}"; do
         printf 'NodeName=%s NodeHostname=%s NodeAddr=%s Port=%s CPUs=4 RealMemory=1000 State=UNKNOWN\n' \
             "$n" "$n" "${NODE_ADDR[$n]}" "${NODE_PORT[$n]}" >>"$WORK/slurm.conf"
@@ -137,25 +54,11 @@ nodes_idle() { [[ $(sinfo -h -N -o '%N %t' 2>/dev/null | grep -cE ' (idle|mix|al
 # start_nodes_slurm: munged, slurmctld, one slurmd per node; 0 once every node takes jobs.
 start_nodes_slurm() {
     local n
-    mkdir -p "$WORK/munge" "$WORK/ctld" "$WORK/run" "$WORK/log" "$WORK/node" "$WORK/pool"
-    chmod 0711 "$WORK/munge"
-    head -c 1024 /dev/urandom >"$WORK/munge/key"
-    chmod 0400 "$WORK/munge/key"
-    munged --force --key-file="$WORK/munge/key" --socket="$WORK/munge/sock" \
-        --pid-file="$WORK/munge/pid" --log-file="$WORK/log/munged.log" \
-        --seed-file="$WORK/munge/seed" >"$WORK/log/munged.start" 2>&1 ||
-        { NODES_WHY="munged did not start: $(tr '\n' ' ' <"$WORK/log/munged.start")"; return 1; }
-    wait_until 100 test -s "$WORK/munge/pid" || { NODES_WHY="munged wrote no pid file"; return 1; }
-    remember "$(cat "$WORK/munge/pid")"
-    write_nodes_conf
-    export SLURM_CONF=$WORK/slurm.conf
-    slurmctld -f "$SLURM_CONF" >"$WORK/log/slurmctld.start" 2>&1 ||
-        { NODES_WHY="slurmctld did not start: $(tr '\n' ' ' <"$WORK/log/slurmctld.start")"; return 1; }
-    wait_until 100 test -s "$WORK/run/slurmctld.pid" || { NODES_WHY="slurmctld wrote no pid file"; return 1; }
-    remember "$(cat "$WORK/run/slurmctld.pid")"
+    mkdir -p "$WORK/node" "$WORK/pool"
+    start_controller write_nodes_conf || return 1
     for n in "${NODES[@]}"; do start_one_node "$n" || return 1; done
     if ! wait_until 300 nodes_idle; then
-        NODES_WHY="the nodes never became idle: $(sinfo -h -N -o '%N %t %E' 2>&1 | tr '\n' ' ')"
+        SLURM_WHY="the nodes never became idle: $(sinfo -h -N -o '%N %t %E' 2>&1 | tr '\n' ' ')"
         tail -n 5 "$WORK/log/slurmctld.log" "$WORK"/nodes/*/log/slurmd.log 2>/dev/null | sed 's/^/#   /'
         return 1
     fi
@@ -199,7 +102,7 @@ start_one_node() {
         [[ -s $dir/run/$f.pid ]] && remember "$(cat "$dir/run/$f.pid")"
     done
     if ! wait_until 100 test -s "$dir/run/slurmd.pid"; then
-        NODES_WHY="slurmd of $n did not start: $(tr '\n' ' ' <"$dir/log/slurmd.start")"
+        SLURM_WHY="slurmd of $n did not start: $(tr '\n' ' ' <"$dir/log/slurmd.start")"
         return 1
     fi
     NODE_SLURMD[$n]=$(cat "$dir/run/slurmd.pid")
@@ -210,7 +113,7 @@ start_one_node() {
     printf '%s %s %s %s\n' "$n" "${NODE_SHM_PID[$n]}" "${NODE_SCRATCH_PID[$n]}" "${NODE_NS[$n]}" >>"$WORK/nodes.list"
     [[ $(mount_type "${NODE_SHM_PID[$n]}" /dev/shm) == fuse.poolfs &&
         $(mount_type "${NODE_SHM_PID[$n]}" "$WORK/pool") == fuse.poolfs ]] ||
-        { NODES_WHY="$n: its pools are not mounted: $(cat "$dir"/log/*-pool.log)"; return 1; }
+        { SLURM_WHY="$n: its pools are not mounted: $(cat "$dir"/log/*-pool.log)"; return 1; }
 }
 
 # mount_type PID PATH: the type of what is mounted on PATH (the topmost) as process PID sees it.
@@ -256,21 +159,6 @@ nodes_left() {
 
 all_nodes_empty() { [[ $(nodes_left "${1:-}") != *=[1-9]* ]]; }
 
-# add_nodes_user: the test users (a stale one of ours from an aborted run is replaced).
-add_nodes_user() {
-    local u uid name
-    for u in "${NODES_TEST_USERS[@]}"; do
-        read -r uid name <<<"$u"
-        if getent passwd "$uid" >/dev/null; then
-            [[ $(getent passwd "$uid" | cut -d: -f1) == "$name" ]] ||
-                { NODES_WHY="uid $uid belongs to another user"; return 1; }
-            userdel "$name"
-        fi
-        useradd --no-create-home --no-user-group --gid nogroup --uid "$uid" --shell /bin/bash "$name" 2>/dev/null
-        printf '%s\n' "$name" >>"$WORK/users"
-    done
-}
-
 # ns_pids INODE: the processes in mount namespace INODE (mnt:[N]), newest first.
 ns_pids() {
     local p
@@ -283,11 +171,8 @@ ns_pids() {
 # the namespaces) but the pools, then everything recorded (newest first), unmount the control
 # tmpfs, remove the user and the work folder. Runs on every exit.
 nodes_teardown() {
-    local jobs=() n shm scratch ns pid name
-    if [[ -n ${SLURM_CONF:-} && -f ${SLURM_CONF:-} ]]; then
-        mapfile -t jobs < <(squeue -h -o %i 2>/dev/null || true)
-        [[ ${#jobs[@]} -eq 0 ]] || scancel --quiet "${jobs[@]}" 2>/dev/null || true
-    fi
+    local n shm scratch ns pid
+    cancel_jobs
     if [[ -f $WORK/nodes.list ]]; then
         while read -r n shm scratch ns; do
             for pid in $(ns_pids "$ns"); do
@@ -295,9 +180,7 @@ nodes_teardown() {
             done
         done <"$WORK/nodes.list"
     fi
-    if [[ -f $WORK/pids ]]; then
-        while read -r pid; do stop_pid "$pid"; done < <(tac "$WORK/pids")
-    fi
+    stop_remembered
     if [[ -f $WORK/nodes.list ]]; then
         while read -r n shm scratch ns; do
             for pid in $(ns_pids "$ns"); do stop_pid "$pid"; done
@@ -306,8 +189,6 @@ nodes_teardown() {
     if [[ -n ${CONTROL:-} ]] && mountpoint -q "$CONTROL" 2>/dev/null; then
         umount "$CONTROL" 2>/dev/null || umount -l "$CONTROL" 2>/dev/null || true
     fi
-    if [[ -f $WORK/users ]]; then
-        while read -r name; do userdel "$name" 2>/dev/null || true; done <"$WORK/users"
-    fi
+    remove_test_users
     rm -rf "$WORK"
 }

@@ -11,7 +11,7 @@
 #   hold     (batch) an srun step of 1 task per node that makes a file in the node's job folder and
 #            in /dev/shm, reports and waits (for scancel, the time limit or a lost node)
 #   hold-task  that task
-#   mpi      (batch) mpirun of the mpi_nodes program ARG over the job's 6 tasks, ARG2 "hang" or
+#   mpi      (batch) mpirun of the mpi_share program ARG over the job's 6 tasks, ARG2 "hang" or
 #            empty; its output in MARK/NAME.mpirun; report its verdict
 #   sbcast   (batch) sbcast the input ARG into every node's pool; report each node's holds on it;
 #            an srun step of 2 tasks per node running `sbcast-task`; report; wait for go. ARG2
@@ -93,7 +93,7 @@ mpi)
     # folder in the node's /dev/shm too.
     export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo \
         OMPI_MCA_orte_tmpdir_base=/dev/shm
-    mpirun -np 6 --map-by ppr:2:node "$1" /dev/shm 1000000 ${2:+"$2"} >"$mark/$name.mpirun" 2>&1 || true
+    mpirun -np 6 --map-by ppr:2:node "$1" /dev/shm/mpi-array 1000000 ${2:+"$2"} >"$mark/$name.mpirun" 2>&1 || true
     report verdict "$(grep -c 'ranks on 3 nodes, sum .*: ok' "$mark/$name.mpirun" || true)"
     ;;
 sbcast)

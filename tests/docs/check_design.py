@@ -14,6 +14,8 @@ oversized copy must fail. Exit 0 when design.md is current, 1 with one line per 
 import re
 import sys
 
+import docs_check
+
 MAX_BYTES = 40000
 PENDING: set = set()
 MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|"
@@ -86,24 +88,25 @@ def self_test(text):
     return failures
 
 
-def main(argv):
-    if len(argv) < 2:
-        print(__doc__.strip().splitlines()[-4], file=sys.stderr)
-        return 2
-    with open(f"{argv[1]}/docs/design.md", encoding="utf-8") as f:
-        text = f.read()
-    if "--self-test" in argv[2:]:
-        problems, notes = self_test(text), []
-    else:
-        problems, notes = findings(text)
-    for line in notes + problems:
+def load(root):
+    with open(f"{root}/docs/design.md", encoding="utf-8") as f:
+        return f.read()
+
+
+def check(text):
+    """The findings, after the notes on the pending sections (printed, never a failure)."""
+    problems, notes = findings(text)
+    for line in notes:
         print(line)
-    if problems:
-        return 1
-    print("--self-test: every marker was found" if "--self-test" in argv[2:] else
-          f"docs/design.md: {len(text.encode('utf-8'))} bytes (at most {MAX_BYTES}), "
-          "no dated history outside the pending sections")
-    return 0
+    return problems
+
+
+def main(argv):
+    return docs_check.run(
+        argv, __doc__, 1, load, check, self_test,
+        lambda text: f"docs/design.md: {len(text.encode('utf-8'))} bytes (at most {MAX_BYTES}), "
+        "no dated history outside the pending sections",
+        "--self-test: every marker was found")
 
 
 if __name__ == "__main__":

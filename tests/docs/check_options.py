@@ -16,6 +16,8 @@ import re
 import subprocess
 import sys
 
+import docs_check
+
 SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
@@ -309,25 +311,22 @@ def self_test(texts):
     return failures
 
 
-def main(argv):
-    if len(argv) < 3:
-        print(__doc__.strip().splitlines()[-4], file=sys.stderr)
-        return 2
-    poolfs, root = argv[1], argv[2]
+def load(poolfs, root):
+    """The four texts: `poolfs --help`, poolfs(8), docs/interface.md and README.md."""
     run = subprocess.run([poolfs, "--help"], capture_output=True, text=True, check=False)
     texts = {"help": run.stdout}
     for key, path in (("man", "man/poolfs.8"), ("interface", "docs/interface.md"),
                       ("readme", "README.md")):
         with open(f"{root}/{path}", encoding="utf-8") as f:
             texts[key] = f.read()
-    problems = self_test(texts) if "--self-test" in argv[3:] else check(texts)
-    for p in problems:
-        print(p)
-    if problems:
-        return 1
-    print("--self-test: every break was found" if "--self-test" in argv[3:]
-          else "poolfs --help, poolfs(8), docs/interface.md and README agree on every option")
-    return 0
+    return texts
+
+
+def main(argv):
+    return docs_check.run(
+        argv, __doc__, 2, load, check, self_test,
+        lambda texts: "poolfs --help, poolfs(8), docs/interface.md and README agree on every option",
+        "--self-test: every break was found")
 
 
 if __name__ == "__main__":

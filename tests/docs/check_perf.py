@@ -11,6 +11,8 @@ markers, must each be found. Exit 0 when they agree, 1 with what differs.
 import subprocess
 import sys
 
+import docs_check
+
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
 
 
@@ -53,31 +55,31 @@ def self_test(readme, perf):
     return failures
 
 
-def main(argv):
-    if len(argv) < 2:
-        print(__doc__.strip().splitlines()[-3], file=sys.stderr)
-        return 2
-    root = argv[1]
+def load(root):
+    """The source root, README.md and docs/performance.md."""
     with open(f"{root}/README.md", encoding="utf-8") as f:
         readme = f.read()
     with open(f"{root}/docs/performance.md", encoding="utf-8") as f:
         perf = f.read()
-    if "--self-test" in argv[2:]:
-        problems = self_test(readme, perf)
-    else:
-        problems = compare(readme, perf)
-        run = subprocess.run([sys.executable, f"{root}/scripts/perfdoc", "--check"],
-                             capture_output=True, text=True, check=False)
-        if run.returncode != 0:
-            problems.append((run.stdout + run.stderr).strip() or "scripts/perfdoc --check failed")
-    for p in problems:
-        print(p)
-    if problems:
-        return 1
-    print("--self-test: every break was found" if "--self-test" in argv[2:] else
-          "README.md's performance table is docs/performance.md's, and both are what "
-          "scripts/perfdoc makes from docs/bench.csv")
-    return 0
+    return root, readme, perf
+
+
+def check(inputs):
+    root, readme, perf = inputs
+    problems = compare(readme, perf)
+    run = subprocess.run([sys.executable, f"{root}/scripts/perfdoc", "--check"],
+                         capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        problems.append((run.stdout + run.stderr).strip() or "scripts/perfdoc --check failed")
+    return problems
+
+
+def main(argv):
+    return docs_check.run(
+        argv, __doc__, 1, load, check, lambda inputs: self_test(*inputs[1:]),
+        lambda inputs: "README.md's performance table is docs/performance.md's, and both are "
+        "what scripts/perfdoc makes from docs/bench.csv",
+        "--self-test: every break was found")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/sysmacros.h>
-#include <sys/un.h>
 #include <sys/xattr.h>
 
 #define MiB (1024L * 1024L)
@@ -98,19 +97,6 @@ static void end_with_gone(void **state, int fd, const char *path)
 {
 	close_until_gone(fd, path);
 	end_of_test(state);
-}
-
-/* path's user.poolfs.refs text has the line want ("holds 0\n"); when says after what. */
-static void expect_refs_line(const char *path, const char *want, const char *when)
-{
-	char buf[1024];
-	ssize_t n = getxattr(path, POOLFS_XATTR_REFS, buf, sizeof(buf) - 1);
-
-	CHECK(n);
-	buf[n] = '\0';
-	if (!strstr(buf, want))
-		fail_msg("user.poolfs.refs after %s has no \"%.*s\":\n%s", when,
-			 (int)strcspn(want, "\n"), want, buf);
 }
 
 /* The daemon logged a "denied:" line beyond the `before` it had, for what was refused. */
@@ -366,8 +352,8 @@ static void test_xattr_poolfs_names(void **state)
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_STAT), EPERM);
 	CHECK_ERR(setxattr(p->mnt, POOLFS_XATTR_STAT, "x", 1, 0), EPERM);
 	/* and still read */
-	expect_refs_line(f, "opens 1\n", "the refused writes");
-	expect_refs_line(f, "holds 0\n", "the refused writes");
+	ASSERT_REFS_LINE(f, "opens 1");
+	ASSERT_REFS_LINE(f, "holds 0");
 	end_with_gone(state, fd, f);
 }
 
@@ -615,12 +601,6 @@ static void test_removed_inodes(void **state)
 
 /* ---- holds ---- */
 
-static int exit_now(void *v)
-{
-	(void)v;
-	return 0;
-}
-
 static void test_bad_holds(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
@@ -631,19 +611,18 @@ static void test_bad_holds(void **state)
 
 	/* a pid that does not exist: one we forked and reaped (one above any pid_max, and the
 	 * malformed scopes, are rows of bad_rows) */
-	dead = tu_spawn(exit_now, NULL);
-	assert_int_equal(tu_reap(dead, CHILD_MS), 0);
+	dead = tu_dead_pid();
 	snprintf(scope, sizeof(scope), "pid:%d", (int)dead);
 	CHECK_ERR(setxattr(f, POOLFS_XATTR_HOLD, scope, strlen(scope), 0), ESRCH);
 
 	/* it took no hold */
-	expect_refs_line(f, "holds 0\n", "refused holds");
+	ASSERT_REFS_LINE(f, "holds 0");
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 
 	/* a trailing newline or NUL is fine */
 	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin\n", 4, 0));
 	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 4, 0));
-	expect_refs_line(f, "holds 2\n", "two pins");
+	ASSERT_REFS_LINE(f, "holds 2");
 	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 	CHECK_ERR(removexattr(f, POOLFS_XATTR_HOLD), ENODATA);
 	end_with_gone(state, fd, f);
@@ -727,26 +706,27 @@ static void test_after_matrix(void **state)
 
 enum scene { SC_FILE, SC_DOTS, SC_LONG };
 
+/* The requests: those by path are tu_request's (testutil.h), the rest this suite's own. */
 enum bad_op {
-	B_OPEN,
-	B_MKDIR,
-	B_STAT,
-	B_UNLINK,
-	B_RMDIR,
-	B_RENAME,
-	B_RENAME2,
-	B_SETXATTR,
-	B_FSETXATTR,
-	B_GETXATTR,
-	B_REMOVEXATTR,
-	B_LINK,
+	B_OPEN = TU_REQ_OPEN,
+	B_MKDIR = TU_REQ_MKDIR,
+	B_STAT = TU_REQ_STAT,
+	B_UNLINK = TU_REQ_UNLINK,
+	B_RMDIR = TU_REQ_RMDIR,
+	B_RENAME = TU_REQ_RENAME,
+	B_RENAME2 = TU_REQ_RENAME2,
+	B_SETXATTR = TU_REQ_SETXATTR,
+	B_GETXATTR = TU_REQ_GETXATTR,
+	B_REMOVEXATTR = TU_REQ_REMOVEXATTR,
+	B_LINK = TU_REQ_LINK,
+	B_MKFIFO = TU_REQ_MKFIFO,
+	B_BIND = TU_REQ_BIND,
+	B_TRUNCATE = TU_REQ_TRUNCATE,
+	B_FSETXATTR = TU_REQ_COUNT,
 	B_LINK_FD,
 	B_SYMLINK,
 	B_SYMLINK_TO,
-	B_MKFIFO,
 	B_MKNOD,
-	B_BIND,
-	B_TRUNCATE,
 	B_FTRUNCATE,
 	B_FALLOCATE,
 };
@@ -1008,69 +988,16 @@ static void check_scene(const struct pool_fixture *p, enum scene sc, int fd, int
 	}
 }
 
-static int bind_at(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int sfd, r;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sfd < 0)
-		return errno;
-	r = bind(sfd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ? errno : 0;
-	close(sfd);
-	return r;
-}
-
 /* The row's request: 0 if it succeeded (what it opened is closed), else its errno. */
 static int bad_request(const struct bad_row *r, const char *path, const char *arg, int fd)
 {
 	size_t vlen = r->val ? (r->vlen ? r->vlen : strlen(r->val)) : 0;
-	struct stat st;
-	char buf[64];
 	long res = -1;
 
 	errno = 0;
 	switch (r->op) {
-	case B_OPEN:
-		res = open(path, (int)r->a, 0600);
-		if (res >= 0)
-			close((int)res);
-		break;
-	case B_MKDIR:
-		res = mkdir(path, 0700);
-		break;
-	case B_STAT:
-		res = stat(path, &st);
-		break;
-	case B_UNLINK:
-		res = unlink(path);
-		break;
-	case B_RMDIR:
-		res = rmdir(path);
-		break;
-	case B_RENAME:
-		res = rename(path, arg);
-		break;
-	case B_RENAME2:
-		res = renameat2(AT_FDCWD, path, AT_FDCWD, arg, (unsigned)r->a);
-		break;
-	case B_SETXATTR:
-		res = setxattr(path, r->arg, r->val, vlen, 0);
-		break;
 	case B_FSETXATTR:
 		res = fsetxattr(fd, r->arg, r->val, vlen, 0);
-		break;
-	case B_GETXATTR:
-		res = getxattr(path, r->arg, buf, sizeof(buf));
-		break;
-	case B_REMOVEXATTR:
-		res = removexattr(path, r->arg);
-		break;
-	case B_LINK:
-		res = link(path, arg);
 		break;
 	case B_LINK_FD:
 		res = linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
@@ -1081,16 +1008,8 @@ static int bad_request(const struct bad_row *r, const char *path, const char *ar
 	case B_SYMLINK_TO:
 		res = symlink(arg, path);
 		break;
-	case B_MKFIFO:
-		res = mkfifo(path, 0600);
-		break;
 	case B_MKNOD:
 		res = mknod(path, (mode_t)r->a, (dev_t)r->b);
-		break;
-	case B_BIND:
-		return bind_at(path);
-	case B_TRUNCATE:
-		res = truncate(path, (off_t)r->a);
 		break;
 	case B_FTRUNCATE:
 		res = ftruncate(fd, (off_t)r->a);
@@ -1098,6 +1017,18 @@ static int bad_request(const struct bad_row *r, const char *path, const char *ar
 	case B_FALLOCATE:
 		res = fallocate(fd, 0, (off_t)r->a, (off_t)r->b);
 		break;
+	default: {
+		/* arg: the second path of a rename or link (an xattr name is r->arg itself) */
+		const struct tu_req q = {.op = (enum tu_req_op)r->op,
+					 .path = path,
+					 .to = arg,
+					 .flags = (int)r->a,
+					 .len = (off_t)r->a,
+					 .name = r->arg,
+					 .val = r->val,
+					 .vlen = r->vlen};
+		return tu_request(&q);
+	}
 	}
 	return res == -1 ? errno : 0;
 }

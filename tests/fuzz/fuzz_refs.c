@@ -21,8 +21,10 @@
 /* One more than any text refs_format() writes: 6 counter lines, 16 hold lines of <= 280 bytes. */
 #define REFS_TEXT_MAX 8192
 
-static void check_same(const struct poolfs_refs *a, const struct poolfs_refs *b, int exact)
+static void check_same(const void *va, const void *vb, int exact)
 {
+	const struct poolfs_refs *a = va, *b = vb;
+
 	FUZZ_CHECK(a->opens == b->opens && a->mapped == b->mapped && a->folder == b->folder);
 	FUZZ_CHECK(a->children == b->children && a->nholds == b->nholds &&
 		   a->nlisted == b->nlisted);
@@ -36,8 +38,12 @@ static void check_same(const struct poolfs_refs *a, const struct poolfs_refs *b,
 	}
 }
 
-static void check_consistent(const struct poolfs_refs *r)
+static void check_consistent(const void *parsed, const uint8_t *data, size_t size)
 {
+	const struct poolfs_refs *r = parsed;
+
+	/* a count without its line would be a guess */
+	FUZZ_CHECK(r->names == 0 || (size >= 6 && memmem(data, size, "names ", 6) != NULL));
 	FUZZ_CHECK(r->nlisted <= POOLFS_REFS_MAX_HOLDS && r->nlisted <= r->nholds);
 	FUZZ_CHECK((r->mapped == 0 || r->mapped == 1) && (r->folder == 0 || r->folder == 1));
 	FUZZ_CHECK(r->folder || r->children == 0);
@@ -58,8 +64,9 @@ static void check_consistent(const struct poolfs_refs *r)
 }
 
 /* The answer for *r as the daemon writes it (fs/pool_holds.c). Returns its length. */
-static size_t refs_format(const struct poolfs_refs *r, char *buf, size_t cap)
+static size_t refs_format(const void *parsed, char *buf, size_t cap)
 {
+	const struct poolfs_refs *r = parsed;
 	size_t used = 0;
 	int n = snprintf(buf, cap, "opens %" PRIu64 "\nmapped %s\nnames %" PRIu32 "\n", r->opens,
 			 r->mapped ? "yes" : "no", r->names);
@@ -141,32 +148,23 @@ static void check_daemon_line(const uint8_t *data, size_t size)
 	free(r);
 }
 
+static int parse(const char *text, size_t len, void *out)
+{
+	return refs_parse(text, len, out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const size_t sz = sizeof(struct poolfs_refs);
-	struct poolfs_refs *a = malloc(sz), *b = malloc(sz), *c = malloc(sz);
-	char *text = malloc(REFS_TEXT_MAX);
+	static const struct fuzz_answer refs = {
+		.size = sizeof(struct poolfs_refs),
+		.text_max = REFS_TEXT_MAX,
+		.parse = parse,
+		.same = check_same,
+		.consistent = check_consistent,
+		.format = refs_format,
+	};
 
-	FUZZ_CHECK(a && b && c && text);
-	memset(a, 0x00, sz);
-	memset(b, 0xa5, sz);
-	int ra = refs_parse((const char *)data, size, a);
-	int rb = refs_parse((const char *)data, size, b);
-	FUZZ_CHECK(ra == rb);
-	FUZZ_CHECK(ra == 0 || ra == -EPROTO);
-	if (ra == 0) {
-		check_same(a, b, 1);
-		check_consistent(a);
-		/* a count without its line would be a guess */
-		FUZZ_CHECK(a->names == 0 || (size >= 6 && memmem(data, size, "names ", 6) != NULL));
-		size_t n = refs_format(a, text, REFS_TEXT_MAX);
-		FUZZ_CHECK(refs_parse(text, n, c) == 0);
-		check_same(a, c, 0);
-	}
-	free(a);
-	free(b);
-	free(c);
-	free(text);
+	fuzz_answer(&refs, data, size);
 	check_daemon_line(data, size);
 	return 0;
 }

@@ -13,8 +13,10 @@
 /* 5 lines of <= 40 bytes and 64 user lines of <= 70 bytes fit with room to spare. */
 #define STAT_TEXT_MAX 8192
 
-static void check_same(const struct poolfs_usage *a, const struct poolfs_usage *b, int exact)
+static void check_same(const void *va, const void *vb, int exact)
 {
+	const struct poolfs_usage *a = va, *b = vb;
+
 	FUZZ_CHECK(a->entries == b->entries && a->bytes == b->bytes);
 	FUZZ_CHECK(a->max_size == b->max_size && a->max_user_size == b->max_user_size);
 	FUZZ_CHECK(a->meta == b->meta && a->max_user_entries == b->max_user_entries &&
@@ -29,8 +31,12 @@ static void check_same(const struct poolfs_usage *a, const struct poolfs_usage *
 	}
 }
 
-static void check_consistent(const struct poolfs_usage *u)
+static void check_consistent(const void *parsed, const uint8_t *data, size_t size)
 {
+	const struct poolfs_usage *u = parsed;
+
+	(void)data;
+	(void)size;
 	FUZZ_CHECK(u->nlisted <= POOLFS_USAGE_MAX_USERS && u->nlisted <= u->nusers);
 	const char *nul = memchr(u->datapath, '\0', sizeof(u->datapath));
 	FUZZ_CHECK(nul != NULL && nul != u->datapath);
@@ -38,8 +44,9 @@ static void check_consistent(const struct poolfs_usage *u)
 }
 
 /* The answer for *u as the daemon writes it (fs/pool_holds.c). Returns its length. */
-static size_t stat_format(const struct poolfs_usage *u, char *buf, size_t cap)
+static size_t stat_format(const void *parsed, char *buf, size_t cap)
 {
+	const struct poolfs_usage *u = parsed;
 	int n = snprintf(buf, cap,
 			 "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64
 			 "\nmax_size %" PRIu64 "\nmax_user_size %" PRIu64
@@ -59,30 +66,31 @@ static size_t stat_format(const struct poolfs_usage *u, char *buf, size_t cap)
 	return used;
 }
 
+static int parse(const char *text, size_t len, void *out)
+{
+	return usage_parse(text, len, out);
+}
+
+/* users past the listed ones are only counted, so none is left out when written back */
+static void written_back(const void *parsed)
+{
+	const struct poolfs_usage *u = parsed;
+
+	FUZZ_CHECK(u->nusers == u->nlisted);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const size_t sz = sizeof(struct poolfs_usage);
-	struct poolfs_usage *a = malloc(sz), *b = malloc(sz), *c = malloc(sz);
-	char *text = malloc(STAT_TEXT_MAX);
+	static const struct fuzz_answer usage = {
+		.size = sizeof(struct poolfs_usage),
+		.text_max = STAT_TEXT_MAX,
+		.parse = parse,
+		.same = check_same,
+		.consistent = check_consistent,
+		.format = stat_format,
+		.written_back = written_back,
+	};
 
-	FUZZ_CHECK(a && b && c && text);
-	memset(a, 0x00, sz);
-	memset(b, 0xa5, sz);
-	int ra = usage_parse((const char *)data, size, a);
-	int rb = usage_parse((const char *)data, size, b);
-	FUZZ_CHECK(ra == rb);
-	FUZZ_CHECK(ra == 0 || ra == -EPROTO);
-	if (ra == 0) {
-		check_same(a, b, 1);
-		check_consistent(a);
-		size_t n = stat_format(a, text, STAT_TEXT_MAX);
-		FUZZ_CHECK(usage_parse(text, n, c) == 0);
-		check_same(a, c, 0);
-		FUZZ_CHECK(c->nusers == c->nlisted);
-	}
-	free(a);
-	free(b);
-	free(c);
-	free(text);
+	fuzz_answer(&usage, data, size);
 	return 0;
 }

@@ -1,7 +1,7 @@
-/* What only the hold tests (tests/holds) add to testutil.h: longer bounds, a "stays" check, test
- * state with cgroups, whether a process still runs, pipes that carry ints (pids) from children and
- * grandchildren (which come back to us because main() makes the test a child subreaper),
- * user.poolfs.refs reading, and test cgroups under the cgroup2 mount. The pool fixture, checks,
+/* What only the hold tests (tests/holds) add to testutil.h: longer bounds (also for its "stays"
+ * check), test state with cgroups, whether a process still runs, pipes that carry ints (pids) from
+ * children and grandchildren (which come back to us because main() makes the test a child
+ * subreaper), and test cgroups under the cgroup2 mount. The pool fixture, checks,
  * child tracking and reaping are testutil.h's.
  *
  * Declarations only: the bodies are in the holds_support library (ht_proc.c, ht_link.c,
@@ -16,25 +16,19 @@
 /* Bounds, never timings: hold ends take the daemon more steps (and valgrind is slow). */
 #define GONE_MS 10000
 
+/* How long a "stays" check (ASSERT_STAYS, testutil.h) gives the daemon to (wrongly) remove an
+ * entry after the event that must not end its hold. Not a timing assertion: a correct daemon
+ * passes at any speed. It must outlast what can delay a removal the daemon has decided on: the
+ * 500 ms grace an entry gets after a LOOKUP made while it was in use (our own lstat/getxattr), and
+ * the passthrough path's 1 s re-probe of maybe-mapped entries; shorter, a wrongly ended hold
+ * would go unnoticed. */
+#define SETTLE_MS 1500
+
 #include "cgroup2.h"
 #include "poolfs_names.h"
 #include "procfs.h"
 #include "rows.h"
 #include "testutil.h"
-
-/* How long a "stays" check gives the daemon to (wrongly) remove an entry after the event that
- * must not end its hold. Not a timing assertion: a correct daemon passes at any speed. It must
- * outlast what can delay a removal the daemon has decided on: the 500 ms grace an entry gets
- * after a LOOKUP made while it was in use (our own lstat/getxattr), and the passthrough path's
- * 1 s re-probe of maybe-mapped entries; shorter, a wrongly ended hold would go unnoticed. */
-#define SETTLE_MS 1500
-
-/* The entry must still be there after the daemon had SETTLE_MS to act on what just happened. */
-#define ASSERT_STAYS(path)                                                                         \
-	do {                                                                                       \
-		pool_sleep_ms(SETTLE_MS);                                                          \
-		ASSERT_EXISTS(path);                                                               \
-	} while (0)
 
 /* ---- one pool per test ---- */
 
@@ -91,17 +85,6 @@ int link_wait_go(struct chan *l);
 	} while (0)
 
 /* ---- holds, refs and files: testutil.h (tests/support/tu_refs.c) ---- */
-
-#define ASSERT_REFS_LINE(path, line)                                                               \
-	do {                                                                                       \
-		char rb_[4096];                                                                    \
-		if (refs((path), rb_, sizeof(rb_)) < 0)                                            \
-			fail_msg("%s:%d: getxattr(%s, refs): %s", __FILE__, __LINE__, (path),      \
-				 errname(errno));                                                  \
-		if (!has_line(rb_, (line)))                                                        \
-			fail_msg("%s:%d: refs of %s lack the line \"%s\":\n%s", __FILE__,          \
-				 __LINE__, (path), (line), rb_);                                   \
-	} while (0)
 
 /* ---- cgroup v2 (ht_cgroup.c) ---- */
 

@@ -102,21 +102,14 @@ static void test_pid_hold_until_exit(void **state)
 	tu_backing_back_to_base(state);
 }
 
-static int exit_at_once(void *arg)
-{
-	(void)arg;
-	return 0;
-}
-
 static void test_pid_hold_of_dead_process_esrch(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "f");
 	char scope[32], rb[4096];
-	pid_t dead = tu_spawn(exit_at_once, NULL);
+	pid_t dead = tu_dead_pid();
 	int fd;
 
-	REAP_OK(dead);
 	fd = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	CHECK(fd);
 	snprintf(scope, sizeof(scope), POOLFS_SCOPE_WORD_PID ":%d", (int)dead);

@@ -241,22 +241,23 @@ static pid_t start_other_holder(const struct pool_fixture *p, struct names *n)
 
 enum actor { BY_OTHER, BY_ROOT };
 
+/* The rows' requests: tu_request's (testutil.h), by the names the table reads best with. */
 enum op {
-	OP_OPEN,
-	OP_STAT,
-	OP_LSTAT,
-	OP_TRUNCATE,
-	OP_UNLINK,
-	OP_RMDIR,
-	OP_MKDIR,
-	OP_RENAME,
-	OP_GETXATTR,
-	OP_SETXATTR,
-	OP_LISTXATTR,
-	OP_REMOVEXATTR,
-	OP_CHMOD,
-	OP_UTIMENS,
-	OP_ACCESS,
+	OP_OPEN = TU_REQ_OPEN,
+	OP_STAT = TU_REQ_STAT,
+	OP_LSTAT = TU_REQ_LSTAT,
+	OP_TRUNCATE = TU_REQ_TRUNCATE,
+	OP_UNLINK = TU_REQ_UNLINK,
+	OP_RMDIR = TU_REQ_RMDIR,
+	OP_MKDIR = TU_REQ_MKDIR,
+	OP_RENAME = TU_REQ_RENAME,
+	OP_GETXATTR = TU_REQ_GETXATTR,
+	OP_SETXATTR = TU_REQ_SETXATTR,
+	OP_LISTXATTR = TU_REQ_LISTXATTR,
+	OP_REMOVEXATTR = TU_REQ_REMOVEXATTR,
+	OP_CHMOD = TU_REQ_CHMOD,
+	OP_UTIMENS = TU_REQ_UTIMENS,
+	OP_ACCESS = TU_REQ_ACCESS,
 };
 
 #define AT(field) offsetof(struct names, field)
@@ -374,62 +375,15 @@ static const struct access_row rows[] = {
  * cmocka: it also runs in a child of the other uid. */
 static int row_request(const struct names *n, const struct access_row *r)
 {
-	const char *path = (const char *)n + r->path;
-	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
-	char buf[256];
-	struct stat st;
-	long res = -1;
+	const char *base = (const char *)n;
+	const struct tu_req q = {.op = (enum tu_req_op)r->op,
+				 .path = base + r->path,
+				 .to = base + r->to,
+				 .flags = r->flags,
+				 .name = r->xattr,
+				 .val = r->val};
 
-	switch (r->op) {
-	case OP_OPEN:
-		res = open(path, r->flags, 0600);
-		if (res >= 0)
-			close((int)res);
-		break;
-	case OP_STAT:
-		res = stat(path, &st);
-		break;
-	case OP_LSTAT:
-		res = lstat(path, &st);
-		break;
-	case OP_TRUNCATE:
-		res = truncate(path, 0);
-		break;
-	case OP_UNLINK:
-		res = unlink(path);
-		break;
-	case OP_RMDIR:
-		res = rmdir(path);
-		break;
-	case OP_MKDIR:
-		res = mkdir(path, 0700);
-		break;
-	case OP_RENAME:
-		res = rename(path, (const char *)n + r->to);
-		break;
-	case OP_GETXATTR:
-		res = getxattr(path, r->xattr, buf, sizeof(buf));
-		break;
-	case OP_SETXATTR:
-		res = setxattr(path, r->xattr, r->val, strlen(r->val), 0);
-		break;
-	case OP_LISTXATTR:
-		res = listxattr(path, buf, sizeof(buf));
-		break;
-	case OP_REMOVEXATTR:
-		res = removexattr(path, r->xattr);
-		break;
-	case OP_CHMOD:
-		res = chmod(path, 0600);
-		break;
-	case OP_UTIMENS:
-		res = utimensat(AT_FDCWD, path, ts, 0);
-		break;
-	case OP_ACCESS:
-		res = access(path, r->flags);
-		break;
-	}
-	return res == -1 ? errno : 0;
+	return tu_request(&q);
 }
 
 /* What a BY_OTHER row's child runs: its own file first (the source of the renames onto root's

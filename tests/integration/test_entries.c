@@ -15,7 +15,6 @@
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
-#include <sys/un.h>
 
 #define UID_A 1001
 #define GID_A 1001
@@ -117,20 +116,6 @@ static void expect_fd_nlink(int fd, nlink_t nlink)
 			 (unsigned long)nlink);
 }
 
-/* user.poolfs.refs of path (fd < 0) or of fd must have the line `line`. */
-static void expect_refs_line(const char *path, int fd, const char *line)
-{
-	char text[8192];
-	ssize_t n = fd >= 0 ? fgetxattr(fd, REFS, text, sizeof(text) - 1)
-			    : getxattr(path, REFS, text, sizeof(text) - 1);
-
-	if (n < 0)
-		fail_msg("refs of %s: %s", fd >= 0 ? "the fd" : path, errname(errno));
-	text[n > 0 ? n : 0] = '\0';
-	if (!has_line(text, line))
-		fail_msg("refs of %s lack \"%s\":\n%s", fd >= 0 ? "the fd" : path, line, text);
-}
-
 /* One user's line of user.poolfs.stat (zeros if the user has none). */
 struct usage {
 	long long entries, bytes, meta;
@@ -183,14 +168,6 @@ static void expect_entries(const struct pool_fixture *p, uid_t uid, long long wa
 	}
 }
 
-/* There now and a little later: a removal racing behind the last change is caught too. */
-static void expect_stays(const char *path)
-{
-	ASSERT_EXISTS(path);
-	pool_sleep_ms(200);
-	ASSERT_EXISTS(path);
-}
-
 static void proc_fd(char *buf, size_t len, int fd)
 {
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
@@ -221,63 +198,6 @@ static int make_pinned_dir(const char *path)
 	if (mkdir(path, 0700) == -1)
 		return -1;
 	return setxattr(path, HOLD, "pin", 3, 0);
-}
-
-/* sun_path for path, which must fit: 0 or -ENAMETOOLONG. */
-static int unix_addr(struct sockaddr_un *a, const char *path)
-{
-	memset(a, 0, sizeof(*a));
-	a->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(a->sun_path))
-		return -ENAMETOOLONG;
-	memcpy(a->sun_path, path, strlen(path));
-	return 0;
-}
-
-/* A stream socket bound at path (listening if listen_too): its fd, or -1 with errno. */
-static int bind_at(const char *path, bool listen_too)
-{
-	struct sockaddr_un a;
-	int s;
-
-	if (unix_addr(&a, path) < 0) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == -1 || (listen_too && listen(s, 4) == -1)) {
-		int e = errno;
-
-		close(s);
-		errno = e;
-		return -1;
-	}
-	return s;
-}
-
-/* A stream socket connected to path: its fd, or -1 with errno. */
-static int connect_to(const char *path)
-{
-	struct sockaddr_un a;
-	int s;
-
-	if (unix_addr(&a, path) < 0) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	if (connect(s, (struct sockaddr *)&a, sizeof(a)) == -1) {
-		int e = errno;
-
-		close(s);
-		errno = e;
-		return -1;
-	}
-	return s;
 }
 
 /* ---- links: who may give an entry another name ---- */
@@ -327,19 +247,68 @@ static int lk_b_makes(void *v)
 	return 0;
 }
 
-/* A's links: its own file, into its own folder and the shared root, works; into others'
- * folders, or of others' files, not. */
+/* One link(from, to) in the scene, its names by field of struct lk, and the errno it must give
+ * (0: it works). */
+struct lk_try {
+	size_t from, to;
+	int expect;
+};
+#define LK(from_, to_, expect_)                                                                    \
+	{                                                                                          \
+		offsetof(struct lk, from_), offsetof(struct lk, to_), (expect_)                    \
+	}
+
+/* A: its own file, into its own folder and the shared root, works; into others' folders, or of
+ * others' files, not. */
+static const struct lk_try lk_a_tries[] = {
+	LK(a_dat, r_dir_x, EACCES), LK(a_dat, b_dir_x, EACCES), LK(b_dat, a_2, EACCES),
+	LK(r_dat, a_2, EACCES),	    LK(a_dat, a_2, 0),		LK(a_dat, a_dir_x, 0),
+};
+
+/* B: A's file and its names by path are EACCES everywhere, and so is a name in A's folder; A's
+ * name in the shared root cannot be replaced. */
+static const struct lk_try lk_b_tries[] = {
+	LK(a_dat, b_new, EACCES),   LK(a_dat, b_dir_x, EACCES), LK(a_2, b_new, EACCES),
+	LK(a_dir_x, b_new, EACCES), LK(a_dir, b_new, EACCES),	LK(b_dat, a_dir_y, EACCES),
+	LK(b_dat, r_dir_x, EACCES), LK(b_dat, a_2, EACCES),
+};
+
+/* root, not exempt: the same as B. */
+static const struct lk_try lk_root_tries[] = {
+	LK(a_dat, r_new, EACCES),
+	LK(a_2, r_new, EACCES),
+	LK(r_dat, a_dir_y, EACCES),
+	LK(r_dat, a_2, EACCES),
+};
+
+/* The tries in order, as the calling user: 0, or the number (from 1) of the first that went
+ * otherwise (said on stderr). No cmocka: A and B try in children. */
+static int lk_try_all(const struct lk *l, const struct lk_try *t, size_t n)
+{
+	const char *base = (const char *)l;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tu_req q = {
+			.op = TU_REQ_LINK, .path = base + t[i].from, .to = base + t[i].to};
+		int e = tu_request(&q);
+
+		if (e != t[i].expect) {
+			fprintf(stderr, "# uid %d: link(%s, %s): %s, want %s\n", (int)getuid(),
+				q.path, q.to, errname(e), errname(t[i].expect));
+			return (int)i + 1;
+		}
+	}
+	return 0;
+}
+
 static int lk_a_links(void *v)
 {
 	struct lk *l = v;
 	struct stat st;
+	int r = lk_try_all(l, lk_a_tries, ARRAY_SIZE(lk_a_tries));
 
-	USER_EXPECT(1, link(l->a_dat, l->r_dir_x), EACCES);
-	USER_EXPECT(2, link(l->a_dat, l->b_dir_x), EACCES);
-	USER_EXPECT(3, link(l->b_dat, l->a_2), EACCES);
-	USER_EXPECT(4, link(l->r_dat, l->a_2), EACCES);
-	USER_OK(5, link(l->a_dat, l->a_2));
-	USER_OK(6, link(l->a_dat, l->a_dir_x));
+	if (r)
+		return r;
 	USER_OK(7, lstat(l->a_2, &st));
 	USER_TRUE(8, st.st_nlink == 3 && st.st_uid == UID_A && (st.st_mode & 07777) == 0600);
 	USER_TRUE(9, tu_listed(l->mnt, "a-2") == 1);
@@ -347,22 +316,16 @@ static int lk_a_links(void *v)
 	return 0;
 }
 
-/* B: A's file and its names by path are EACCES everywhere, and so is a name in A's folder. */
 static int lk_b_links(void *v)
 {
 	struct lk *l = v;
 	struct stat st;
+	int r = lk_try_all(l, lk_b_tries, ARRAY_SIZE(lk_b_tries));
 
-	USER_EXPECT(1, link(l->a_dat, l->b_new), EACCES);
-	USER_EXPECT(2, link(l->a_dat, l->b_dir_x), EACCES);
-	USER_EXPECT(3, link(l->a_2, l->b_new), EACCES);
-	USER_EXPECT(4, link(l->a_dir_x, l->b_new), EACCES);
-	USER_EXPECT(5, link(l->a_dir, l->b_new), EACCES);
-	USER_EXPECT(6, linkat(AT_FDCWD, l->a_dat, AT_FDCWD, l->b_new, AT_SYMLINK_FOLLOW), EACCES);
-	USER_EXPECT(7, link(l->b_dat, l->a_dir_y), EACCES);
-	USER_EXPECT(8, link(l->b_dat, l->r_dir_x), EACCES);
-	/* A's name in the shared root is hidden and cannot be replaced */
-	USER_EXPECT(9, link(l->b_dat, l->a_2), EACCES);
+	if (r)
+		return r;
+	USER_EXPECT(9, linkat(AT_FDCWD, l->a_dat, AT_FDCWD, l->b_new, AT_SYMLINK_FOLLOW), EACCES);
+	/* A's name in the shared root is hidden */
 	USER_EXPECT(10, lstat(l->a_2, &st), EACCES);
 	USER_TRUE(11, tu_listed(l->mnt, "a-2") == 0);
 	USER_TRUE(12, tu_listed(l->mnt, "b-new") == 0);
@@ -400,10 +363,7 @@ static void test_link_by_path_owner_only(void **state)
 	AS_OK(UID_A, GID_A, lk_a_links, &l);
 	AS_OK(UID_B, GID_B, lk_b_links, &l);
 	/* root, not exempt: the same as B */
-	CHECK_ERR(link(l.a_dat, l.r_new), EACCES);
-	CHECK_ERR(link(l.a_2, l.r_new), EACCES);
-	CHECK_ERR(link(l.r_dat, l.a_dir_y), EACCES);
-	CHECK_ERR(link(l.r_dat, l.a_2), EACCES);
+	assert_int_equal(lk_try_all(&l, lk_root_tries, ARRAY_SIZE(lk_root_tries)), 0);
 	ASSERT_ABSENT(l.r_new);
 	assert_int_equal(tu_listed(p->mnt, "a-2"), 0);
 	/* root's own file, into its own folder and the shared root */
@@ -578,48 +538,15 @@ static void test_link_through_passed_fd_eperm(void **state)
 
 /* ---- links the kernel refuses, and names that cannot be had ---- */
 
-struct two_pools {
-	struct tu_fixture t; /* first: tu_pool and tu_teardown take *state */
-	struct pool_fixture q;
-	int q_mounted;
-};
-
 static int setup_two(void **state)
 {
-	struct two_pools *tp;
-
-	if (tu_setup_sized(state, "autohold=none", sizeof(struct two_pools)) < 0)
-		return -1;
-	tp = *state;
-	if (tp->t.unsupported)
-		return 0;
-	if (pool_mount(&tp->q, "autohold=none") < 0) {
-		tu_teardown(state);
-		return -1;
-	}
-	tp->q_mounted = 1;
-	return 0;
-}
-
-static int teardown_two(void **state)
-{
-	struct two_pools *tp = *state;
-	int r = 0;
-
-	if (tp && tp->q_mounted) {
-		tu_kill_children();
-		pool_release_all(&tp->q);
-		if (pool_unmount(&tp->q) < 0)
-			r = -1;
-		tp->q_mounted = 0;
-	}
-	return tu_teardown(state) < 0 ? -1 : r;
+	return tu_setup_two_sized(state, "autohold=none", sizeof(struct tu_two_pools));
 }
 
 static void test_link_across_pools_exdev(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	struct two_pools *tp = *state;
+	struct tu_two_pools *tp = *state;
 	char qg[PATH_MAX], qx[PATH_MAX], out[PATH_MAX], proc[64];
 	PATH(f, p, "f");
 	PATH(x, p, "x");
@@ -974,7 +901,7 @@ static void test_256_names(void **state)
 				 (unsigned long)sn.st_ino, (unsigned long)sn.st_nlink,
 				 (long long)sn.st_size, (unsigned)sn.st_mode);
 	}
-	expect_refs_line(first, -1, "names 256");
+	ASSERT_REFS_LINE(first, "names 256");
 	expect_many_data(first);
 	/* a name goes, the entry stays with one name fewer: a quarter of each half */
 	for (int i = 0; i < MANY; i++) {
@@ -991,7 +918,7 @@ static void test_256_names(void **state)
 			expect_many_data(n);
 	}
 	many_path(p, MANY / 2 - 1, n);
-	expect_refs_line(n, -1, "names 128");
+	ASSERT_REFS_LINE(n, "names 128");
 	expect_many_data(n);
 	/* no longer in use: every one of the 128 names left goes, and d with its last child */
 	CHECK(close(fd));
@@ -1023,7 +950,7 @@ static void test_emlink_after_65000_names(void **state)
 	name_path(p, "n%05d", MAX_NAMES, n);
 	CHECK_ERR(link(f, n), EMLINK);
 	ASSERT_ABSENT(n);
-	expect_refs_line(f, -1, "names 65000");
+	ASSERT_REFS_LINE(f, "names 65000");
 	/* one given back makes room for one */
 	name_path(p, "n%05d", 1, n);
 	CHECK(unlink(n));
@@ -1074,7 +1001,7 @@ static void test_rename_onto_same_entry(void **state)
 	CHECK(rename(g, h));
 	ASSERT_ABSENT(g);
 	expect_name_of(h, ino, 3);
-	expect_refs_line(h, -1, "names 3");
+	ASSERT_REFS_LINE(h, "names 3");
 	CHECK(close(fd));
 	ASSERT_GONE(f);
 	ASSERT_GONE(h);
@@ -1099,14 +1026,14 @@ static void test_holds_end_with_last_name(void **state)
 	m0 = user_usage(p, 0).meta;
 	CHECK(setxattr(f, HOLD, "pin", 3, 0));
 	CHECK(link(f, g));
-	expect_refs_line(g, -1, "names 2");
-	expect_refs_line(g, -1, "holds 1");
-	expect_refs_line(f, -1, "hold pin uid=0");
+	ASSERT_REFS_LINE(g, "names 2");
+	ASSERT_REFS_LINE(g, "holds 1");
+	ASSERT_REFS_LINE(f, "hold pin uid=0");
 	CHECK(unlink(f));
-	expect_refs_line(g, -1, "names 1");
-	expect_refs_line(g, -1, "holds 1");
+	ASSERT_REFS_LINE(g, "names 1");
+	ASSERT_REFS_LINE(g, "holds 1");
 	CHECK(unlink(g)); /* the last name: the hold ends */
-	expect_refs_line(NULL, fd, "holds 0");
+	ASSERT_FD_REFS_LINE(fd, "holds 0");
 	expect_meta(p, 0, m0);
 	CHECK(close(fd));
 	tu_backing_back_to_base(state);
@@ -1118,10 +1045,10 @@ static void test_holds_end_with_last_name(void **state)
 	CHECK(setxattr(k, HOLD, "pin", 3, 0));
 	CHECK(link(k, l));
 	CHECK(close(fd));
-	expect_stays(k);
+	ASSERT_STAYS(k);
 	CHECK(unlink(k));
-	expect_stays(l);
-	expect_refs_line(l, -1, "holds 1");
+	ASSERT_STAYS(l);
+	ASSERT_REFS_LINE(l, "holds 1");
 	CHECK(unlink(l));
 	ASSERT_ABSENT(l);
 	expect_meta(p, 0, m0);
@@ -1141,9 +1068,9 @@ static void test_names_go_when_hold_released(void **state)
 	CHECK(link(f, dg));
 	CHECK(setxattr(dg, HOLD, "pin", 3, 0));
 	CHECK(close(fd));
-	expect_stays(f);
-	expect_stays(dg);
-	expect_refs_line(f, -1, "holds 1");
+	ASSERT_STAYS(f);
+	ASSERT_STAYS(dg);
+	ASSERT_REFS_LINE(f, "holds 1");
 	CHECK(removexattr(f, HOLD));
 	ASSERT_GONE(f);
 	ASSERT_GONE(dg);
@@ -1185,7 +1112,7 @@ static void test_every_name_goes_when_unused(void **state)
 	ASSERT_GONE(f);
 	ASSERT_GONE(g);
 	ASSERT_GONE(d1);
-	expect_stays(d2);
+	ASSERT_STAYS(d2);
 	assert_int_equal(tu_listed(d2, "keep"), 1);
 	CHECK(close(kfd));
 	ASSERT_GONE(d2);
@@ -1197,8 +1124,8 @@ static void test_every_name_goes_when_unused(void **state)
 	fd = new_file(f, "held above");
 	CHECK(link(f, g));
 	CHECK(close(fd));
-	expect_stays(g);
-	expect_stays(f);
+	ASSERT_STAYS(g);
+	ASSERT_STAYS(f);
 	expect_content(g, "held above");
 	/* released: every name goes, and both folders with them */
 	CHECK(removexattr(d1, HOLD));
@@ -1429,7 +1356,7 @@ static int sock_b_connects(void *v)
 	const char *path = v;
 	struct stat st;
 
-	USER_EXPECT(1, connect_to(path), EACCES);
+	USER_EXPECT(1, tu_unix_socket(path, TU_SOCK_CONNECT), EACCES);
 	USER_EXPECT(2, lstat(path, &st), EACCES);
 	return 0;
 }
@@ -1446,7 +1373,7 @@ static int sock_a_listens(void *v)
 	int s;
 
 	chan_child(&a->c);
-	s = bind_at(a->path, true);
+	s = tu_unix_socket(a->path, TU_SOCK_LISTEN);
 	CHILD_CHECK(s >= 0, 1);
 	CHILD_READY_THEN_GO(&a->c, 2);
 	close(s);
@@ -1463,14 +1390,14 @@ static void test_unix_sockets(void **state)
 	struct stat st;
 	pid_t pid;
 
-	srv = bind_at(sp, true);
+	srv = tu_unix_socket(sp, TU_SOCK_LISTEN);
 	if (srv < 0)
 		fail_msg("bind %s: %s", sp, errname(errno));
 	st = lstat_of(sp);
 	if (!S_ISSOCK(st.st_mode) || (st.st_mode & 07777) != 0700 || st.st_uid != 0)
 		fail_msg("%s: mode 0%o uid %u, want srwx------ of root", sp, (unsigned)st.st_mode,
 			 (unsigned)st.st_uid);
-	cli = connect_to(sp);
+	cli = tu_unix_socket(sp, TU_SOCK_CONNECT);
 	CHECK(cli);
 	acc = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
 	CHECK(acc);
@@ -1483,7 +1410,7 @@ static void test_unix_sockets(void **state)
 	assert_int_equal(recv(cli, buf, sizeof(buf), 0), 4);
 	assert_memory_equal(buf, "pong", 4);
 	/* bind on a name that exists */
-	CHECK_ERR(bind_at(sp, false), EADDRINUSE);
+	CHECK_ERR(tu_unix_socket(sp, TU_SOCK_BIND), EADDRINUSE);
 	/* another uid cannot connect */
 	AS_OK(UID_B, GID_B, sock_b_connects, sp);
 	CHECK(close(acc));
@@ -1491,7 +1418,7 @@ static void test_unix_sockets(void **state)
 	CHECK(close(srv));
 	/* the entry outlives the socket that made it (autohold=session) */
 	ASSERT_EXISTS(sp);
-	CHECK_ERR(connect_to(sp), ECONNREFUSED);
+	CHECK_ERR(tu_unix_socket(sp, TU_SOCK_CONNECT), ECONNREFUSED);
 	CHECK(unlink(sp));
 
 	/* A's listening socket: root, not exempt, cannot connect to it either */
@@ -1504,7 +1431,7 @@ static void test_unix_sockets(void **state)
 	tu_track(pid);
 	chan_parent(&a.c);
 	PARENT_WAIT_READY(&a.c);
-	CHECK_ERR(connect_to(a.path), EACCES);
+	CHECK_ERR(tu_unix_socket(a.path, TU_SOCK_CONNECT), EACCES);
 	AS_OK(UID_B, GID_B, sock_b_connects, a.path);
 	assert_int_equal(tu_listed(p->mnt, "a.sock"), 0);
 	PARENT_GO(&a.c);
@@ -1560,7 +1487,7 @@ static void test_autohold_none_kinds_go_at_once(void **state)
 	ASSERT_GONE(l);
 	CHECK(mkfifo(q, 0600));
 	ASSERT_GONE(q);
-	fd = bind_at(s, true);
+	fd = tu_unix_socket(s, TU_SOCK_LISTEN);
 	CHECK(fd);
 	ASSERT_GONE(s);
 	CHECK(close(fd));
@@ -1585,15 +1512,15 @@ static void test_folder_hold_keeps_kinds(void **state)
 	CHECK(setxattr(d, HOLD, "pin", 3, 0));
 	CHECK(symlink("anywhere", l));
 	CHECK(mkfifo(q, 0600));
-	fd = bind_at(s, false);
+	fd = tu_unix_socket(s, TU_SOCK_BIND);
 	CHECK(fd);
 	CHECK(close(fd));
-	expect_stays(l);
-	expect_stays(q);
-	expect_stays(s);
+	ASSERT_STAYS(l);
+	ASSERT_STAYS(q);
+	ASSERT_STAYS(s);
 	/* a second name outside the held folder is kept by the hold above the first */
 	CHECK(link(l, l2));
-	expect_stays(l2);
+	ASSERT_STAYS(l2);
 	CHECK(removexattr(d, HOLD));
 	ASSERT_GONE(l);
 	ASSERT_GONE(l2);
@@ -1619,7 +1546,7 @@ static int sess_child(void *v)
 	CHILD_CHECK(setsid() != -1, 1);
 	CHILD_CHECK(symlink("anywhere", a->l) == 0, 2);
 	CHILD_CHECK(mkfifo(a->q, 0600) == 0, 3);
-	fd = bind_at(a->s, false);
+	fd = tu_unix_socket(a->s, TU_SOCK_BIND);
 	CHILD_CHECK(fd >= 0, 4);
 	close(fd);
 	fd = open(a->f, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -1643,12 +1570,12 @@ static void test_session_kinds_end_with_session(void **state)
 	pid = tu_spawn(sess_child, &a);
 	chan_parent(&a.c);
 	PARENT_WAIT_READY(&a.c);
-	expect_stays(a.l);
+	ASSERT_STAYS(a.l);
 	ASSERT_EXISTS(a.q);
 	ASSERT_EXISTS(a.s);
 	ASSERT_EXISTS(a.f);
 	ASSERT_EXISTS(a.f2);
-	expect_refs_line(a.f, -1, "names 2");
+	ASSERT_REFS_LINE(a.f, "names 2");
 	PARENT_GO(&a.c);
 	REAP_OK(pid);
 	chan_close_parent(&a.c);
@@ -1772,7 +1699,7 @@ int main(void)
 		T(test_link_by_path_owner_only, setup_none, tu_teardown),
 		T(test_link_root_exempt_not_owner, setup_exempt, tu_teardown),
 		T(test_link_through_passed_fd_eperm, setup_none, teardown_restore),
-		T(test_link_across_pools_exdev, setup_two, teardown_two),
+		T(test_link_across_pools_exdev, setup_two, tu_teardown_two),
 		T(test_link_folder_eperm, setup_none, tu_teardown),
 		T(test_link_onto_existing_eexist, setup_none, tu_teardown),
 		T(test_link_unlinked_file_enoent, setup_none, tu_teardown),

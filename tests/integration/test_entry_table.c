@@ -182,10 +182,8 @@ static void describe(char *buf, size_t len, const struct row *r)
 /* ---- the pools ---- */
 
 struct table {
-	struct tu_fixture t;   /* first: tu_pool and tu_teardown take *state */
-	struct pool_fixture q; /* the other pool (EXDEV) */
-	int q_mounted;
-	uid_t uid; /* the actor of the running table */
+	struct tu_two_pools two; /* first: the test's pool, and the other one q (EXDEV) */
+	uid_t uid;		 /* the actor of the running table */
 	gid_t gid;
 	char qfile[PATH_MAX]; /* the actor's file in q */
 };
@@ -194,34 +192,7 @@ struct table {
 
 static int setup(void **state)
 {
-	struct table *tb;
-
-	if (tu_setup_sized(state, OPTS, sizeof(struct table)) < 0)
-		return -1;
-	tb = *state;
-	if (tb->t.unsupported)
-		return 0;
-	if (pool_mount(&tb->q, OPTS) < 0) {
-		tu_teardown(state);
-		return -1;
-	}
-	tb->q_mounted = 1;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct table *tb = *state;
-	int r = 0;
-
-	if (tb && tb->q_mounted) {
-		tu_kill_children();
-		pool_release_all(&tb->q);
-		if (pool_unmount(&tb->q) < 0)
-			r = -1;
-		tb->q_mounted = 0;
-	}
-	return tu_teardown(state) < 0 ? -1 : r;
+	return tu_setup_two_sized(state, OPTS, sizeof(struct table));
 }
 
 /* ---- in the actor's process ---- */
@@ -237,7 +208,7 @@ static int scene_child(void *v)
 {
 	const struct table *tb = v;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int dfd = open(tb->t.p.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, s;
+	int dfd = open(tb->two.t.p.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, s;
 
 	USER_OK(1, dfd);
 	fd = openat(dfd, "file", O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -250,7 +221,7 @@ static int scene_child(void *v)
 	USER_OK(6, symlinkat("nowhere", dfd, "dangling"));
 	USER_OK(7, mkfifoat(dfd, "fifo", 0600));
 	USER_OK(8, mkdirat(dfd, "dir", 0700));
-	USER_TRUE(9, (size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s/sock", tb->t.p.mnt) <
+	USER_TRUE(9, (size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s/sock", tb->two.t.p.mnt) <
 			     sizeof(a.sun_path));
 	USER_OK(10, s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	USER_OK(11, bind(s, (struct sockaddr *)&a, sizeof(a)));
@@ -347,7 +318,7 @@ static int row_child(void *v)
 	char nbuf[300], tbuf[4200];
 	const char *name = name_of(r->name, nbuf), *target = NULL, *src = NULL;
 	struct stat before = {0};
-	int dfd = open(j->tb->t.p.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC), flags = 0, e;
+	int dfd = open(j->tb->two.t.p.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC), flags = 0, e;
 	long res = -1;
 
 	if (dfd < 0)
@@ -485,7 +456,7 @@ static void run_table(void **state, uid_t uid, gid_t gid)
 	assert_int_equal(n, N_ROWS);
 	tb->uid = uid;
 	tb->gid = gid;
-	assert_int_equal(pool_path(&tb->q, "qfile", tb->qfile, sizeof(tb->qfile)), 0);
+	assert_int_equal(pool_path(&tb->two.q, "qfile", tb->qfile, sizeof(tb->qfile)), 0);
 	r = run_as_user(uid, gid, scene_child, tb);
 	if (r != 0)
 		fail_msg("the scene as uid %u failed at step %d", (unsigned)uid, r);
@@ -565,8 +536,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expected_order),
-		cmocka_unit_test_setup_teardown(test_table_root, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_table_user, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_table_root, setup, tu_teardown_two),
+		cmocka_unit_test_setup_teardown(test_table_user, setup, tu_teardown_two),
 	};
 
 	if (geteuid() != 0)

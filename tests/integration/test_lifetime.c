@@ -82,14 +82,6 @@ static unsigned char *mapped_file(const char *path, size_t len, uint32_t seed)
 	return m;
 }
 
-/* Still there now and a little later: a removal that races behind the close is caught too. */
-static void expect_stays(const char *path)
-{
-	ASSERT_EXISTS(path);
-	pool_sleep_ms(200);
-	ASSERT_EXISTS(path);
-}
-
 /* The file went with its last user, and the backing dir holds what it held before the test (at
  * the test's end, or before it starts over). */
 static void end_with_gone(void **state, const char *path)
@@ -108,7 +100,7 @@ static void test_mapping_outlives_close(void **state)
 	unsigned char *m = mapped_file(f, len, 4);
 	int fd2;
 
-	expect_stays(f);
+	ASSERT_STAYS(f);
 	assert_int_equal(pat_check(m, len, 4, 0), -1);
 	/* writes through the mapping are what another opener reads */
 	pat_fill(m, len, 5, 0);
@@ -116,7 +108,7 @@ static void test_mapping_outlives_close(void **state)
 	CHECK(fd2);
 	expect_fd_pattern(fd2, len, 5);
 	CHECK(close(fd2));
-	expect_stays(f);
+	ASSERT_STAYS(f);
 	CHECK(munmap(m, len));
 	end_with_gone(state, f);
 }
@@ -178,14 +170,14 @@ static void test_write_only_handles_never_hide_a_mapping(void **state)
 	m1 = mapped_file(earlier, len, 6);
 	CHECK(wo = open(earlier, O_WRONLY));
 	CHECK(close(wo));
-	expect_stays(earlier);
+	ASSERT_STAYS(earlier);
 	/* mapped through a readable handle; a write-only handle closes last */
 	rw = make_file(concurrent, len, 7);
 	m2 = map_fd(rw, len);
 	CHECK(wo = open(concurrent, O_WRONLY));
 	CHECK(close(rw));
 	CHECK(close(wo));
-	expect_stays(concurrent);
+	ASSERT_STAYS(concurrent);
 	assert_int_equal(pat_check(m1, len, 6, 0), -1);
 	assert_int_equal(pat_check(m2, len, 7, 0), -1);
 	CHECK(munmap(m1, len));
@@ -217,7 +209,7 @@ static pid_t start_child(struct mapper_arg *a, int (*fn)(void *))
  * goes, and the test ends. */
 static void end_after_child(void **state, struct mapper_arg *a, pid_t pid)
 {
-	expect_stays(a->path);
+	ASSERT_STAYS(a->path);
 	PARENT_GO(&a->c);
 	REAP_OK(pid);
 	chan_close_parent(&a->c);
@@ -288,7 +280,7 @@ static void test_fork_inherits_fd(void **state)
 	a.fd = make_file(a.path, 3 * pg, 7);
 	pid = start_child(&a, child_inherited_fd);
 	CHECK(close(a.fd));
-	expect_stays(a.path);
+	ASSERT_STAYS(a.path);
 	PARENT_GO(&a.c);
 	PARENT_WAIT_READY(&a.c);
 	{
@@ -328,7 +320,7 @@ static void test_fork_inherits_mapping(void **state)
 	pid = start_child(&a, child_inherited_map);
 	PARENT_WAIT_READY(&a.c);
 	CHECK(munmap(a.map, a.len));
-	expect_stays(a.path);
+	ASSERT_STAYS(a.path);
 	fd = open(a.path, O_RDONLY);
 	CHECK(fd);
 	{
@@ -350,11 +342,11 @@ static void test_partial_munmap(void **state)
 
 	/* a hole in the middle splits the mapping in two: both halves still count */
 	CHECK(munmap(m + pg, pg));
-	expect_stays(f);
+	ASSERT_STAYS(f);
 	CHECK(munmap(m, pg));
-	expect_stays(f);
+	ASSERT_STAYS(f);
 	CHECK(munmap(m + 3 * pg, pg));
-	expect_stays(f);
+	ASSERT_STAYS(f);
 	assert_int_equal(pat_check(m + 2 * pg, pg, 11, 2 * pg), -1);
 	CHECK(munmap(m + 2 * pg, pg));
 	end_with_gone(state, f);
@@ -390,7 +382,7 @@ static void test_sigkill_while_mapped(void **state)
 	pid = start_child(&a, child_map_and_wait);
 	PARENT_WAIT_READY(&a.c);
 	/* only the child's mapping keeps it now */
-	expect_stays(a.path);
+	ASSERT_STAYS(a.path);
 	/* another holder reads what the child wrote through its mapping while it is alive */
 	fd = open(a.path, O_RDONLY);
 	CHECK(fd);
@@ -409,7 +401,7 @@ static void test_sigkill_while_mapped(void **state)
 	chan_close_parent(&a.c);
 	pid = start_child(&a, child_map_and_wait);
 	PARENT_WAIT_READY(&a.c);
-	expect_stays(a.path);
+	ASSERT_STAYS(a.path);
 	CHECK(kill(pid, SIGKILL));
 	assert_int_equal(tu_reap(pid, CHILD_MS), 128 + SIGKILL);
 	chan_close_parent(&a.c);
@@ -520,7 +512,7 @@ static void test_private_mapping_outlives_close(void **state)
 
 	assert_true(m != MAP_FAILED);
 	CHECK(close(fd));
-	expect_stays(f);
+	ASSERT_STAYS(f);
 	/* a private copy: writes stay in this process */
 	m[0] ^= 0xFF;
 	expect_path_pattern(f, len, 34);
@@ -625,7 +617,7 @@ static void test_fd_passed_over_socket(void **state)
 	PARENT_WAIT_READY(&a.c);
 	CHECK(close(fd));
 	/* only the passed descriptor keeps it */
-	expect_stays(f);
+	ASSERT_STAYS(f);
 	PARENT_GO(&a.c);
 	REAP_OK(pid);
 	chan_close_parent(&a.c);
@@ -675,7 +667,7 @@ static void test_exec_inherits_fd_unless_cloexec(void **state)
 	CHECK(close(ff));
 	CHECK(close(gf));
 	ASSERT_GONE(g);
-	expect_stays(f);
+	ASSERT_STAYS(f);
 	CHECK(kill(pid, SIGKILL));
 	assert_int_equal(tu_reap(pid, CHILD_MS), 128 + SIGKILL);
 	end_with_gone(state, f);
@@ -862,17 +854,13 @@ enum life_op {
 	L_MAP_RO,      /* the same, read-only */
 	L_CLOSE,       /* slot's descriptor */
 	L_MUNMAP,      /* slot's mapping */
-	L_MKDIR,
-	L_RMDIR,
-	L_UNLINK, /* path; must fail with `expect` if it is not 0 */
-	L_RENAME,
-	L_RENAME_NOREPLACE,
-	L_RENAME_EXCHANGE, /* path to `to`; the same */
-	L_STAYS,	   /* path: there now and a little later */
-	L_EXISTS,	   /* path: there now */
-	L_ABSENT,	   /* path: not there now */
-	L_GONE,		   /* path: removed within GONE_MS */
-	L_GONE_LINGER,	   /* path: removed within 10 s (linger=1 delays it by 1 s) */
+	L_CHANGE, /* tu_request `req` on path (and `to`, with `flags`); must fail with `expect` if
+		   * it is not 0 */
+	L_STAYS,  /* path: there now and a little later */
+	L_EXISTS, /* path: there now */
+	L_ABSENT, /* path: not there now */
+	L_GONE,	  /* path: removed within GONE_MS */
+	L_GONE_LINGER, /* path: removed within 10 s (linger=1 delays it by 1 s) */
 	L_LISTED,
 	L_UNLISTED,    /* path: whether the pool root's listing shows it */
 	L_DATA,	       /* slot: its descriptor reads the slot's data */
@@ -889,6 +877,7 @@ enum life_op {
 
 struct life_step {
 	enum life_op op;
+	enum tu_req_op req; /* L_CHANGE's request */
 	const char *path;
 	const char *to;
 	int slot;
@@ -926,13 +915,14 @@ struct life_row {
 #define MAP_RO(s, f) { .op = L_MAP_RO, .slot = (s), .from = (f) }
 #define CLOSE(s) { .op = L_CLOSE, .slot = (s) }
 #define MUNMAP(s) { .op = L_MUNMAP, .slot = (s) }
-#define MKDIR(p) { .op = L_MKDIR, .path = (p) }
-#define RMDIR(p, e) { .op = L_RMDIR, .path = (p), .expect = (e) }
-#define UNLINK(p) { .op = L_UNLINK, .path = (p) }
-#define RENAME(p, t) { .op = L_RENAME, .path = (p), .to = (t) }
-#define RENAME_NOREP(p, t, e) \
-	{ .op = L_RENAME_NOREPLACE, .path = (p), .to = (t), .expect = (e) }
-#define EXCHANGE(p, t) { .op = L_RENAME_EXCHANGE, .path = (p), .to = (t) }
+#define MKDIR(p) { .op = L_CHANGE, .req = TU_REQ_MKDIR, .path = (p) }
+#define RMDIR(p, e) { .op = L_CHANGE, .req = TU_REQ_RMDIR, .path = (p), .expect = (e) }
+#define UNLINK(p) { .op = L_CHANGE, .req = TU_REQ_UNLINK, .path = (p) }
+#define RENAME(p, t) { .op = L_CHANGE, .req = TU_REQ_RENAME, .path = (p), .to = (t) }
+#define RENAME_NOREP(p, t, e) { .op = L_CHANGE, .req = TU_REQ_RENAME2, .path = (p), .to = (t), \
+				.flags = RENAME_NOREPLACE, .expect = (e) }
+#define EXCHANGE(p, t) { .op = L_CHANGE, .req = TU_REQ_RENAME2, .path = (p), .to = (t), \
+			 .flags = RENAME_EXCHANGE }
 #define STAYS(p) { .op = L_STAYS, .path = (p) }
 #define EXISTS(p) { .op = L_EXISTS, .path = (p) }
 #define ABSENT(p) { .op = L_ABSENT, .path = (p) }
@@ -1094,34 +1084,12 @@ static void life_change(const struct pool_fixture *p, const struct life_step *s)
 {
 	PATH(path, p, s->path);
 	PATH(to, p, s->to ? s->to : "");
-	long r = -1;
+	const struct tu_req q = {.op = s->req, .path = path, .to = to, .flags = s->flags};
+	int e = tu_request(&q);
 
-	errno = 0;
-	switch (s->op) {
-	case L_MKDIR:
-		r = mkdir(path, 0700);
-		break;
-	case L_RMDIR:
-		r = rmdir(path);
-		break;
-	case L_UNLINK:
-		r = unlink(path);
-		break;
-	case L_RENAME:
-		r = rename(path, to);
-		break;
-	case L_RENAME_NOREPLACE:
-		r = renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_NOREPLACE);
-		break;
-	case L_RENAME_EXCHANGE:
-		r = renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_EXCHANGE);
-		break;
-	default:
-		fail_msg("step %d is no change", (int)s->op);
-	}
-	if (s->expect ? r != -1 || errno != s->expect : r != 0)
-		fail_msg("%s %s: %ld %s, want %s", s->path, s->to ? s->to : "", r,
-			 r == -1 ? errname(errno) : "-", errname(s->expect));
+	if (e != s->expect)
+		fail_msg("%s %s: %s, want %s", s->path, s->to ? s->to : "", errname(e),
+			 errname(s->expect));
 }
 
 /* A step that makes or drops a handle in its slot. */
@@ -1189,7 +1157,7 @@ static void life_check(struct life_state *ls, const struct life_step *s)
 		assert_int_equal(pool_path(p, s->path, path, sizeof(path)), 0);
 	switch (s->op) {
 	case L_STAYS:
-		expect_stays(path);
+		ASSERT_STAYS(path);
 		break;
 	case L_EXISTS:
 		ASSERT_EXISTS(path);
@@ -1267,7 +1235,7 @@ static void test_life_row(void **state)
 	struct life_state *ls = *state;
 
 	for (const struct life_step *s = ls->row->steps; s->op != L_END; s++) {
-		if (s->op >= L_MKDIR && s->op <= L_RENAME_EXCHANGE)
+		if (s->op == L_CHANGE)
 			life_change(p, s);
 		else if (s->op >= L_PROC_OPEN)
 			life_through_removed(ls, s);

@@ -17,47 +17,37 @@
 #include "poolfs_names.h"
 #include "xattr_text.h"
 
-/* Run parse on a heap copy of exactly len bytes of text (no NUL after them), so a parser that
- * reads past its input shows under a sanitizer. */
-static int parse_exact(int (*parse)(const char *, size_t, void *), const char *text, size_t len,
-		       void *out)
-{
-	char *copy = malloc(len ? len : 1);
-	assert_non_null(copy);
-	memcpy(copy, text, len);
-	int r = parse(copy, len, out);
-	free(copy);
-	return r;
-}
+/* NAME_exact(text, len, out): PARSE on a heap copy of exactly len bytes of text (no NUL after
+ * them), so that a parser that reads past its input shows under a sanitizer; NAME_str(text, out):
+ * the same for a C string, without its NUL. */
+#define EXACT_PARSER(name, out_type, parse)                                                        \
+	static int name##_exact(const char *text, size_t len, out_type out)                        \
+	{                                                                                          \
+		char *copy = malloc(len ? len : 1);                                                \
+		int r;                                                                             \
+                                                                                                   \
+		assert_non_null(copy);                                                             \
+		memcpy(copy, text, len);                                                           \
+		r = parse(copy, len, out);                                                         \
+		free(copy);                                                                        \
+		return r;                                                                          \
+	}                                                                                          \
+	static int name##_str(const char *text, out_type out)                                      \
+	{                                                                                          \
+		return name##_exact(text, strlen(text), out);                                      \
+	}
 
-static int refs_parse_any(const char *text, size_t len, void *out)
-{
-	return refs_parse(text, len, out);
-}
+EXACT_PARSER(refs, struct poolfs_refs *, refs_parse)
+EXACT_PARSER(usage, struct poolfs_usage *, usage_parse)
 
-static int usage_parse_any(const char *text, size_t len, void *out)
+/* A parsed hold line: its scope, pid, owner and text. */
+static void expect_hold(const struct poolfs_hold_info *h, enum poolfs_scope scope, long long pid,
+			unsigned long long uid, const char *text)
 {
-	return usage_parse(text, len, out);
-}
-
-static int refs_exact(const char *text, size_t len, struct poolfs_refs *out)
-{
-	return parse_exact(refs_parse_any, text, len, out);
-}
-
-static int refs_str(const char *text, struct poolfs_refs *out)
-{
-	return refs_exact(text, strlen(text), out);
-}
-
-static int usage_exact(const char *text, size_t len, struct poolfs_usage *out)
-{
-	return parse_exact(usage_parse_any, text, len, out);
-}
-
-static int usage_str(const char *text, struct poolfs_usage *out)
-{
-	return usage_exact(text, strlen(text), out);
+	assert_int_equal(h->scope, scope);
+	assert_int_equal(h->pid, pid);
+	assert_int_equal(h->uid, uid);
+	assert_string_equal(h->text, text);
 }
 
 static void test_scope_format(void **state)
@@ -116,19 +106,11 @@ static void test_refs_file(void **state)
 	assert_int_equal(r.mapped, 0);
 	assert_int_equal(r.nholds, 4);
 	assert_int_equal(r.nlisted, 4);
-	assert_int_equal(r.holds[0].scope, POOLFS_SCOPE_PIN);
-	assert_int_equal(r.holds[0].pid, 0);
-	assert_int_equal(r.holds[0].uid, 1000);
-	assert_string_equal(r.holds[0].text, "pin");
-	assert_int_equal(r.holds[1].scope, POOLFS_SCOPE_PID);
-	assert_int_equal(r.holds[1].pid, 4242);
-	assert_int_equal(r.holds[1].uid, 0);
-	assert_string_equal(r.holds[1].text, "pid:4242");
-	assert_int_equal(r.holds[2].scope, POOLFS_SCOPE_SESSION);
-	assert_int_equal(r.holds[2].pid, 17);
-	assert_int_equal(r.holds[2].uid, 4294967295u);
-	assert_int_equal(r.holds[3].scope, POOLFS_SCOPE_CGROUP);
-	assert_string_equal(r.holds[3].text, "cgroup:/user.slice/user-1000.slice/session-3.scope");
+	expect_hold(&r.holds[0], POOLFS_SCOPE_PIN, 0, 1000, "pin");
+	expect_hold(&r.holds[1], POOLFS_SCOPE_PID, 4242, 0, "pid:4242");
+	expect_hold(&r.holds[2], POOLFS_SCOPE_SESSION, 17, 4294967295u, "session:17");
+	expect_hold(&r.holds[3], POOLFS_SCOPE_CGROUP, 0, 1000,
+		    "cgroup:/user.slice/user-1000.slice/session-3.scope");
 	assert_int_equal(r.holds[3].truncated, 0);
 }
 
@@ -146,9 +128,7 @@ static void test_refs_folder_and_variants(void **state)
 	assert_int_equal(r.children, 3);
 	assert_int_equal(r.opens, 1);
 	/* a cgroup path may hold spaces and even " uid=": the last one is the owner */
-	assert_int_equal(r.holds[0].scope, POOLFS_SCOPE_CGROUP);
-	assert_string_equal(r.holds[0].text, "cgroup:/my jobs/a uid=5");
-	assert_int_equal(r.holds[0].uid, 7);
+	expect_hold(&r.holds[0], POOLFS_SCOPE_CGROUP, 0, 7, "cgroup:/my jobs/a uid=5");
 
 	/* trailing NULs (a writer counting the terminator) and blank lines are fine */
 	static const char with_nul[] = "opens 0\n\nmapped no\nholds 0\n\0\0";
@@ -159,9 +139,8 @@ static void test_refs_folder_and_variants(void **state)
 		refs_str("opens 0\nmapped no\nholds 2\nhold lease:9 uid=1\nhold process uid=2\n",
 			 &r),
 		0);
-	assert_int_equal(r.holds[0].scope, POOLFS_SCOPE_UNKNOWN);
-	assert_string_equal(r.holds[0].text, "lease:9");
-	assert_int_equal(r.holds[1].scope, POOLFS_SCOPE_PROCESS);
+	expect_hold(&r.holds[0], POOLFS_SCOPE_UNKNOWN, 0, 1, "lease:9");
+	expect_hold(&r.holds[1], POOLFS_SCOPE_PROCESS, 0, 2, POOLFS_SCOPE_WORD_PROCESS);
 
 	/* the largest counts */
 	assert_int_equal(refs_str("opens 18446744073709551615\nmapped no\nholds 0\n", &r), 0);

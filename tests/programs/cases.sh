@@ -31,17 +31,9 @@ stop_bg() {
 }
 trap stop_bg EXIT
 
-# poll TENTHS CMD...: run CMD every 0.1 s until it succeeds, at most TENTHS times (a bound
-# against hanging, not a timing check).
-poll() {
-    local n=$1 i
-    shift
-    for ((i = 0; i < n; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    "$@"
-}
+# wait_until and pid_gone: programs_test copies tests/shell/testlib.sh next to this file.
+# shellcheck source=tests/shell/testlib.sh
+. "$PROG_LIB/testlib.sh"
 
 inode() { stat -c %i "$1"; }
 
@@ -164,7 +156,6 @@ case_unix_socket() {
 
 pane() { tmux -S "$TMPDIR/tmux.sock" capture-pane -p -t prog; }
 pane_shows() { pane | grep -qx "$1"; }
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # tmux with its server socket in TMPDIR: a detached session, keys sent, the pane read back, the
 # server killed. The server leaves this session (it daemonizes): its pid goes to PROG_PIDS.
@@ -176,11 +167,11 @@ case_tmux() {
     stat -c '%n %F' tmux.sock
     # shellcheck disable=SC2016  # expanded by the shell in the pane, not here
     tmux -S "$sock" send-keys -t prog 'echo tmux-$((6 * 7))' Enter
-    poll 300 pane_shows tmux-42 || die "the pane never showed tmux-42: $(pane)"
+    wait_until 300 pane_shows tmux-42 || die "the pane never showed tmux-42: $(pane)"
     echo "the pane shows tmux-42"
     pane >pane.txt    # a saved screen, what such a session leaves behind
     tmux -S "$sock" kill-server
-    poll 300 pid_gone "$pid" || die "the tmux server $pid outlived kill-server"
+    wait_until 300 pid_gone "$pid" || die "the tmux server $pid outlived kill-server"
     echo "server gone"
 }
 

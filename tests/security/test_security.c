@@ -26,7 +26,6 @@
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 
 #include <ftw.h>
 
@@ -283,34 +282,17 @@ static int do_mkfifo(const char *path, const char *arg, const struct row *r)
 	return res(mkfifo(path, 0600));
 }
 
-/* A unix stream socket bound (bind) or connected (connect) to path. */
-static int unix_socket_at(const char *path, bool connect_it)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int s, e;
-
-	if (strlen(path) >= sizeof(a.sun_path))
-		return ENAMETOOLONG;
-	memcpy(a.sun_path, path, strlen(path));
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return errno;
-	e = res(connect_it ? connect(s, (struct sockaddr *)&a, sizeof(a))
-			   : bind(s, (struct sockaddr *)&a, sizeof(a)));
-	close(s);
-	return e;
-}
-
+/* A unix stream socket connected to or bound at path (tu_request, testutil.h). */
 static int do_connect(const char *path, const char *arg, const struct row *r)
 {
 	(void)arg, (void)r;
-	return unix_socket_at(path, true);
+	return tu_request(&(const struct tu_req){.op = TU_REQ_CONNECT, .path = path});
 }
 
 static int do_bind(const char *path, const char *arg, const struct row *r)
 {
 	(void)arg, (void)r;
-	return unix_socket_at(path, false);
+	return tu_request(&(const struct tu_req){.op = TU_REQ_BIND, .path = path});
 }
 
 static int do_access(const char *path, const char *arg, const struct row *r)
@@ -381,41 +363,35 @@ static int do_listing(const char *path, const char *arg, const struct row *r)
 	return e ? e : listing_has(path, r->val, 0);
 }
 
-/* getxattr of arg must work and its text must have no line starting with val */
-static int do_text_lacks(const char *path, const char *arg, const struct row *r)
+/* getxattr of arg must work, and its text must have (want) or lack (!want) a line starting
+ * with the row's val. */
+static int text_line(const char *path, const char *arg, const struct row *r, bool want)
 {
 	char buf[8192];
 	ssize_t n = getxattr(path, arg, buf, sizeof(buf) - 1);
+	bool found = false;
 
 	if (n < 0)
 		return errno;
 	buf[n] = '\0';
-	for (char *line = buf; line && *line;
+	for (char *line = buf; line && *line && !found;
 	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
-		if (strncmp(line, r->val, strlen(r->val)) == 0) {
-			fprintf(stderr, "# uid %d: %s of %s shows \"%s\":\n%s", (int)getuid(), arg,
-				path, r->val, buf);
-			return SEC_WRONG;
-		}
-	return 0;
+		found = strncmp(line, r->val, strlen(r->val)) == 0;
+	if (found == want)
+		return 0;
+	fprintf(stderr, "# uid %d: %s of %s %s \"%s\":\n%s", (int)getuid(), arg, path,
+		want ? "lacks" : "shows", r->val, buf);
+	return SEC_WRONG;
 }
 
-/* getxattr of arg must work and its text must have a line starting with val */
+static int do_text_lacks(const char *path, const char *arg, const struct row *r)
+{
+	return text_line(path, arg, r, false);
+}
+
 static int do_text_has(const char *path, const char *arg, const struct row *r)
 {
-	char buf[8192];
-	ssize_t n = getxattr(path, arg, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return errno;
-	buf[n] = '\0';
-	for (char *line = buf; line && *line;
-	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
-		if (strncmp(line, r->val, strlen(r->val)) == 0)
-			return 0;
-	fprintf(stderr, "# uid %d: %s of %s lacks \"%s\":\n%s", (int)getuid(), arg, path, r->val,
-		buf);
-	return SEC_WRONG;
+	return text_line(path, arg, r, true);
 }
 
 #define OP(n, arg_path) static const struct op OP_##n = {#n, do_##n, arg_path}
@@ -882,15 +858,8 @@ static int make_kinds(const char *mnt, const char *x, const char *y)
 	AT_(p, "%s.fifo", x);
 	CHILD_CHECK(mkfifo(p, 0600) == 0, 23);
 	AT_(p, "%s.sock", x);
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s = tu_unix_socket(p, TU_SOCK_BIND);
 	CHILD_CHECK(s >= 0, 24);
-	{
-		struct sockaddr_un a = {.sun_family = AF_UNIX};
-
-		CHILD_CHECK(strlen(p) < sizeof(a.sun_path), 25);
-		memcpy(a.sun_path, p, strlen(p));
-		CHILD_CHECK(bind(s, (struct sockaddr *)&a, sizeof(a)) == 0, 26);
-	}
 	close(s);
 	AT_(p, "%s.dat", x);
 	AT_(q, "%s.hl", x);

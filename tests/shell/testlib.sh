@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# What the bash-driven tests (tests/install, tests/lib/poolctl_ls_test.sh, examples/) share:
-# failing with a message, bounded waiting, and taking down a pool they mounted. Sourced, not run.
+# What the bash-driven tests (tests/install, tests/lib/poolctl_ls_test.sh, tests/cluster,
+# tests/programs, tests/devshm, examples/) share: failing with a message, bounded waiting, whether
+# a process still runs, and taking down a pool they mounted. Sourced, not run.
 
 # fail MESSAGE...: the test fails with MESSAGE.
 fail() {
@@ -8,17 +9,33 @@ fail() {
     exit 1
 }
 
-# wait_for DESCRIPTION CMD...: run CMD until it succeeds; fail after about 30 s (a bound against
-# hanging forever, not a timing check).
-wait_for() {
-    local what=$1 i
+# wait_until TENTHS CMD...: run CMD every 0.1 s until it succeeds, at most TENTHS times and once
+# more: CMD's last status (a bound against hanging forever, not a timing check).
+wait_until() {
+    local n=$1 i
     shift
-    for ((i = 0; i < 300; i++)); do
+    for ((i = 0; i < n; i++)); do
         "$@" && return 0
         sleep 0.1
     done
-    fail "gave up waiting for: $what"
+    "$@"
 }
+
+# wait_for DESCRIPTION CMD...: run CMD until it succeeds; fail after about 30 s.
+wait_for() {
+    local what=$1
+    shift
+    wait_until 300 "$@" || fail "gave up waiting for: $what"
+}
+
+# pid_alive PID: true while PID runs (a zombie counts as gone); pid_gone PID: the opposite.
+pid_alive() {
+    local st
+    st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+    [[ -n $st && $st != Z && $st != X ]]
+}
+
+pid_gone() { ! pid_alive "$1"; }
 
 # stop_pool MOUNTPOINT [PID]: unmount (lazily if busy), then stop the daemon this test started,
 # by its pid, and reap it. For cleanup traps: never fails.

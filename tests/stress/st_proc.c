@@ -18,11 +18,8 @@ pid_t spawn_child(pid_t grp, int pdeath, int (*fn)(void *), void *arg)
 	if (pid == 0) {
 		if (grp > 0)
 			setpgid(0, grp);
-		if (pdeath) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != parent)
-				_exit(120);
-		}
+		if (pdeath && pool_die_with(parent, SIGKILL) < 0)
+			_exit(120);
 		_exit(fn(arg));
 	}
 	if (pid > 0 && grp > 0)
@@ -47,8 +44,7 @@ pid_t group_new(void)
 	pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (pool_die_with(parent, SIGKILL) < 0)
 			_exit(120);
 		_exit(group_holder(NULL));
 	}

@@ -99,45 +99,31 @@ static int is_one_of(int e, const int *list)
  * A path in d also meets d gone (ENOENT) or d a file (ENOTDIR) on its way. */
 static int allowed(enum step s, const char *src, const char *dst, int e)
 {
-	static const int create[] = {EISDIR, 0};	/* the name is a folder */
-	static const int open_[] = {ENOENT, EISDIR, 0}; /* absent; O_RDWR of a folder */
-	static const int stat_[] = {ENOENT, 0};
-	static const int unlink_[] = {ENOENT, EISDIR, 0}; /* Linux's unlink of a folder */
-	static const int mkdir_[] = {EEXIST, 0};
-	/* absent; a file; a folder with children (POSIX allows either errno) */
-	static const int rmdir_[] = {ENOENT, ENOTDIR, ENOTEMPTY, EEXIST, 0};
-	static const int xattr[] = {ENOENT, ENODATA, 0}; /* tmpfs has no user.poolfs.refs */
-	/* src absent; a file onto a folder; a folder onto a file; onto a folder with children */
-	static const int rename_[] = {ENOENT, EISDIR, ENOTDIR, ENOTEMPTY, EEXIST, 0};
-	/* src absent (or unlinked meanwhile); dst exists; src a folder (the kernel's EPERM) */
-	static const int link_[] = {ENOENT, EEXIST, EPERM, 0};
+	/* Each step's errnos, 0-terminated; none for I/O on a descriptor we hold: it never fails. */
+	static const int may[NSTEPS][6] = {
+		/* the name is a folder; O_CREAT in an existing folder never gives ENOENT */
+		[S_CREATE] = {EISDIR},
+		[S_OPEN] = {ENOENT, EISDIR}, /* absent; O_RDWR of a folder */
+		[S_STAT] = {ENOENT},
+		[S_UNLINK] = {ENOENT, EISDIR}, /* Linux's unlink of a folder */
+		[S_MKDIR] = {EEXIST},
+		/* absent; a file; a folder with children (POSIX allows either errno) */
+		[S_RMDIR] = {ENOENT, ENOTDIR, ENOTEMPTY, EEXIST},
+		[S_XATTR] = {ENOENT, ENODATA}, /* tmpfs has no user.poolfs.refs */
+		/* src absent; a file onto a folder; a folder onto a file; onto a folder with
+		 * children */
+		[S_RENAME] = {ENOENT, EISDIR, ENOTDIR, ENOTEMPTY, EEXIST},
+		/* src absent (or unlinked meanwhile); dst exists; src a folder (the kernel's EPERM) */
+		[S_LINK] = {ENOENT, EEXIST, EPERM},
+	};
 	int sub = in_d(src) || in_d(dst);
 
 	if (sub && (e == ENOENT || e == ENOTDIR) && s != S_IO)
 		return 1;
-	switch (s) {
-	case S_CREATE:
-		return is_one_of(e, create); /* O_CREAT in an existing folder never gives ENOENT */
-	case S_OPEN:
-		return is_one_of(e, open_);
-	case S_STAT:
-		return is_one_of(e, stat_);
-	case S_UNLINK:
-		return is_one_of(e, unlink_);
-	case S_MKDIR:
-		return is_one_of(e, mkdir_);
-	case S_RMDIR:
-		return is_one_of(e, rmdir_);
-	case S_XATTR:
-		return is_one_of(e, xattr);
-	case S_RENAME:
-		/* EINVAL: a folder of the root into itself (src is, or has become, d) */
-		return is_one_of(e, rename_) || (e == EINVAL && !in_d(src) && in_d(dst));
-	case S_LINK:
-		return is_one_of(e, link_);
-	default:
-		return 0; /* I/O on a descriptor we hold never fails */
-	}
+	/* EINVAL: a folder of the root into itself (src is, or has become, d) */
+	if (s == S_RENAME && e == EINVAL && !in_d(src) && in_d(dst))
+		return 1;
+	return e != 0 && is_one_of(e, may[s]);
 }
 
 /* ---- a worker ---- */
@@ -219,64 +205,38 @@ static void io_after_open(struct wstate *w, int fd, const char *name)
 
 static void one_step(struct wstate *w, uint64_t *rs)
 {
+	/* The steps by path but the opens: tu_request's (testutil.h). */
+	static const enum tu_req_op req[NSTEPS] = {
+		[S_STAT] = TU_REQ_STAT,	     [S_UNLINK] = TU_REQ_UNLINK, [S_RENAME] = TU_REQ_RENAME,
+		[S_LINK] = TU_REQ_LINK,	     [S_MKDIR] = TU_REQ_MKDIR,	 [S_RMDIR] = TU_REQ_RMDIR,
+		[S_XATTR] = TU_REQ_GETXATTR,
+	};
 	enum step s = (enum step)rng_below(rs, S_IO);
 	unsigned i = rng_below(rs, NNAMES), j = (i + 1 + rng_below(rs, NNAMES - 1)) % NNAMES;
 	const char *src = names[i], *dst = names[j];
-	char p[PATH_MAX], q[PATH_MAX], buf[1024];
-	struct stat st;
-	long r;
+	char p[PATH_MAX], q[PATH_MAX];
 	int e;
 
 	path_of(w->c, src, p, sizeof(p));
 	path_of(w->c, dst, q, sizeof(q));
-	errno = 0;
-	switch (s) {
-	case S_CREATE:
-		r = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (s == S_CREATE || s == S_OPEN) {
+		errno = 0;
+		int fd = open(p, O_RDWR | O_CLOEXEC | (s == S_CREATE ? O_CREAT : 0), 0600);
+
 		e = errno;
-		if (outcome(w, s, src, NULL, r < 0 ? -1 : 0, e) == 0 && r >= 0)
-			io_after_create(w, (int)r, src);
-		else if (r >= 0)
-			close((int)r);
+		if (outcome(w, s, src, NULL, fd < 0 ? -1 : 0, e) == 0 && fd >= 0)
+			(s == S_CREATE ? io_after_create : io_after_open)(w, fd, src);
+		else if (fd >= 0)
+			close(fd);
 		return;
-	case S_OPEN:
-		r = open(p, O_RDWR | O_CLOEXEC);
-		e = errno;
-		if (outcome(w, s, src, NULL, r < 0 ? -1 : 0, e) == 0 && r >= 0)
-			io_after_open(w, (int)r, src);
-		else if (r >= 0)
-			close((int)r);
-		return;
-	case S_STAT:
-		r = stat(p, &st);
-		break;
-	case S_UNLINK:
-		r = unlink(p);
-		break;
-	case S_RENAME:
-		r = rename(p, q);
-		e = errno;
-		outcome(w, s, src, dst, r, e);
-		return;
-	case S_LINK:
-		r = link(p, q);
-		e = errno;
-		outcome(w, s, src, dst, r, e);
-		return;
-	case S_MKDIR:
-		r = mkdir(p, 0700);
-		break;
-	case S_RMDIR:
-		r = rmdir(p);
-		break;
-	case S_XATTR:
-	default:
-		r = getxattr(p, POOLFS_XATTR_REFS, buf, sizeof(buf));
-		s = S_XATTR;
-		break;
 	}
-	e = errno;
-	outcome(w, s, src, NULL, r < 0 ? -1 : 0, e);
+	/* only a rename or a link names a second entry */
+	const bool two = s == S_RENAME || s == S_LINK;
+	const struct tu_req r = {
+		.op = req[s], .path = p, .to = two ? q : NULL, .name = POOLFS_XATTR_REFS};
+
+	e = tu_request(&r);
+	outcome(w, s, src, two ? dst : NULL, e ? -1 : 0, e);
 }
 
 static int churn_worker(void *arg)

@@ -198,6 +198,12 @@ static void remove_tree_contents(const char *dir)
 
 /* From /proc/self/mountinfo: it works even when the FUSE connection is dead and statfs would
  * fail with ENOTCONN. */
+int pool_die_with(pid_t parent, int sig)
+{
+	prctl(PR_SET_PDEATHSIG, sig);
+	return getppid() == parent ? 0 : -1;
+}
+
 void pool_child_stdio(const char *log, bool truncate)
 {
 	int fd = open("/dev/null", O_RDONLY);
@@ -492,8 +498,7 @@ static void exec_daemon(const struct pool_fixture *p, const char *bin, const cha
 	int argc = 0;
 
 	/* A dying test takes its daemon down (SIGTERM makes the daemon unmount cleanly). */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != parent)
+	if (pool_die_with(parent, SIGTERM) < 0)
 		_exit(126);
 	pool_child_stdio(p->log, false);
 	if (p->valgrind) {
@@ -1155,8 +1160,7 @@ pid_t run_as_spawn(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
 			_exit(RUN_AS_CRED_FAILED);
 		}
 		/* After the uid change (which clears it): do not outlive the test. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (pool_die_with(parent, SIGKILL) < 0)
 			_exit(RUN_AS_CRED_FAILED - 1);
 		r = fn(arg);
 		if (r < 0)

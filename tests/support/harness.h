@@ -96,6 +96,11 @@ int pool_is_mounted(const struct pool_fixture *p);
  * pool file would keep it alive and the mount busy. */
 void pool_child_stdio(const char *log, bool truncate);
 
+/* In a child just forked by `parent`: the kernel sends it sig when the parent dies, so that no
+ * process of a test outlives it. 0, or -1 if the parent has gone already (before the request
+ * took): the child should then _exit at once. */
+int pool_die_with(pid_t parent, int sig);
+
 /* The first MiB of a text file, NUL-terminated, in a new buffer (free() it); NULL if unreadable. */
 char *pool_read_text(const char *path);
 

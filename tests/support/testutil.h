@@ -8,7 +8,8 @@
  * Declarations and check macros only: the bodies live in the harness library (harness_dep), one
  * file per concern: tu_fixture.c (the pool per test), tu_files.c (paths and modes), tu_proc.c
  * (children), tu_chan.c (stepping a child, listings), tu_data.c (data patterns, whole reads
- * and writes), tu_refs.c (holds and user.poolfs.refs) and tu_sysctl.c (kernel switches).
+ * and writes), tu_refs.c (holds and user.poolfs.refs), tu_sysctl.c (kernel switches) and
+ * tu_req.c (one request by path, for the suites whose tables name requests).
  */
 #ifndef POOLFS_TESTUTIL_H
 #define POOLFS_TESTUTIL_H
@@ -128,6 +129,21 @@ void tu_dump_log(void);
 		}                                                                                  \
 	} while (0)
 
+/* How long ASSERT_STAYS gives the daemon to (wrongly) remove an entry: a suite whose daemon may
+ * take longer to act (holds) defines its own SETTLE_MS before including this. Not a timing
+ * assertion: a correct daemon passes at any speed. */
+#ifndef SETTLE_MS
+#define SETTLE_MS 200
+#endif
+
+/* There now and still after SETTLE_MS: a removal racing behind the last change is caught too. */
+#define ASSERT_STAYS(path)                                                                         \
+	do {                                                                                       \
+		ASSERT_EXISTS(path);                                                               \
+		pool_sleep_ms(SETTLE_MS);                                                          \
+		ASSERT_EXISTS(path);                                                               \
+	} while (0)
+
 /* Closing fd, the entry's last handle, removes path. */
 #define CLOSE_UNTIL_GONE(fd, path)                                                                 \
 	do {                                                                                       \
@@ -231,6 +247,23 @@ int tu_setup_private(void **state, const char *opts);
  * a suite frees or stops its own extras first. */
 int tu_teardown(void **state);
 
+/* Two pools per test, for what must not cross from one pool to another (EXDEV): the fixture's,
+ * and q, mounted with the same options. A suite with more per-test state puts this first in its
+ * own struct (tu_pool, tu_teardown_two then work on that struct's *state). */
+struct tu_two_pools {
+	struct tu_fixture t; /* first: tu_pool and tu_teardown take *state */
+	struct pool_fixture q;
+	int q_mounted;
+};
+
+/* cmocka setup: tu_setup_sized (size bytes starting with a struct tu_two_pools), then q mounted
+ * with opts too (not when the datapath is unsupported: the tests then skip). */
+int tu_setup_two_sized(void **state, const char *opts, size_t size);
+
+/* cmocka teardown: q goes down (the test's children killed and its descriptors and mappings of
+ * q's files released first), then tu_teardown. */
+int tu_teardown_two(void **state);
+
 /* Fill PATH_MAX buffers with absolute paths in p: tu_paths(p, rel, buf, rel, buf, ...) with
  * const char *rel and char buf[PATH_MAX]. Fails the test if one does not fit. */
 #define tu_paths(p, ...) tu_paths_((p), __VA_ARGS__, (const char *)NULL)
@@ -286,6 +319,10 @@ pid_t tu_fork(int pdeath_sig);
  * calls cmocka. */
 int tu_reap(pid_t pid, int timeout_ms);
 
+/* The pid of a process that has ended: a child that exited at once, reaped (for the requests
+ * that must refuse a process that does not exist). Fails the test if it cannot be had. */
+pid_t tu_dead_pid(void);
+
 #define REAP_OK(pid) REAP_OK_WITHIN((pid), CHILD_MS)
 #define REAP_OK_WITHIN(pid, ms)                                                                    \
 	do {                                                                                       \
@@ -296,6 +333,14 @@ int tu_reap(pid_t pid, int timeout_ms);
 	} while (0)
 
 /* ---- stepping a child ---- */
+
+/* What tu_unix_socket does with its socket at the path. */
+enum tu_sock_use { TU_SOCK_BIND, TU_SOCK_LISTEN, TU_SOCK_CONNECT };
+
+/* A unix stream socket (close-on-exec) bound at path (and listening, TU_SOCK_LISTEN) or
+ * connected to it: its descriptor, or -1 with errno (ENAMETOOLONG: path does not fit). No cmocka:
+ * a child of any uid may call it. */
+int tu_unix_socket(const char *path, enum tu_sock_use use);
 
 /* Poll fd for input: 0, -ETIMEDOUT, or -errno. */
 int fd_wait_readable(int fd, int timeout_ms);
@@ -371,6 +416,49 @@ ssize_t pread_all(int fd, void *buf, size_t len, off_t off);
  * child can check it without the cmocka machinery). */
 void *tu_map_path(const char *path, size_t len);
 
+/* ---- one request by path (tu_req.c) ---- */
+
+/* The requests by path that the suites' tables name (test_access, test_lifetime, test_badinput,
+ * test_churn). A suite with requests of its own numbers them from TU_REQ_COUNT on. */
+enum tu_req_op {
+	TU_REQ_OPEN, /* open(path, flags, 0600), closed again */
+	TU_REQ_STAT,
+	TU_REQ_LSTAT,
+	TU_REQ_TRUNCATE, /* truncate(path, len) */
+	TU_REQ_UNLINK,
+	TU_REQ_RMDIR,
+	TU_REQ_MKDIR,	    /* mode 0700 */
+	TU_REQ_RENAME,	    /* rename(path, to) */
+	TU_REQ_RENAME2,	    /* renameat2(path, to, flags) */
+	TU_REQ_LINK,	    /* link(path, to) */
+	TU_REQ_GETXATTR,    /* getxattr(path, name) into a 4 KiB buffer */
+	TU_REQ_SETXATTR,    /* setxattr(path, name, val, vlen) */
+	TU_REQ_LISTXATTR,   /* into a 4 KiB buffer */
+	TU_REQ_REMOVEXATTR, /* removexattr(path, name) */
+	TU_REQ_CHMOD,	    /* chmod(path, 0600) */
+	TU_REQ_UTIMENS,	    /* both times set to now */
+	TU_REQ_ACCESS,	    /* access(path, flags) */
+	TU_REQ_MKFIFO,	    /* mode 0600 */
+	TU_REQ_BIND,	    /* a unix socket bound at path (tu_unix_socket), closed again */
+	TU_REQ_CONNECT,	    /* a unix socket connected to path, closed again */
+	TU_REQ_COUNT
+};
+
+struct tu_req {
+	enum tu_req_op op;
+	const char *path;
+	const char *to;	  /* rename, renameat2, link: the second path */
+	int flags;	  /* open's flags, access's mode, renameat2's flags */
+	off_t len;	  /* truncate's length */
+	const char *name; /* the attribute of the xattr requests */
+	const char *val;  /* setxattr's value (NULL: none) */
+	size_t vlen;	  /* its length; 0: strlen(val) */
+};
+
+/* Make the request: 0 if it succeeded (a descriptor it opened is closed again), else its errno
+ * (EINVAL for an op it does not know). No cmocka: a child of another uid may call it. */
+int tu_request(const struct tu_req *q);
+
 /* ---- holds and refs (tu_refs.c) ---- */
 
 /* Take a hold of scope on path (user.poolfs.hold): setxattr's 0, or -1 and errno. */
@@ -391,6 +479,12 @@ struct refs {
 	int others; /* hold lines with any other scope */
 	char text[1024];
 };
+
+/* The refs text of path (fd < 0) or of the descriptor fd has the exact line `line` (without its
+ * "\n"); else the test fails at file:at, with the text. */
+void tu_expect_refs_line(const char *path, int fd, const char *line, const char *file, int at);
+#define ASSERT_REFS_LINE(path, line) tu_expect_refs_line((path), -1, (line), __FILE__, __LINE__)
+#define ASSERT_FD_REFS_LINE(fd, line) tu_expect_refs_line(NULL, (fd), (line), __FILE__, __LINE__)
 
 /* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
 int refs_get(const char *path, struct refs *r);

@@ -1,10 +1,34 @@
 /* Stepping a child through a scenario (testutil.h): the two pipes of a struct chan and the bytes
- * sent over them, waiting for input with a bound, whether a listing shows a name, and a
- * descriptor passed over a unix socket. */
+ * sent over them, waiting for input with a bound, whether a listing shows a name, a descriptor
+ * passed over a unix socket, and a unix socket at a path. */
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 
 #include "testutil.h"
+
+int tu_unix_socket(const char *path, enum tu_sock_use use)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int s, e;
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(a.sun_path, path, strlen(path));
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	if (use == TU_SOCK_CONNECT ? connect(s, (struct sockaddr *)&a, sizeof(a)) == 0
+				   : bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+					     (use != TU_SOCK_LISTEN || listen(s, 4) == 0))
+		return s;
+	e = errno;
+	close(s);
+	errno = e;
+	return -1;
+}
 
 int fd_wait_readable(int fd, int timeout_ms)
 {

@@ -104,6 +104,39 @@ int tu_teardown(void **state)
 	return r;
 }
 
+int tu_setup_two_sized(void **state, const char *opts, size_t size)
+{
+	struct tu_two_pools *tp;
+
+	if (tu_setup_sized(state, opts, size) < 0)
+		return -1;
+	tp = *state;
+	if (tp->t.unsupported)
+		return 0;
+	if (pool_mount(&tp->q, opts) < 0) {
+		tu_teardown(state);
+		return -1;
+	}
+	tp->q_mounted = 1;
+	return 0;
+}
+
+int tu_teardown_two(void **state)
+{
+	struct tu_two_pools *tp = *state;
+	int r = 0;
+
+	if (tp && tp->q_mounted) {
+		/* nothing of the test may keep q busy: its children and its own descriptors */
+		tu_kill_children();
+		pool_release_all(&tp->q);
+		if (pool_unmount(&tp->q) < 0)
+			r = -1;
+		tp->q_mounted = 0;
+	}
+	return tu_teardown(state) < 0 ? -1 : r;
+}
+
 struct pool_fixture *tu_pool(void **state)
 {
 	struct tu_fixture *t = *state;

@@ -47,11 +47,8 @@ pid_t tu_fork(int pdeath_sig)
 	pid = fork();
 	if (pid == -1)
 		fail_msg("fork: %s", errname(errno));
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, pdeath_sig);
-		if (getppid() != parent)
-			_exit(120);
-	}
+	if (pid == 0 && pool_die_with(parent, pdeath_sig) < 0)
+		_exit(120);
 	return pid;
 }
 
@@ -62,6 +59,20 @@ pid_t tu_spawn(int (*fn)(void *), void *arg)
 	if (pid == 0)
 		_exit(fn(arg));
 	tu_track(pid);
+	return pid;
+}
+
+static int exit_at_once(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+pid_t tu_dead_pid(void)
+{
+	pid_t pid = tu_spawn(exit_at_once, NULL);
+
+	REAP_OK(pid);
 	return pid;
 }
 

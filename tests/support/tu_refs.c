@@ -50,6 +50,20 @@ int make_closed_file(const char *path)
 	return close(fd) == 0 ? 0 : -errno;
 }
 
+void tu_expect_refs_line(const char *path, int fd, const char *line, const char *file, int at)
+{
+	char text[8192];
+	ssize_t n = fd >= 0 ? fgetxattr(fd, POOLFS_XATTR_REFS, text, sizeof(text) - 1)
+			    : getxattr(path, POOLFS_XATTR_REFS, text, sizeof(text) - 1);
+	const char *what = fd >= 0 ? "the descriptor" : path;
+
+	if (n < 0)
+		fail_msg("%s:%d: refs of %s: %s", file, at, what, errname(errno));
+	text[n > 0 ? n : 0] = '\0';
+	if (!has_line(text, line))
+		fail_msg("%s:%d: refs of %s lack the line \"%s\":\n%s", file, at, what, line, text);
+}
+
 int refs_get(const char *path, struct refs *r)
 {
 	char copy[sizeof(r->text)];
