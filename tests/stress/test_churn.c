@@ -3,13 +3,13 @@
  * answers as tmpfs does; ESTALE, EIO, EBADF or ENOMEM is never an answer a program expects).
  *
  * NWORKERS processes loop, for POOLFS_CHURN_SECONDS each (default 2; 600 with POOLFS_SOAK=1;
- * ITEST_FILTER=NAME runs one case), over random steps on the names "a", "b", "d" (in the root) and "d/a", "d/b" (in the folder d,
- * while d is a folder): open with O_CREAT (then pwrite and pread back a stamp of their own, close),
- * open without it (pread, close), stat, unlink, rename and link of one name over another, mkdir,
- * rmdir and getxattr "user.poolfs.refs". Any name may be a file, a folder or absent at any moment,
- * so each step has a list of errnos tmpfs may give (allowed(), one line per step and why); any
- * other errno, or any error from the I/O on a descriptor once opened, fails the test with the step,
- * its names, the worker and its round.
+ * ITEST_FILTER=NAME runs one case), over random steps on the names "a", "b", "d" (in the root)
+ * and "d/a", "d/b" (in the folder d, while d is a folder): open with O_CREAT (then pwrite and
+ * pread back a stamp of their own, close), open without it (pread, close), stat, unlink, rename
+ * and link of one name over another, mkdir, rmdir and getxattr "user.poolfs.refs". Any name may
+ * be a file, a folder or absent at any moment, so each step has a list of errnos tmpfs may give
+ * (allowed(), one line per step and why); any other errno, or any error from the I/O on a
+ * descriptor once opened, fails the test with the step, its names, the worker and its round.
  *
  * Cases: a plain tmpfs folder first (the control: it proves the allowed lists are tmpfs's own),
  * then pools of each kind: private (no allow_other: names in the root are cached by the kernel)
