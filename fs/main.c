@@ -23,6 +23,7 @@
 #include "procfs.h"
 #include "sdnotify.h"
 #include "transport.h"
+#include "unmount_guard.h"
 #include "watch.h"
 
 #define EXIT_USAGE 2
@@ -284,6 +285,12 @@ static int mount_pool(struct daemon *d)
 	if (!d->cmd.foreground)
 		log_to_syslog(d->extras.log_socket);
 	pool->daemon_pid = getpid();
+#ifdef POOLFS_HAVE_URING
+	/* Over io_uring a crash can fool auto_unmount's helper (unmount_guard.h). The guard is a
+	 * fork() of this process: before any thread starts. */
+	if (d->opts.uring != URING_OFF && (r = unmount_guard_start(d->cmd.mountpoint)) < 0)
+		log_warn("no unmount guard (%s): after a crash the mount may stay", strerror(-r));
+#endif
 
 	r = watch_start(&pool->watch);
 	if (r == 0)

@@ -5,6 +5,8 @@
 #include "itest.h"
 
 #include <dirent.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 
 /* What this machine should give: the build has io_uring (libfuse >= 3.18) and the kernel's switch
  * is on. Read the same way the daemon reads it, so the test follows the admin's setting. */
@@ -175,6 +177,191 @@ static void test_uring_auto(void **state)
 	assert_int_equal(pool_unmount(&p), 0);
 }
 
+/* ---- a daemon killed while it serves over io_uring ---- */
+
+#define FUSECTL "/sys/fs/fuse/connections"
+
+/* What the test holds of a killed daemon while auto_unmount's helper decides. */
+struct held_rings {
+	int fd[16]; /* the daemon's io_uring instances, taken with pidfd_getfd */
+	int n;
+	int helper;		/* pidfd of its `fusermount3 --auto-unmount` */
+	char waiting[PATH_MAX]; /* the connection's request count in the fusectl file system */
+	const char *why;	/* what ended the wait */
+};
+
+/* The FUSE connection's number: the minor of the mount's device in /proc/self/mountinfo. */
+static int fuse_connection_of(const char *mnt)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], mp[PATH_MAX];
+	unsigned maj, min;
+	int conn = -1;
+
+	assert_non_null(f);
+	while (conn < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mp) == 3 &&
+		    strcmp(mp, mnt) == 0)
+			conn = (int)min;
+	fclose(f);
+	return conn;
+}
+
+/* The pid of the `fusermount3 --auto-unmount -- MNT` that libfuse started, or -1. */
+static pid_t auto_unmount_helper(const char *mnt)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = -1;
+
+	assert_non_null(d);
+	while (found < 0 && (e = readdir(d))) {
+		char path[300], args[PATH_MAX + 64];
+		const char *last = NULL;
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, args, sizeof(args) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		args[n] = '\0';
+		if (!strstr(args, "fusermount3") || !memmem(args, (size_t)n, "--auto-unmount", 14))
+			continue;
+		for (ssize_t i = 0; i < n; i += (ssize_t)strlen(args + i) + 1)
+			last = args + i;
+		if (last && strcmp(last, mnt) == 0)
+			found = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Take the daemon's io_uring instances: held here, its rings outlive it. */
+static void hold_rings(pid_t daemon, struct held_rings *h)
+{
+	char dir[64], path[PATH_MAX], target[64];
+	int pidfd = (int)syscall(SYS_pidfd_open, daemon, 0);
+	struct dirent *e;
+	DIR *d;
+
+	assert_true(pidfd >= 0);
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)daemon);
+	d = opendir(dir);
+	assert_non_null(d);
+	while (h->n < (int)ARRAY_SIZE(h->fd) && (e = readdir(d))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:[io_uring]") != 0)
+			continue;
+		h->fd[h->n] = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(e->d_name), 0);
+		if (h->fd[h->n] >= 0)
+			h->n++;
+	}
+	closedir(d);
+	close(pidfd);
+}
+
+static int requests_waiting(const struct held_rings *h)
+{
+	FILE *f = fopen(h->waiting, "re");
+	int n = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+/* After the daemon's death: keep its rings until auto_unmount's helper has decided (it exited)
+ * or a request waits on the dead connection (the helper's own open, or a guard's before it),
+ * then let them go. */
+static void release_rings_once_looked_at(struct pool_fixture *p, void *arg)
+{
+	struct held_rings *h = arg;
+	long long until = pool_now_ms() + GONE_MS;
+
+	(void)p;
+	h->why = "neither the helper exited nor a request waited";
+	while (pool_now_ms() < until) {
+		struct pollfd pfd = {.fd = h->helper, .events = POLLIN};
+
+		if (poll(&pfd, 1, 2) > 0) {
+			h->why = "auto_unmount's helper exited while the rings were held";
+			break;
+		}
+		if (requests_waiting(h) > 0) {
+			h->why = "a request waited on the dead connection";
+			break;
+		}
+	}
+	for (int i = 0; i < h->n; i++)
+		close(h->fd[i]);
+	h->n = 0;
+}
+
+/* A daemon killed while it serves over io_uring leaves no mount behind (docs/design.md "Daemon
+ * crash"). Its rings outlive it until the kernel's teardown of them runs, from a work queue, late
+ * on a busy machine; a request handed to one of them meanwhile fails with ECANCELED, and
+ * `fusermount3 --auto-unmount`, whose one open of the mountpoint got that, used to leave the dead
+ * mount for good. Here the rings are held past the daemon's death, the widest form of that
+ * moment, until auto_unmount's helper has decided or a request waits, and then let go: the mount
+ * must go all the same. */
+static void test_killed_daemon_unmounted(void **state)
+{
+	struct held_rings h = {.helper = -1};
+	struct pool_fixture p;
+	bool own_fusectl = false;
+	pid_t helper;
+	int conn, r;
+
+	(void)state;
+	if (!uring_expected())
+		skip();
+	assert_int_equal(pool_mount(&p, "autohold=none,uring=on"), 0);
+	assert_requests_over_rings(&p);
+	/* The pool's connection in the fusectl file system, mounted in this test's own mount
+	 * namespace (the harness made one at the first mount) if it is not there. */
+	if (access(FUSECTL "/", F_OK) == 0 && !pool_path_is_mountpoint(FUSECTL)) {
+		assert_int_equal(mount("fusectl", FUSECTL, "fusectl", 0, NULL), 0);
+		own_fusectl = true;
+	}
+	conn = fuse_connection_of(p.mnt);
+	assert_true(conn >= 0);
+	snprintf(h.waiting, sizeof(h.waiting), FUSECTL "/%d/waiting", conn);
+	assert_int_equal(access(h.waiting, R_OK), 0);
+	helper = auto_unmount_helper(p.mnt);
+	if (helper < 0)
+		fail_msg("no fusermount3 --auto-unmount for %s", p.mnt);
+	h.helper = (int)syscall(SYS_pidfd_open, helper, 0);
+	assert_true(h.helper >= 0);
+	hold_rings(p.daemon_pid, &h);
+	if (h.n < 1)
+		fail_msg("the daemon holds no io_uring instance");
+
+	r = pool_kill_daemon_then(&p, SIGKILL, release_rings_once_looked_at, &h);
+	close(h.helper);
+	if (own_fusectl)
+		umount2(FUSECTL, MNT_DETACH);
+	if (r != 0)
+		fail_msg("the killed daemon's mount stayed (pool_kill_daemon: %s; %s)",
+			 strerror(-r), h.why);
+	assert_int_equal(pool_unmount(&p), 0);
+}
+
 static void test_uring_bad_value(void **state)
 {
 	struct pool_fixture p;
@@ -190,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_uring_off),
 		cmocka_unit_test(test_uring_auto),
 		cmocka_unit_test(test_uring_bad_value),
+		cmocka_unit_test(test_killed_daemon_unmounted),
 	};
 	const char *vg = getenv("POOLFS_VALGRIND");
 

@@ -823,6 +823,12 @@ int pool_remount(struct pool_fixture *p, const char *extra_opts)
 
 int pool_kill_daemon(struct pool_fixture *p, int sig)
 {
+	return pool_kill_daemon_then(p, sig, NULL, NULL);
+}
+
+int pool_kill_daemon_then(struct pool_fixture *p, int sig,
+			  void (*after_death)(struct pool_fixture *p, void *arg), void *arg)
+{
 	long long deadline;
 	int status = 0;
 	int r;
@@ -843,6 +849,8 @@ int pool_kill_daemon(struct pool_fixture *p, int sig)
 	p->daemon_pid = 0;
 	p->exit_status = status;
 	p->store[0] = '\0'; /* /proc/PID/fd of a dead daemon; store_dev stays for the test */
+	if (after_death)
+		after_death(p, arg);
 	/* auto_unmount's helper takes the mount away once the daemon is gone */
 	deadline = pool_now_ms() + MOUNT_TIMEOUT_MS;
 	while (pool_path_is_mountpoint(p->mnt)) {

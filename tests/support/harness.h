@@ -84,6 +84,11 @@ int pool_daemon_stores(pid_t pid, dev_t not_dev, struct pool_store *out, int max
  * pool_unmount. */
 int pool_kill_daemon(struct pool_fixture *p, int sig);
 
+/* pool_kill_daemon, with after_death(p, arg) called once the daemon is reaped and before the wait
+ * for its mount to go: what a test does while auto_unmount's helper decides. */
+int pool_kill_daemon_then(struct pool_fixture *p, int sig,
+			  void (*after_death)(struct pool_fixture *p, void *arg), void *arg);
+
 /* Start a new daemon on the same mountpoint and backing dir after the last one is gone (for
  * crash-and-restart tests). Same results as pool_mount; on failure pool_unmount still cleans. */
 int pool_remount(struct pool_fixture *p, const char *extra_opts);

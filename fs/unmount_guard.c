@@ -1,0 +1,160 @@
+/* unmount_guard: a child that holds auto_unmount's socket until a dead daemon's connection is
+ * gone (see unmount_guard.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unmount_guard.h"
+
+/* libfuse names its end of the auto_unmount socket here (lib/mount.c, libfuse >= 3.16). */
+#define COMMFD2_ENV "_FUSE_COMMFD2"
+
+/* The daemon's end of fusermount3's socket, or -1. */
+static int auto_unmount_socket(void)
+{
+	const char *s = getenv(COMMFD2_ENV);
+	struct stat st;
+	char *end;
+	long fd;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	fd = strtol(s, &end, 10);
+	if (errno || *end || fd < 0 || fd > INT_MAX)
+		return -1;
+	if (fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return -1;
+	return (int)fd;
+}
+
+/* Every descriptor but `a` and `b` (a < b) goes: the daemon's /dev/fuse, store and backing files
+ * must not live on in the guard (a /dev/fuse kept open would keep the dead connection alive). */
+static void close_all_but(int a, int b)
+{
+	if (a > 3)
+		close_range(3, (unsigned)a - 1, 0);
+	if (b > a + 1)
+		close_range((unsigned)a + 1, (unsigned)b - 1, 0);
+	close_range((unsigned)b + 1, ~0U, 0);
+}
+
+/* Whether a FUSE file system is mounted on `mountpoint` in this mount namespace, from
+ * /proc/self/mountinfo (octal escapes undone). A cleanly unmounted pool is not looked into: an
+ * open of what lies beneath could set off an automount (fusermount3 checks first, for the same
+ * reason). */
+static int fuse_mounted_on(const char *mountpoint)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[PATH_MAX + 512], mp[PATH_MAX];
+	int found = 0;
+
+	if (!f)
+		return 1; /* cannot tell: look */
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+		char field[PATH_MAX];
+		size_t j = 0;
+
+		if (!sep || strncmp(sep + 3, "fuse", 4) != 0 ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s", field) != 1)
+			continue;
+		for (size_t i = 0; field[i] && j < sizeof(mp) - 1; i++) {
+			if (field[i] == '\\' && field[i + 1] >= '0' && field[i + 1] <= '3' &&
+			    field[i + 2] >= '0' && field[i + 2] <= '7' && field[i + 3] >= '0' &&
+			    field[i + 3] <= '7') {
+				mp[j++] = (char)((field[i + 1] - '0') * 64 +
+						 (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
+				i += 3;
+			} else {
+				mp[j++] = field[i];
+			}
+		}
+		mp[j] = '\0';
+		found = strcmp(mp, mountpoint) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/* 1 when the mountpoint's answer is final for fusermount3: the connection is dead (ENOTCONN,
+ * ECONNABORTED), or the open works (the mount is gone), or fails for another reason that no wait
+ * changes. 0 while a ring of the dead daemon still cancels requests (ECANCELED). */
+static int answer_is_final(const char *mountpoint)
+{
+	int fd = open(mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno != ECANCELED && errno != EINTR;
+}
+
+static _Noreturn void guard(int daemon_gone, int sock, const char *mountpoint)
+{
+	const struct timespec ms = {.tv_nsec = 1000000};
+	sigset_t all;
+	char c;
+	int null_fd;
+
+	/* Like fusermount3: out of the daemon's session and deaf to its signals, so only the
+	 * daemon's end (or SIGKILL) ends the wait. */
+	setsid();
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	if (chdir("/") < 0)
+		_exit(1);
+	null_fd = open("/dev/null", O_RDWR);
+	if (null_fd >= 0) {
+		dup2(null_fd, STDIN_FILENO);
+		dup2(null_fd, STDOUT_FILENO);
+		dup2(null_fd, STDERR_FILENO);
+		if (null_fd > STDERR_FILENO)
+			close(null_fd);
+	}
+	/* The pipe's write end is the daemon's only: end of file when the daemon is gone. */
+	while (read(daemon_gone, &c, 1) < 0 && errno == EINTR)
+		;
+	for (int waited = 0; waited < UNMOUNT_GUARD_GIVE_UP_MS && fuse_mounted_on(mountpoint) &&
+			     !answer_is_final(mountpoint);
+	     waited++)
+		nanosleep(&ms, NULL);
+	(void)sock; /* closed by _exit: now fusermount3 looks */
+	_exit(0);
+}
+
+int unmount_guard_start(const char *mountpoint)
+{
+	int sock = auto_unmount_socket();
+	int p[2];
+	pid_t pid;
+
+	if (sock < 0)
+		return 0;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		close_all_but(p[0] < sock ? p[0] : sock, p[0] < sock ? sock : p[0]);
+		guard(p[0], sock, mountpoint);
+	}
+	close(p[0]);
+	/* p[1] stays open, close-on-exec, for the daemon's life. */
+	return 0;
+}
