@@ -3,13 +3,16 @@
  * Exit status: 0 after a clean unmount, 1 on a runtime failure, 2 on bad usage or options,
  * 3 when the requested data path or transport (uring=on) is not available here. */
 #include <errno.h>
+#include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cgroup2.h"
@@ -28,6 +31,8 @@
 
 #define EXIT_USAGE 2
 #define EXIT_NO_DATAPATH 3
+/* How long a stopping notify thread may take before it counts as stuck (stop_notify). */
+#define NOTIFY_STOP_MS 1000
 
 struct parse_state {
 	struct pool_options *opts;
@@ -143,6 +148,7 @@ struct daemon {
 	struct fuse_loop_config *loop_cfg;
 	struct pool *pool;
 	bool mounted, handlers;
+	dev_t dev; /* the mount's device (the FUSE connection's number is its minor), 0 if unknown */
 };
 
 /* Command line -> d->opts, d->extras, d->cmd. Returns -1 to go on, or the exit status. */
@@ -280,6 +286,9 @@ static int mount_pool(struct daemon *d)
 	if (fuse_session_mount(d->se, d->cmd.mountpoint) != 0)
 		return -EIO;
 	d->mounted = true;
+	/* Read from mountinfo, not stat(): no request may be sent before the loop runs. */
+	if (mountinfo_fuse_dev("/proc/self/mountinfo", d->cmd.mountpoint, &d->dev) < 0)
+		d->dev = 0; /* unknown: abort_connection() then never acts */
 	if (fuse_daemonize(d->cmd.foreground) != 0)
 		return -EIO;
 	if (!d->cmd.foreground)
@@ -353,19 +362,66 @@ static int run_loop(struct daemon *d)
 	return (r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP) ? 0 : 1;
 }
 
+/* End the FUSE connection from outside it: fusectl's abort where it is mounted, else a forced
+ * unmount (root only). Only if the FUSE mount on the mountpoint is still this daemon's, the
+ * device it had when mounted: a forced unmount of whatever lies beneath (a node's own /dev/shm)
+ * would be a disaster. */
+static void abort_connection(struct daemon *d)
+{
+	char path[80];
+	dev_t now;
+	int fd;
+
+	if (!d->mounted ||
+	    mountinfo_fuse_dev("/proc/self/mountinfo", d->cmd.mountpoint, &now) < 0 ||
+	    now != d->dev)
+		return;
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", minor(d->dev));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		bool done = write(fd, "1", 1) == 1;
+
+		close(fd);
+		if (done)
+			return;
+	}
+	if (umount2(d->cmd.mountpoint, MNT_FORCE | MNT_DETACH) < 0)
+		log_warn("cannot end the FUSE connection of %s: %s", d->cmd.mountpoint,
+			 strerror(errno));
+}
+
+/* The notify thread first, while the mount is still this daemon's. A deletion notice it is
+ * sending waits in the kernel for its folder's lock; the process holding that lock (an
+ * O_CREAT open) may wait for a CREATE that no worker reads any more, since the loop ended:
+ * then only the end of the connection frees them all, which the daemon's exit could not bring
+ * (the notice holds /dev/fuse open, and SIGKILL does not end a thread in the kernel's lock
+ * wait). docs/design.md "Name invalidation". */
+static void stop_notify(struct daemon *d)
+{
+	if (notify_stop_within(d->notify, NOTIFY_STOP_MS) == -ETIMEDOUT) {
+		log_warn("a name invalidation is stuck behind a request nobody will answer: "
+			 "ending the connection");
+		abort_connection(d);
+	}
+	notify_stop(d->notify);
+	d->notify = NULL;
+}
+
 static void cleanup(struct daemon *d)
 {
 	struct pool *pool = d->pool;
 
-	if (d->mounted)
-		fuse_session_unmount(d->se);
+	/* Nothing may queue an invalidation once the notify thread is gone: the watch thread
+	 * (holds that end, timers) and the data path's watchers stop first. */
 	if (pool && pool->watch) {
 		watch_stop(pool->watch);
 		pool->watch = NULL;
 	}
 	if (pool && pool->dp)
 		pool->dp->stop(pool);
-	notify_stop(d->notify);
+	stop_notify(d);
+	if (d->mounted)
+		fuse_session_unmount(d->se);
 	if (d->handlers)
 		fuse_remove_signal_handlers(d->se);
 	if (d->se)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fault.h"
 #include "log.h"
@@ -107,15 +108,41 @@ int notify_push(void *ctx, uint64_t parent, const char *name, size_t len, uint64
 	return 0;
 }
 
+static void ask_to_stop(struct notify *n)
+{
+	pthread_mutex_lock(&n->lock);
+	n->stopping = true;
+	pthread_cond_signal(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+int notify_stop_within(struct notify *n, int ms)
+{
+	struct timespec until;
+	int r;
+
+	if (!n || !n->started)
+		return 0;
+	ask_to_stop(n);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	r = pthread_timedjoin_np(n->thread, NULL, &until);
+	if (r == 0)
+		n->started = false; /* joined: notify_stop only frees */
+	return -r;
+}
+
 void notify_stop(struct notify *n)
 {
 	if (!n)
 		return;
 	if (n->started) {
-		pthread_mutex_lock(&n->lock);
-		n->stopping = true;
-		pthread_cond_signal(&n->cond);
-		pthread_mutex_unlock(&n->lock);
+		ask_to_stop(n);
 		pthread_join(n->thread, NULL);
 	}
 	while (n->head) {

@@ -18,7 +18,13 @@ int notify_start(struct notify **out, struct fuse_session *se);
  * entry was deleted, so it unlinks the inode too and forgets it once no walk holds it. Never
  * blocks on the kernel. Matches the pool's `inval` hook: 0, or -ENOMEM (nothing queued). */
 int notify_push(void *notify, uint64_t parent, const char *name, size_t len, uint64_t ino);
-/* Stop the thread; pending invalidations are dropped (the mount is going away). Accepts NULL. */
+/* Ask the thread to stop and wait for it, `ms` at most: 0 once it has stopped (then call
+ * notify_stop to free), -ETIMEDOUT while it is still inside a notification. A notification waits
+ * for its folder's lock in the kernel, and at unmount the process holding it may wait for a
+ * request no worker reads any more: only the connection's end frees it (fs/main.c). */
+int notify_stop_within(struct notify *n, int ms);
+/* Stop the thread, however long that takes, and free; pending invalidations are dropped (the
+ * mount is going away). Accepts NULL. */
 void notify_stop(struct notify *n);
 
 #endif

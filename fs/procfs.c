@@ -2,10 +2,12 @@
 #include "procfs.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 int proc_stat_parse(const char *text, struct proc_stat *out)
@@ -190,4 +192,59 @@ int proc_fd_count(pid_t pid)
 			n++;
 	closedir(d);
 	return n;
+}
+
+struct mount_dev_search {
+	const char *mountpoint;
+	dev_t dev;
+	bool found;
+};
+
+/* mountinfo's octal escapes (\040 for a space, ...) undone in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+static int mount_dev_line(char *line, void *ctx)
+{
+	struct mount_dev_search *m = ctx;
+	const char *fstype = strstr(line, " - ");
+	unsigned major, minor;
+	char mp[4096];
+
+	/* "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE ..." */
+	if (!fstype || strncmp(fstype + 3, "fuse", 4) != 0 ||
+	    sscanf(line, "%*d %*d %u:%u %*s %4095s", &major, &minor, mp) != 3)
+		return 0;
+	mountinfo_unescape(mp);
+	if (strcmp(mp, m->mountpoint) == 0) {
+		m->dev = makedev(major, minor);
+		m->found = true; /* later lines are mounts on top: go on */
+	}
+	return 0;
+}
+
+int mountinfo_fuse_dev(const char *path, const char *mountpoint, dev_t *dev)
+{
+	struct mount_dev_search m = {.mountpoint = mountpoint};
+	int r = file_scan(path, mount_dev_line, &m);
+
+	if (r != -ENOENT)
+		return r < 0 ? r : -EIO;
+	if (!m.found)
+		return -ENOENT;
+	*dev = m.dev;
+	return 0;
 }

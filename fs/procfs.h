@@ -49,4 +49,10 @@ int proc_scan(pid_t pid, const char *what, int (*fn)(char *line, void *ctx), voi
 /* How many descriptors `pid` has open, or -errno. */
 int proc_fd_count(pid_t pid);
 
+/* The device of the FUSE mount on `mountpoint` (an absolute path) in the mountinfo file `path`
+ * (/proc/self/mountinfo: this mount namespace), the topmost if several: nothing is asked of the
+ * file system, so it works whatever state its daemon is in. 0 with *dev, -ENOENT if no FUSE
+ * mount is there, or -errno. */
+int mountinfo_fuse_dev(const char *path, const char *mountpoint, dev_t *dev);
+
 #endif

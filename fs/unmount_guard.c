@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "unmount_guard.h"
 
 /* libfuse names its end of the auto_unmount socket here (lib/mount.c, libfuse >= 3.16). */
@@ -46,42 +47,15 @@ static void close_all_but(int a, int b)
 	close_range((unsigned)b + 1, ~0U, 0);
 }
 
-/* Whether a FUSE file system is mounted on `mountpoint` in this mount namespace, from
- * /proc/self/mountinfo (octal escapes undone). A cleanly unmounted pool is not looked into: an
- * open of what lies beneath could set off an automount (fusermount3 checks first, for the same
- * reason). */
+/* Whether a FUSE file system is mounted on `mountpoint` in this mount namespace (procfs.c reads
+ * mountinfo). A cleanly unmounted pool is not looked into: an open of what lies beneath could
+ * set off an automount (fusermount3 checks first, for the same reason). */
 static int fuse_mounted_on(const char *mountpoint)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[PATH_MAX + 512], mp[PATH_MAX];
-	int found = 0;
+	dev_t dev;
 
-	if (!f)
-		return 1; /* cannot tell: look */
-	while (!found && fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - ");
-		char field[PATH_MAX];
-		size_t j = 0;
-
-		if (!sep || strncmp(sep + 3, "fuse", 4) != 0 ||
-		    sscanf(line, "%*s %*s %*s %*s %4095s", field) != 1)
-			continue;
-		for (size_t i = 0; field[i] && j < sizeof(mp) - 1; i++) {
-			if (field[i] == '\\' && field[i + 1] >= '0' && field[i + 1] <= '3' &&
-			    field[i + 2] >= '0' && field[i + 2] <= '7' && field[i + 3] >= '0' &&
-			    field[i + 3] <= '7') {
-				mp[j++] = (char)((field[i + 1] - '0') * 64 +
-						 (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
-				i += 3;
-			} else {
-				mp[j++] = field[i];
-			}
-		}
-		mp[j] = '\0';
-		found = strcmp(mp, mountpoint) == 0;
-	}
-	fclose(f);
-	return found;
+	/* -errno: cannot tell, so look */
+	return mountinfo_fuse_dev("/proc/self/mountinfo", mountpoint, &dev) != -ENOENT;
 }
 
 /* 1 when the mountpoint's answer is final for fusermount3: the connection is dead (ENOTCONN,
