@@ -8,24 +8,6 @@
 #include "cgroup2.h"
 #include "procfs.h"
 
-/* mountinfo writes a space, tab, newline and backslash in a path as \040, \011, \012 and \134:
- * undo that in place. */
-static void unescape_octal(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
 /* The first cgroup2 mount point into buf. */
 struct mount_line {
 	char *buf;
@@ -45,7 +27,7 @@ static int mount_line(char *line, void *ctx)
 		return 0;
 	if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
 		return 0;
-	unescape_octal(mnt);
+	mountinfo_unescape(mnt);
 	return (size_t)snprintf(m->buf, m->len, "%s", mnt) < m->len ? 1 : -ENAMETOOLONG;
 }
 

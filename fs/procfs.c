@@ -200,8 +200,7 @@ struct mount_dev_search {
 	bool found;
 };
 
-/* mountinfo's octal escapes (\040 for a space, ...) undone in place. */
-static void mountinfo_unescape(char *s)
+void mountinfo_unescape(char *s)
 {
 	char *out = s;
 

@@ -49,6 +49,9 @@ int proc_scan(pid_t pid, const char *what, int (*fn)(char *line, void *ctx), voi
 /* How many descriptors `pid` has open, or -errno. */
 int proc_fd_count(pid_t pid);
 
+/* mountinfo writes a space, tab, newline and backslash in a path as \040, \011, \012 and \134:
+ * undo that in place (cgroup2.c and mountinfo_fuse_dev). */
+void mountinfo_unescape(char *s);
 /* The device of the FUSE mount on `mountpoint` (an absolute path) in the mountinfo file `path`
  * (/proc/self/mountinfo: this mount namespace), the topmost if several: nothing is asked of the
  * file system, so it works whatever state its daemon is in. 0 with *dev, -ENOENT if no FUSE
