@@ -7,8 +7,8 @@
 
 #include "fault.h"
 
-static const char *const site_names[FAULT_SITES] = {"alloc", "reply", "mark",
-						    "stall", "reap",  "unlink"};
+static const char *const site_names[FAULT_SITES] = {"alloc", "reply",  "mark", "stall",
+						    "reap",  "unlink", "open"};
 
 /* What POOLFS_FAULT arms before the pool exists, and then the pool's (fault_use). */
 static struct fault_state start_state;
@@ -126,7 +126,7 @@ int fault_arm(struct fault_state *f, const char *value, size_t len)
 		if (strcmp(name, site_names[s]) == 0) {
 			atomic_store(&f->fired[s], 0);
 			atomic_store(&f->benign, false);
-			if (s == FAULT_STALL || s == FAULT_REAP || s == FAULT_UNLINK)
+			if (s == FAULT_STALL || s == FAULT_REAP || s == FAULT_UNLINK || s == FAULT_OPEN)
 				atomic_store(&f->stall_released, false);
 			atomic_store(&f->countdown[s], n);
 			return 0;

@@ -34,6 +34,8 @@ enum fault_site {
 	FAULT_REAP,   /* the reaper thread waits likewise before it unlinks a batch */
 	FAULT_UNLINK, /* a removed file's backing file, unlinked after the pool lock is
 		       * released (pool_commit), waits likewise before its unlink */
+	FAULT_OPEN,   /* an OPEN waits likewise before it does anything, so that a test can
+		       * change what it opens under it (a kernel retry's, pool_stale.c) */
 	FAULT_SITES,
 };
 

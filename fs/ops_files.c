@@ -234,6 +234,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EINVAL); /* as on tmpfs */
 		return;
 	}
+	fault_stall_at(&p->fault, FAULT_OPEN); /* before anything, even the backing file's open */
 	/* No O_TRUNC here: without FUSE_CAP_ATOMIC_O_TRUNC (op_init) the kernel strips it and
 	 * truncates with a SETATTR after the OPEN, under the inode's lock (op_setattr).
 	 * The backing file is opened, and registered where the handle may need it, before the lock

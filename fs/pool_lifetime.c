@@ -220,8 +220,6 @@ static struct node *apply(struct pool *p, struct node *n)
 			n->linger_due_ms = 0;
 			n->linger_base_ms = 0;
 		}
-		if (n->retry_until_ms && lifetime_in_use(&n->life, above))
-			n->retry_until_ms = 0; /* the retry's OPEN came, or someone else's */
 		note_awaiting_forget(p, n);
 		return NULL;
 	}

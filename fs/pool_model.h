@@ -189,9 +189,15 @@ struct watch;
 /* Threads answered ESTALE whose retry has not come yet (pool_stale.c): the last few, oldest
  * overwritten, since a retry follows at once and a thread may end without one. */
 #define POOL_STALE_SLOTS 64
+#ifdef POOLFS_FAULT_INJECTION
+/* A test may stall a retry's OPEN (fault.h "open") for as long as any stall. */
+#define POOL_RETRY_GRACE_MS FAULT_STALL_MAX_MS
+#else
 #define POOL_RETRY_GRACE_MS 500
+#endif
 struct stale_threads {
 	pid_t tid[POOL_STALE_SLOTS];
+	uint64_t found[POOL_STALE_SLOTS]; /* the entry its retry last looked up, or 0 */
 	unsigned next;
 	unsigned live; /* slots in use: opens skip the scan while none is */
 };

@@ -8,8 +8,9 @@
  * file unlinked between the two steps. Only OPEN answers so: the kernel retries ESTALE from an
  * open (path_openat), not from every call. But a file whose last user closes between the
  * retry's LOOKUP and its OPEN would then be opened without its name, while the program asked for
- * the file of that name: so what the retry looks up keeps its name until that OPEN comes
- * (POOL_RETRY_GRACE_MS at most, for a thread killed in between), and the open finds it named.
+ * the file of that name: so what the retry looks up keeps its name until that thread's OPEN
+ * comes (POOL_RETRY_GRACE_MS at most, for a thread killed in between), and the open finds it
+ * named. Someone else's use does not end the keep: it may end again before the retry's OPEN.
  * A thread is in its retry until it opens or makes an entry, or 64 newer threads were answered
  * ESTALE; one whose retry ended in an error meets the nameless file at once the next time too,
  * which is what tmpfs gives a walk that raced an unlink, only less eager to look again. Every
@@ -37,6 +38,7 @@ int pool_stale_answer(struct pool *p, pid_t tid, int fresh)
 	if (!s->tid[s->next])
 		s->live++;
 	s->tid[s->next] = tid;
+	s->found[s->next] = 0;
 	s->next = (s->next + 1) % POOL_STALE_SLOTS;
 	return -ESTALE;
 }
@@ -45,8 +47,27 @@ void pool_stale_lookup(struct pool *p, pid_t tid, struct node *n)
 {
 	/* A failed LOOKUP does not end the retry: the kernel revalidates a cached name with one
 	 * LOOKUP and, when that fails, looks the name up afresh with another. */
-	if (n && p->stale.live && stale_slot(&p->stale, tid) >= 0)
+	int i = n && p->stale.live ? stale_slot(&p->stale, tid) : -1;
+
+	if (i >= 0) {
+		p->stale.found[i] = n->ino;
 		n->retry_until_ms = pool_now_ms() + POOL_RETRY_GRACE_MS;
+	}
+}
+
+/* The keep on `ino` is over unless another thread's retry looked it up too. */
+static void end_keep(struct pool *p, uint64_t ino)
+{
+	struct node *n;
+
+	for (unsigned i = 0; i < POOL_STALE_SLOTS; i++)
+		if (p->stale.tid[i] && p->stale.found[i] == ino)
+			return;
+	n = pool_node(p, ino);
+	if (n && n->retry_until_ms) {
+		n->retry_until_ms = 0;
+		pool_mark(p, n); /* unused meanwhile: it goes now, not when the keep runs out */
+	}
 }
 
 void pool_stale_done(struct pool *p, pid_t tid)
@@ -55,7 +76,12 @@ void pool_stale_done(struct pool *p, pid_t tid)
 	int i = stale_slot(s, tid);
 
 	if (i >= 0) {
+		uint64_t found = s->found[i];
+
 		s->tid[i] = 0;
+		s->found[i] = 0;
 		s->live--;
+		if (found)
+			end_keep(p, found);
 	}
 }

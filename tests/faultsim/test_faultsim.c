@@ -648,6 +648,93 @@ static void test_create_runs_outside_the_lock(void **state)
 	CHECK(removexattr(b, POOLFS_XATTR_HOLD));
 }
 
+struct retry_arg {
+	char path[PATH_MAX];
+	struct chan c;
+};
+
+/* The opener of test_retry_opens_the_named_file. Its first open's OPEN waits while the file it
+ * looked up goes, so the kernel's retry finds no name: ENOENT, and the daemon still counts the
+ * thread in its retry. Its second open, with O_CREAT, must get the file the name names. */
+static int retry_opener(void *v)
+{
+	struct retry_arg *a = v;
+	struct stat fst, nst;
+	int fd;
+
+	chan_child(&a->c);
+	CHILD_CHECK(CHILD_WAIT_GO(&a->c) == 0, 1);
+	fd = open(a->path, O_RDONLY | O_CLOEXEC);
+	CHILD_CHECK(fd == -1 && errno == ENOENT, 2);
+	CHILD_READY_THEN_GO(&a->c, 3);
+	fd = open(a->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	CHILD_CHECK(fd >= 0, 5);
+	CHILD_CHECK(fstat(fd, &fst) == 0 && stat(a->path, &nst) == 0, 6);
+	CHILD_CHECK(fst.st_nlink == 1 && fst.st_ino == nst.st_ino, 7);
+	CHILD_CHECK(close(fd) == 0, 8);
+	return 0;
+}
+
+/* Until `path` (an entry's /proc/self/fd link) is used by no handle or mapping. */
+static void wait_unused(const char *path)
+{
+	struct refs r;
+
+	for (long long until = pool_now_ms() + GONE_MS;; pool_sleep_ms(2)) {
+		CHECK_0(refs_get(path, &r));
+		if (r.opens == 0 && !r.mapped)
+			return;
+		if (pool_now_ms() > until)
+			fail_msg("%s still in use:\n%s", path, r.text);
+	}
+}
+
+/* What a kernel retry of an open looked up keeps its name until that retry's OPEN comes
+ * (fs/pool_stale.c), even when someone else opens and closes the file in between: else the
+ * retry opens a nameless file while the program asked for the file of that name. The names in
+ * a multi-user pool's root are looked up on every open, so each open here sends its LOOKUP. */
+static void test_retry_opens_the_named_file(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	PATH(name, p, "name");
+	struct retry_arg a;
+	char via[64];
+	int held, other, opath;
+	pid_t opener;
+
+	snprintf(a.path, sizeof(a.path), "%s", name);
+	chan_open(&a.c);
+	opener = tu_spawn(retry_opener, &a); /* first: it must not inherit the files below */
+	chan_parent(&a.c);
+	CHECK(held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	arm(&s->c, "open 1");
+	PARENT_GO(&a.c);
+	wait_fault_fired(&s->c, "open");
+	CHECK(close(held)); /* the file goes while the opener's OPEN of it waits */
+	ASSERT_GONE(name);
+	arm(&s->c, "off");
+	PARENT_WAIT_READY(&a.c);
+
+	CHECK(held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	CHECK(opath = open(name, O_PATH | O_CLOEXEC));
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", opath);
+	arm(&s->c, "open 1");
+	PARENT_GO(&a.c);
+	wait_fault_fired(&s->c, "open"); /* its retry looked the new file up; the OPEN waits */
+	CHECK(other = open(name, O_RDWR | O_CLOEXEC));
+	CHECK(close(other));
+	CHECK(close(held));
+	wait_unused(via);
+	ASSERT_EXISTS(name);
+	arm(&s->c, "off");
+	REAP_OK(opener);
+	chan_close_parent(&a.c);
+	CHECK(close(opath));
+	expect_consistent(&s->c, "open", "open", 1, "after the retry");
+	ASSERT_GONE(name);
+}
+
 /* The reaper is held with removed files' room still taken in a 3 MiB store: a 2 MiB fallocate of
  * a new file must wait for it (pool_wait_room) and succeed once it goes on, after `hold_ms`. */
 static void fallocate_while_reaper_held(struct fs_state *s, struct pool_fixture *p, int hold_ms)
@@ -856,6 +943,11 @@ static int setup_small(void **state)
 	return setup_opts(state, "autohold=none,uring=off,max_size=3145728");
 }
 
+static int setup_one_queue(void **state)
+{
+	return setup_opts(state, "autohold=none,uring=off");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -868,6 +960,8 @@ int main(void)
 		{"resize_runs_outside_the_lock", test_resize_runs_outside_the_lock, setup_small,
 		 teardown, NULL},
 		{"create_runs_outside_the_lock", test_create_runs_outside_the_lock, setup_small,
+		 teardown, NULL},
+		{"retry_opens_the_named_file", test_retry_opens_the_named_file, setup_one_queue,
 		 teardown, NULL},
 		{"reaped_room_comes_back", test_reaped_room_comes_back, setup_small, teardown,
 		 NULL},
