@@ -256,7 +256,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		r = check_open(n, fi->flags, caller_uid(req));
 	/* Gone since the kernel cached its way here: it looks the name up again, once. */
 	if (r == 0 && pool_gone(p, n))
-		r = pool_stale_answer(p, fuse_req_ctx(req)->pid, 0);
+		r = pool_stale_answer(p, fuse_req_ctx(req)->pid, n->ino);
 	if (r == 0 && fd < 0)
 		r = fd == -ENOENT ? -ESTALE : fd;
 	if (r == 0)

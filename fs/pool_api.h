@@ -182,11 +182,11 @@ void pool_lookup_add(struct node *n);
 bool pool_name_cached_now(const struct pool *p, const struct node *dir, const struct node *n);
 
 /* ---- pool_stale.c: the kernel's one retry (docs/design.md "The LOOKUP/OPEN race") ---- */
-/* A request by thread `tid` reached an entry that is gone (no name, nothing using it) through a
- * reference the kernel cached: -ESTALE the first time, so the kernel walks the path again from
- * the names; `fresh` (what tmpfs gives for an entry gone between two steps) when it is the
- * retry. */
-int pool_stale_answer(struct pool *p, pid_t tid, int fresh);
+/* An OPEN by thread `tid` reached entry `ino`, which is gone (no name, nothing using it),
+ * through a reference the kernel cached: -ESTALE, so the kernel walks the path again from the
+ * names; 0 (open the nameless file, as tmpfs opens one unlinked between two steps) when it is
+ * that retry reaching the same entry, or what it looked up after its keep ran out. */
+int pool_stale_answer(struct pool *p, pid_t tid, uint64_t ino);
 /* Thread `tid` opened or made an entry: a retry it was in is over. */
 void pool_stale_done(struct pool *p, pid_t tid);
 /* A LOOKUP by thread `tid` answered `n` (NULL: an error or no such name). In its retry, the

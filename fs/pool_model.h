@@ -197,7 +197,8 @@ struct watch;
 #endif
 struct stale_threads {
 	pid_t tid[POOL_STALE_SLOTS];
-	uint64_t found[POOL_STALE_SLOTS]; /* the entry its retry last looked up, or 0 */
+	uint64_t answered[POOL_STALE_SLOTS]; /* the entry its OPEN found gone */
+	uint64_t found[POOL_STALE_SLOTS];    /* the entry its retry last looked up, or 0 */
 	unsigned next;
 	unsigned live; /* slots in use: opens skip the scan while none is */
 };

@@ -649,13 +649,14 @@ static void test_create_runs_outside_the_lock(void **state)
 }
 
 struct retry_arg {
-	char path[PATH_MAX];
+	char path[PATH_MAX];   /* the first open's */
+	char second[PATH_MAX]; /* the second open's */
 	struct chan c;
 };
 
-/* The opener of test_retry_opens_the_named_file. Its first open's OPEN waits while the file it
- * looked up goes, so the kernel's retry finds no name: ENOENT, and the daemon still counts the
- * thread in its retry. Its second open, with O_CREAT, must get the file the name names. */
+/* The opener of the retry tests. Its first open's OPEN waits while the file it looked up goes,
+ * so the kernel's retry finds no name: ENOENT, and the daemon still counts the thread as in a
+ * retry. Its second open, with O_CREAT, must get a file that its name names. */
 static int retry_opener(void *v)
 {
 	struct retry_arg *a = v;
@@ -667,12 +668,37 @@ static int retry_opener(void *v)
 	fd = open(a->path, O_RDONLY | O_CLOEXEC);
 	CHILD_CHECK(fd == -1 && errno == ENOENT, 2);
 	CHILD_READY_THEN_GO(&a->c, 3);
-	fd = open(a->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(a->second, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	CHILD_CHECK(fd >= 0, 5);
-	CHILD_CHECK(fstat(fd, &fst) == 0 && stat(a->path, &nst) == 0, 6);
+	CHILD_CHECK(fstat(fd, &fst) == 0 && stat(a->second, &nst) == 0, 6);
 	CHILD_CHECK(fst.st_nlink == 1 && fst.st_ino == nst.st_ino, 7);
 	CHILD_CHECK(close(fd) == 0, 8);
 	return 0;
+}
+
+/* Start the opener on `name` (then `second`) and take it through its first open: it ends in a
+ * failed retry. The opener is spawned first, so that it inherits none of the files the test
+ * opens. */
+static pid_t opener_after_failed_retry(struct fs_state *s, struct retry_arg *a, const char *name,
+				       const char *second)
+{
+	pid_t opener;
+	int held;
+
+	snprintf(a->path, sizeof(a->path), "%s", name);
+	snprintf(a->second, sizeof(a->second), "%s", second);
+	chan_open(&a->c);
+	opener = tu_spawn(retry_opener, a);
+	chan_parent(&a->c);
+	CHECK(held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	arm(&s->c, "open 1");
+	PARENT_GO(&a->c);
+	wait_fault_fired(&s->c, "open");
+	CHECK(close(held)); /* the file goes while the opener's OPEN of it waits */
+	ASSERT_GONE(name);
+	arm(&s->c, "off");
+	PARENT_WAIT_READY(&a->c);
+	return opener;
 }
 
 /* Until `path` (an entry's /proc/self/fd link) is used by no handle or mapping. */
@@ -698,30 +724,17 @@ static void test_retry_opens_the_named_file(void **state)
 	struct fs_state *s = *state;
 	struct pool_fixture *p = tu_pool(state);
 	PATH(name, p, "name");
-	struct retry_arg a;
+	struct retry_arg a = {.path = ""};
 	char via[64];
 	int held, other, opath;
-	pid_t opener;
-
-	snprintf(a.path, sizeof(a.path), "%s", name);
-	chan_open(&a.c);
-	opener = tu_spawn(retry_opener, &a); /* first: it must not inherit the files below */
-	chan_parent(&a.c);
-	CHECK(held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-	arm(&s->c, "open 1");
-	PARENT_GO(&a.c);
-	wait_fault_fired(&s->c, "open");
-	CHECK(close(held)); /* the file goes while the opener's OPEN of it waits */
-	ASSERT_GONE(name);
-	arm(&s->c, "off");
-	PARENT_WAIT_READY(&a.c);
+	pid_t opener = opener_after_failed_retry(s, &a, name, name);
 
 	CHECK(held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
 	CHECK(opath = open(name, O_PATH | O_CLOEXEC));
 	snprintf(via, sizeof(via), "/proc/self/fd/%d", opath);
 	arm(&s->c, "open 1");
 	PARENT_GO(&a.c);
-	wait_fault_fired(&s->c, "open"); /* its retry looked the new file up; the OPEN waits */
+	wait_fault_fired(&s->c, "open"); /* its LOOKUP found the new file; the OPEN waits */
 	CHECK(other = open(name, O_RDWR | O_CLOEXEC));
 	CHECK(close(other));
 	CHECK(close(held));
@@ -733,6 +746,40 @@ static void test_retry_opens_the_named_file(void **state)
 	CHECK(close(opath));
 	expect_consistent(&s->c, "open", "open", 1, "after the retry");
 	ASSERT_GONE(name);
+}
+
+/* A thread whose retry ended in an error is in no retry when it next meets a gone file: that
+ * open is answered ESTALE and retried like any other, and with O_CREAT it makes a new file,
+ * rather than opening the nameless one (whose data nobody could find by its name). The second
+ * name is in a folder, where the kernel caches the name of a file in use: the opener's walk
+ * reaches the file without a LOOKUP. Another file in use keeps the folder. */
+static void test_failed_retry_then_a_new_open(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	PATH(name, p, "name");
+	PATH(dir, p, "dir");
+	PATH(keep, p, "dir/keep");
+	PATH(cached, p, "dir/cached");
+	struct retry_arg a = {.path = ""};
+	int held, kept;
+	pid_t opener = opener_after_failed_retry(s, &a, name, cached);
+
+	CHECK(mkdir(dir, 0700));
+	CHECK(kept = open(keep, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	CHECK(held = open(cached, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	arm(&s->c, "open 1");
+	PARENT_GO(&a.c);
+	wait_fault_fired(&s->c, "open"); /* through the cached name; the OPEN waits */
+	CHECK(close(held));
+	ASSERT_GONE(cached);
+	arm(&s->c, "off");
+	REAP_OK(opener);
+	chan_close_parent(&a.c);
+	expect_consistent(&s->c, "open", "open", 1, "after the second open");
+	ASSERT_GONE(cached);
+	CHECK(close(kept));
+	ASSERT_GONE(dir);
 }
 
 /* The reaper is held with removed files' room still taken in a 3 MiB store: a 2 MiB fallocate of
@@ -962,6 +1009,8 @@ int main(void)
 		{"create_runs_outside_the_lock", test_create_runs_outside_the_lock, setup_small,
 		 teardown, NULL},
 		{"retry_opens_the_named_file", test_retry_opens_the_named_file, setup_one_queue,
+		 teardown, NULL},
+		{"failed_retry_then_a_new_open", test_failed_retry_then_a_new_open, setup_one_queue,
 		 teardown, NULL},
 		{"reaped_room_comes_back", test_reaped_room_comes_back, setup_small, teardown,
 		 NULL},
