@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -176,9 +178,11 @@ int proc_cgroup(pid_t pid, char *buf, size_t len)
 	return r > 0 ? 0 : r;
 }
 
-int proc_fd_count(pid_t pid)
+/* The descriptors of `pid` whose link reads `target`, or all of them if target is NULL: how many
+ * (at most max), their numbers into fds unless it is NULL. */
+static int fd_scan(pid_t pid, const char *target, int *fds, int max)
 {
-	char path[64];
+	char path[64], link[PATH_MAX];
 	struct dirent *e;
 	DIR *d;
 	int n = 0;
@@ -187,11 +191,36 @@ int proc_fd_count(pid_t pid)
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? -ESRCH : -errno;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
+	while (n < max && (e = readdir(d))) {
+		ssize_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (target) {
+			/* a descriptor closed meanwhile has no link left: not one of them */
+			len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+			if (len < 0)
+				continue;
+			link[len] = '\0';
+			if (strcmp(link, target) != 0)
+				continue;
+		}
+		if (fds)
+			fds[n] = atoi(e->d_name);
+		n++;
+	}
 	closedir(d);
 	return n;
+}
+
+int proc_fd_count(pid_t pid)
+{
+	return fd_scan(pid, NULL, NULL, INT_MAX);
+}
+
+int proc_find_fds(pid_t pid, const char *target, int *fds, int max)
+{
+	return fd_scan(pid, target, fds, max);
 }
 
 struct mount_dev_search {

@@ -48,6 +48,10 @@ int proc_scan(pid_t pid, const char *what, int (*fn)(char *line, void *ctx), voi
 
 /* How many descriptors `pid` has open, or -errno. */
 int proc_fd_count(pid_t pid);
+/* The descriptors of `pid` whose /proc/PID/fd link reads exactly `target` (such as
+ * "anon_inode:[fanotify]"), their numbers into fds[0..max): how many (at most max), -ESRCH if
+ * no such process, or -errno. The tests find the daemon's io_uring and fanotify instances so. */
+int proc_find_fds(pid_t pid, const char *target, int *fds, int max);
 
 /* mountinfo writes a space, tab, newline and backslash in a path as \040, \011, \012 and \134:
  * undo that in place (cgroup2.c and mountinfo_fuse_dev). */

@@ -3,6 +3,7 @@
  * cannot be had. The evidence is the daemon's own: its io_uring descriptors in /proc/PID/fd and
  * their completion counters in /proc/PID/fdinfo, which must grow with the requests we make. */
 #include "itest.h"
+#include "procfs.h"
 
 #include <dirent.h>
 #include <sys/mount.h>
@@ -30,30 +31,15 @@ static int uring_expected(void)
  * completions the kernel posted: one per request handed to the daemon over a ring). */
 static int daemon_rings(pid_t pid, unsigned long long *cq_total)
 {
-	char dir[64], path[PATH_MAX], target[256], line[256];
-	struct dirent *e;
-	DIR *d;
-	int rings = 0;
+	int ring[256], rings = proc_find_fds(pid, "anon_inode:[io_uring]", ring, 256);
+	char path[64], line[256];
 
 	*cq_total = 0;
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	d = opendir(dir);
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		ssize_t n;
+	assert_true(rings >= 0);
+	for (int i = 0; i < rings; i++) {
 		FILE *f;
 
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue; /* closed meanwhile */
-		target[n] = '\0';
-		if (strcmp(target, "anon_inode:[io_uring]") != 0)
-			continue;
-		rings++;
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, ring[i]);
 		f = fopen(path, "re");
 		assert_non_null(f);
 		while (fgets(line, sizeof(line), f)) {
@@ -64,7 +50,6 @@ static int daemon_rings(pid_t pid, unsigned long long *cq_total)
 		}
 		fclose(f);
 	}
-	closedir(d);
 	return rings;
 }
 
@@ -246,30 +231,17 @@ static pid_t auto_unmount_helper(const char *mnt)
 /* Take the daemon's io_uring instances: held here, its rings outlive it. */
 static void hold_rings(pid_t daemon, struct held_rings *h)
 {
-	char dir[64], path[PATH_MAX], target[64];
+	int ring[ARRAY_SIZE(h->fd)];
 	int pidfd = (int)syscall(SYS_pidfd_open, daemon, 0);
-	struct dirent *e;
-	DIR *d;
+	int n = proc_find_fds(daemon, "anon_inode:[io_uring]", ring, (int)ARRAY_SIZE(ring) - h->n);
 
 	assert_true(pidfd >= 0);
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)daemon);
-	d = opendir(dir);
-	assert_non_null(d);
-	while (h->n < (int)ARRAY_SIZE(h->fd) && (e = readdir(d))) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		if (strcmp(target, "anon_inode:[io_uring]") != 0)
-			continue;
-		h->fd[h->n] = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(e->d_name), 0);
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		h->fd[h->n] = (int)syscall(SYS_pidfd_getfd, pidfd, ring[i], 0);
 		if (h->fd[h->n] >= 0)
 			h->n++;
 	}
-	closedir(d);
 	close(pidfd);
 }
 

@@ -96,6 +96,19 @@ static void assert_stays(const char *path)
 				 (want));                                                          \
 	} while (0)
 
+/* poolfs_refs of path into *r (for the case's further checks) and its counts, every one, so
+ * that a case states those it expects at 0 too. */
+static void expect_refs(const char *path, struct poolfs_refs *r, uint64_t opens, int folder,
+			uint64_t children, uint64_t nholds, unsigned nlisted)
+{
+	CHECK_R(poolfs_refs(path, r), 0);
+	assert_int_equal(r->opens, opens);
+	assert_int_equal(r->folder, folder);
+	assert_int_equal(r->children, children);
+	assert_int_equal(r->nholds, nholds);
+	assert_int_equal(r->nlisted, nlisted);
+}
+
 /* ---- child processes that never outlive the test ------------------------------------------- */
 
 struct child {
@@ -285,19 +298,13 @@ static void test_hold_pin_and_release(void **state)
 	int fd = create_file(f);
 	/* no hold yet: release says so, and refs sees our handle */
 	CHECK_R(poolfs_release(f), -ENODATA);
-	CHECK_R(poolfs_refs(f, &r), 0);
-	assert_int_equal(r.opens, 1);
-	assert_int_equal(r.folder, 0);
-	assert_int_equal(r.nholds, 0);
+	expect_refs(f, &r, 1, 0, 0, 0, 0);
 
 	CHECK_R(poolfs_hold(f, POOLFS_SCOPE_PIN, 0), 0);
 	CHECK_R(poolfs_hold(f, POOLFS_SCOPE_PIN, 0), 0); /* several holds on one entry */
 	close(fd);
 	assert_stays(f);
-	CHECK_R(poolfs_refs(f, &r), 0);
-	assert_int_equal(r.opens, 0);
-	assert_int_equal(r.nholds, 2);
-	assert_int_equal(r.nlisted, 2);
+	expect_refs(f, &r, 0, 0, 0, 2, 2);
 	for (unsigned k = 0; k < 2; k++) {
 		assert_int_equal(r.holds[k].scope, POOLFS_SCOPE_PIN);
 		assert_string_equal(r.holds[k].text, POOLFS_SCOPE_WORD_PIN);
@@ -575,14 +582,9 @@ static void test_folder_hold_and_refs(void **state)
 	close(create_file(b));
 	assert_stays(a);
 	ASSERT_EXISTS(b);
-	CHECK_R(poolfs_refs(d, &r), 0);
-	assert_int_equal(r.folder, 1);
-	assert_int_equal(r.children, 2);
-	assert_int_equal(r.nholds, 1);
+	expect_refs(d, &r, 0, 1, 2, 1, 1);
 	/* the files have no hold of their own: the folder's keeps them */
-	CHECK_R(poolfs_refs(a, &r), 0);
-	assert_int_equal(r.folder, 0);
-	assert_int_equal(r.nholds, 0);
+	expect_refs(a, &r, 0, 0, 0, 0, 0);
 	CHECK_R(poolfs_release(a), -ENODATA);
 	CHECK_R(poolfs_release(d), 0);
 	ASSERT_GONE(a);

@@ -50,6 +50,34 @@ static void expect_hold(const struct poolfs_hold_info *h, enum poolfs_scope scop
 	assert_string_equal(h->text, text);
 }
 
+/* Every count of a parsed refs text, so that a case states the ones it leaves at 0 too. */
+static void expect_counts(const struct poolfs_refs *r, uint64_t opens, int mapped, int folder,
+			  uint64_t children, uint64_t nholds, unsigned nlisted)
+{
+	assert_int_equal(r->opens, opens);
+	assert_int_equal(r->mapped, mapped);
+	assert_int_equal(r->folder, folder);
+	assert_int_equal(r->children, children);
+	assert_int_equal(r->nholds, nholds);
+	assert_int_equal(r->nlisted, nlisted);
+}
+
+/* Each of the texts is refused with -EPROTO, and the output is left alone on failure (its
+ * first and last fields still hold what was there). */
+static void expect_refused(const char *const *bad, size_t n)
+{
+	struct poolfs_refs r;
+
+	for (size_t k = 0; k < n; k++) {
+		memset(&r, 0x5a, sizeof r);
+		int got = refs_str(bad[k], &r);
+		if (got != -EPROTO)
+			fail_msg("case %zu: \"%s\": got %d, want -EPROTO", k, bad[k], got);
+		assert_int_equal(r.opens, 0x5a5a5a5a5a5a5a5aull);
+		assert_int_equal(r.names, 0x5a5a5a5au);
+	}
+}
+
 static void test_scope_format(void **state)
 {
 	(void)state;
@@ -87,12 +115,7 @@ static void test_refs_file(void **state)
 	struct poolfs_refs r;
 
 	assert_int_equal(refs_str("opens 2\nmapped yes\nholds 0\n", &r), 0);
-	assert_int_equal(r.opens, 2);
-	assert_int_equal(r.mapped, 1);
-	assert_int_equal(r.folder, 0);
-	assert_int_equal(r.children, 0);
-	assert_int_equal(r.nholds, 0);
-	assert_int_equal(r.nlisted, 0);
+	expect_counts(&r, 2, 1, 0, 0, 0, 0);
 
 	assert_int_equal(
 		refs_str("opens 0\nmapped no\nholds 4\n"
@@ -102,10 +125,7 @@ static void test_refs_file(void **state)
 			 "hold cgroup:/user.slice/user-1000.slice/session-3.scope uid=1000\n",
 			 &r),
 		0);
-	assert_int_equal(r.opens, 0);
-	assert_int_equal(r.mapped, 0);
-	assert_int_equal(r.nholds, 4);
-	assert_int_equal(r.nlisted, 4);
+	expect_counts(&r, 0, 0, 0, 0, 4, 4);
 	expect_hold(&r.holds[0], POOLFS_SCOPE_PIN, 0, 1000, "pin");
 	expect_hold(&r.holds[1], POOLFS_SCOPE_PID, 4242, 0, "pid:4242");
 	expect_hold(&r.holds[2], POOLFS_SCOPE_SESSION, 17, 4294967295u, "session:17");
@@ -124,9 +144,7 @@ static void test_refs_folder_and_variants(void **state)
 				  "hold cgroup:/my jobs/a uid=5 uid=7",
 				  &r),
 			 0);
-	assert_int_equal(r.folder, 1);
-	assert_int_equal(r.children, 3);
-	assert_int_equal(r.opens, 1);
+	expect_counts(&r, 1, 0, 1, 3, 1, 1);
 	/* a cgroup path may hold spaces and even " uid=": the last one is the owner */
 	expect_hold(&r.holds[0], POOLFS_SCOPE_CGROUP, 0, 7, "cgroup:/my jobs/a uid=5");
 
@@ -239,13 +257,7 @@ static void test_refs_names(void **state)
 		"opens 0\nmapped no\nnames 0x2\nholds 0\n",
 		"names 2\nmapped no\nholds 0\n", /* still no opens */
 	};
-	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-		memset(&r, 0x5a, sizeof r);
-		int got = refs_str(bad[k], &r);
-		if (got != -EPROTO)
-			fail_msg("case %zu: \"%s\": got %d, want -EPROTO", k, bad[k], got);
-		assert_int_equal(r.names, 0x5a5a5a5au);
-	}
+	expect_refused(bad, sizeof bad / sizeof bad[0]);
 }
 
 static void test_refs_malformed(void **state)
@@ -290,14 +302,7 @@ static void test_refs_malformed(void **state)
 		"opens 1\nmapped no\nholds 0\nhold pin uid=1\n",
 	};
 	struct poolfs_refs r;
-	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-		memset(&r, 0x5a, sizeof r);
-		int got = refs_str(bad[k], &r);
-		if (got != -EPROTO)
-			fail_msg("case %zu: \"%s\": got %d, want -EPROTO", k, bad[k], got);
-		/* the output is left alone on failure */
-		assert_int_equal(r.opens, 0x5a5a5a5a5a5a5a5aull);
-	}
+	expect_refused(bad, sizeof bad / sizeof bad[0]);
 	/* a NUL inside the text */
 	static const char nul[] = "opens 1\nmap\0ped no\nholds 0\n";
 	assert_int_equal(refs_exact(nul, sizeof nul - 1, &r), -EPROTO);

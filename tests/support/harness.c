@@ -1,5 +1,6 @@
 /* Integration-test harness: one real pool per fixture, always taken down. See harness.h. */
 #include "harness.h"
+#include "procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1000,37 +1001,23 @@ int pool_unmount(struct pool_fixture *p)
 
 int pool_daemon_marks(const struct pool_fixture *p)
 {
-	char dir[64], path[PATH_MAX], target[64], line[512];
-	struct dirent *e;
-	int marks = -1;
-	DIR *d;
+	int fan[4], n = proc_find_fds(p->daemon_pid, "anon_inode:[fanotify]", fan, 4);
+	char path[64], line[512];
 
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)p->daemon_pid);
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while (marks < 0 && (e = readdir(d))) {
-		ssize_t n;
+	for (int i = 0; i < n; i++) {
 		FILE *f;
+		int marks = 0;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		if (strcmp(target, "anon_inode:[fanotify]") != 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)p->daemon_pid, e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)p->daemon_pid, fan[i]);
 		f = fopen(path, "re");
 		if (!f)
 			continue; /* closed meanwhile */
-		marks = 0;
 		while (fgets(line, sizeof(line), f))
 			marks += strncmp(line, "fanotify ino:", 13) == 0;
 		fclose(f);
+		return marks;
 	}
-	closedir(d);
-	return marks;
+	return n < 0 ? n : -1;
 }
 
 int pool_wait_daemon_marks(const struct pool_fixture *p, int want, int timeout_ms)

@@ -1,7 +1,11 @@
-/* rows_to_tests and rows_name (rows.h): a cmocka test for each row of a table, and its name. */
+/* rows_to_tests, rows_name and rows_temp_file (rows.h): a cmocka test for each row of a table,
+ * its name, and a row's text as a file. */
 #include "rows.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 void rows_to_tests(struct CMUnitTest *tests, const void *rows, size_t row_size, size_t n,
 		   CMUnitTestFunction fn, CMFixtureFunction setup, CMFixtureFunction teardown)
@@ -29,4 +33,13 @@ void rows_name(char *buf, size_t size, const char *group, const char *value, siz
 		n += (size_t)snprintf(buf + n, size - n, c > 0x20 && c < 0x7f ? "%c" : "\\x%02x",
 				      c);
 	}
+}
+
+void rows_temp_file(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
 }

@@ -19,4 +19,8 @@ void rows_to_tests(struct CMUnitTest *tests, const void *rows, size_t row_size, 
  * blank) written \xNN, so that a name stays one TAP line. Cut to fit size. */
 void rows_name(char *buf, size_t size, const char *group, const char *value, size_t len);
 
+/* A new temporary file holding text (a /proc text to parse, say): its name into path, which must
+ * end in XXXXXX as for mkstemp. Fails the test if it cannot be written; the caller unlinks it. */
+void rows_temp_file(char *path, const char *text);
+
 #endif

@@ -57,11 +57,8 @@ static void test_find_row(void **state)
 	const struct find_row *r = *state;
 	char path[] = "/tmp/poolfs-mountinfo-XXXXXX", buf[4096];
 	size_t len = r->buflen ? r->buflen : sizeof(buf);
-	int fd = mkstemp(path);
 
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, r->text, strlen(r->text)), (ssize_t)strlen(r->text));
-	close(fd);
+	rows_temp_file(path, r->text);
 	memset(buf, 'x', sizeof(buf));
 	int rc = cgroup2_find_mount(path, buf, len);
 	unlink(path);

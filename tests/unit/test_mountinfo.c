@@ -50,12 +50,10 @@ static void test_dev_row(void **state)
 {
 	const struct dev_row *r = *state;
 	char path[] = "/tmp/poolfs-mountinfo-XXXXXX";
-	int fd = mkstemp(path), rc;
 	dev_t dev = 0;
+	int rc;
 
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, r->text, strlen(r->text)), (ssize_t)strlen(r->text));
-	close(fd);
+	rows_temp_file(path, r->text);
 	rc = mountinfo_fuse_dev(path, r->mountpoint, &dev);
 	unlink(path);
 	assert_int_equal(rc, r->rc);

@@ -2,8 +2,9 @@
  * parentheses, malformed texts, the start time; live, zombie and reaped processes) and the
  * anchor a session hold watches, on real processes: the running leader, a leaderless session
  * (the caller's topmost ancestor in it, as under Slurm's slurmstepd), and a process that is
- * gone. */
+ * gone; and the descriptors of a process whose link reads a given text (procfs.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -219,12 +222,54 @@ static void test_anchor_of_gone_process(void **state)
 	assert_int_equal(session_anchor(c, &anchor), -ESRCH);
 }
 
+/* proc_find_fds (procfs.c) on this process: the two ends of a pipe by its "pipe:[INODE]" link,
+ * eventfds by theirs, max honoured, a link nothing has, and a reaped process. */
+static void test_find_fds(void **state)
+{
+	char pipe_link[64];
+	int p[2], ev[2], fds[8], n;
+	struct stat st;
+	pid_t c;
+	(void)state;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(fstat(p[0], &st), 0);
+	snprintf(pipe_link, sizeof(pipe_link), "pipe:[%llu]", (unsigned long long)st.st_ino);
+	n = proc_find_fds(getpid(), pipe_link, fds, 8);
+	assert_int_equal(n, 2);
+	assert_true((fds[0] == p[0] && fds[1] == p[1]) || (fds[0] == p[1] && fds[1] == p[0]));
+
+	ev[0] = eventfd(0, EFD_CLOEXEC);
+	ev[1] = eventfd(0, EFD_CLOEXEC);
+	assert_true(ev[0] >= 0 && ev[1] >= 0);
+	assert_int_equal(proc_find_fds(getpid(), "anon_inode:[eventfd]", fds, 8), 2);
+	assert_int_equal(proc_find_fds(getpid(), "anon_inode:[eventfd]", fds, 1), 1);
+	assert_true(fds[0] == ev[0] || fds[0] == ev[1]);
+	close(ev[1]);
+	assert_int_equal(proc_find_fds(getpid(), "anon_inode:[eventfd]", fds, 8), 1);
+	assert_int_equal(fds[0], ev[0]);
+	/* exact: a prefix of a link is not that link */
+	assert_int_equal(proc_find_fds(getpid(), "anon_inode:[event", fds, 8), 0);
+	assert_int_equal(proc_find_fds(getpid(), "pipe:[0]", fds, 8), 0);
+	close(ev[0]);
+	close(p[0]);
+	close(p[1]);
+
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0)
+		_exit(0);
+	assert_int_equal(waitpid(c, NULL, 0), c);
+	assert_int_equal(proc_find_fds(c, "pipe:[0]", fds, 8), -ESRCH);
+}
+
 static const struct CMUnitTest anchor_tests[] = {
 	cmocka_unit_test(test_parse_start_time),
 	cmocka_unit_test(test_read_live_zombie_gone),
 	cmocka_unit_test(test_anchor_is_running_leader),
 	cmocka_unit_test(test_anchor_in_leaderless_session),
 	cmocka_unit_test(test_anchor_of_gone_process),
+	cmocka_unit_test(test_find_fds),
 };
 
 #define N_ANCHOR_TESTS (sizeof(anchor_tests) / sizeof(anchor_tests[0]))
