@@ -318,27 +318,35 @@ struct crowd {
 	pid_t pid[MAX_W];
 	int order[MAX_W];
 	pid_t grp;
-	uint64_t rs; /* the runner's random choices */
+	uint64_t rs;		  /* the runner's random choices */
+	int (*worker)(void *arg); /* what each of them runs */
+	unsigned started;	  /* how many were started: the next one's gen */
 };
 
-/* A crowd's group, and its choices seeded from the test's seed and the runner's salt: 0, or -1
- * (said in the shared area) if the group's holder cannot be forked. */
-static int crowd_init(struct crowd *cw, const struct scfg *c, uint64_t salt)
+/* Start the crowd's worker `slot` (again, after a kill). */
+static void crowd_start(struct crowd *cw, const struct scfg *c, int slot)
+{
+	cw->wa[slot] = (struct sworker){.c = c, .slot = slot, .gen = cw->started++};
+	cw->pid[slot] = spawn_child(cw->grp, 1, cw->worker, &cw->wa[slot]);
+}
+
+/* A crowd of c->nworkers running `worker` in a group of their own, its choices seeded from the
+ * test's seed and the runner's salt: 0, or -1 (said in the shared area) if the group's holder
+ * cannot be forked. */
+static int crowd_init(struct crowd *cw, const struct scfg *c, uint64_t salt,
+		      int (*worker)(void *arg))
 {
 	cw->rs = c->seed ^ salt;
+	cw->worker = worker;
+	cw->started = 0;
 	cw->grp = group_new();
 	if (cw->grp < 0) {
 		sh_err(c->sh, "runner: fork of the group holder: %s", errname(errno));
 		return -1;
 	}
+	for (int i = 0; i < c->nworkers; i++)
+		crowd_start(cw, c, i);
 	return 0;
-}
-
-static pid_t storm_start(const struct scfg *c, pid_t grp, struct sworker *wa, int slot,
-			 unsigned *gen)
-{
-	wa[slot] = (struct sworker){.c = c, .slot = slot, .gen = (*gen)++};
-	return spawn_child(grp, 1, storm_worker, &wa[slot]);
 }
 
 static int storm_runner(void *arg)
@@ -346,12 +354,9 @@ static int storm_runner(void *arg)
 	const struct scfg *c = arg;
 	struct shared *sh = c->sh;
 	struct crowd cw;
-	unsigned gen = 0;
 
-	if (crowd_init(&cw, c, 0x5157AB1Eull) < 0)
+	if (crowd_init(&cw, c, 0x5157AB1Eull, storm_worker) < 0)
 		return 1;
-	for (int i = 0; i < c->nworkers; i++)
-		cw.pid[i] = storm_start(c, cw.grp, cw.wa, i, &gen);
 	for (int k = 0; k < c->kills; k++) {
 		int i = (int)rng_below(&cw.rs, (unsigned)c->nworkers);
 		int status, r;
@@ -363,14 +368,14 @@ static int storm_runner(void *arg)
 		if (r != 128 + SIGKILL)
 			sh_err(sh, "storm worker %d ended with %d before it was killed", i, r);
 		sh_inc(sh, C_KILLS);
-		cw.pid[i] = storm_start(c, cw.grp, cw.wa, i, &gen);
+		crowd_start(&cw, c, i);
 		/* Orphaned grandchildren come to us; a worker found here died on its own. */
 		while ((z = waitpid(-1, &status, WNOHANG)) > 0)
 			for (int j = 0; j < c->nworkers; j++)
 				if (cw.pid[j] == z) {
 					sh_err(sh, "storm worker %d died on its own (status 0x%x)",
 					       j, status);
-					cw.pid[j] = storm_start(c, cw.grp, cw.wa, j, &gen);
+					crowd_start(&cw, c, j);
 				}
 	}
 	/* The last ones, in random order. */
@@ -665,12 +670,8 @@ static int mappers_runner(void *arg)
 	struct crowd cw;
 	int got = 0;
 
-	if (crowd_init(&cw, c, 0xDEAD40ull) < 0)
+	if (crowd_init(&cw, c, 0xDEAD40ull, mapper) < 0)
 		return 1;
-	for (int i = 0; i < c->nworkers; i++) {
-		cw.wa[i] = (struct sworker){.c = c, .slot = i};
-		cw.pid[i] = spawn_child(cw.grp, 1, mapper, &cw.wa[i]);
-	}
 	while (got < c->nworkers && read_byte_bounded(c->ready[0], 60000) == 0)
 		got++;
 	if (got != c->nworkers) {
