@@ -91,16 +91,18 @@ static void op_destroy(void *userdata)
 
 /* ---- the table --------------------------------------------------------------------------- */
 
-/* Every request handler is wrapped to count it and time it (opstats.h). The pool is taken from
- * the request before the handler runs: after its reply the request is gone. */
+/* Every request handler is wrapped to count it and time it (opstats.h): counted before it
+ * runs, so that its caller, once answered, finds it counted. The pool is taken from the request
+ * before the handler runs: after its reply the request is gone. */
 #define TIMED(name, id, params, args)                                                              \
 	static void timed_##name(fuse_req_t req, params)                                           \
 	{                                                                                          \
 		struct pool *p_ = pool_of(req);                                                    \
 		uint64_t t0_ = opstats_now();                                                      \
 		transport_note(p_, req);                                                           \
+		opstats_count(&p_->opstats, OPSTAT_##id);                                          \
 		op_##name(req, args);                                                              \
-		opstats_add(&p_->opstats, OPSTAT_##id, t0_);                                       \
+		opstats_time(&p_->opstats, OPSTAT_##id, t0_);                                      \
 	}
 #define P(...) __VA_ARGS__
 

@@ -22,9 +22,13 @@ uint64_t opstats_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void opstats_add(struct opstats *s, enum opstat op, uint64_t start_ns)
+void opstats_count(struct opstats *s, enum opstat op)
 {
 	atomic_fetch_add_explicit(&s->count[op], 1, memory_order_relaxed);
+}
+
+void opstats_time(struct opstats *s, enum opstat op, uint64_t start_ns)
+{
 	atomic_fetch_add_explicit(&s->ns[op], opstats_now() - start_ns, memory_order_relaxed);
 }
 

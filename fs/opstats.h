@@ -50,7 +50,11 @@ struct opstats {
 };
 
 uint64_t opstats_now(void); /* monotonic nanoseconds */
-void opstats_add(struct opstats *s, enum opstat op, uint64_t start_ns);
+/* A request of type `op` came: counted before its handler runs, so that whoever got its reply
+ * reads it counted (the tests count LOOKUPs after a stat). */
+void opstats_count(struct opstats *s, enum opstat op);
+/* Its handler, started at start_ns, is done: its time is added. */
+void opstats_time(struct opstats *s, enum opstat op, uint64_t start_ns);
 void opstats_reset(struct opstats *s);
 /* "OP COUNT NS\n" for every type that was served, busiest first by time, then a line
  * "total COUNT NS". Returns the length, or -ERANGE if buf is too small. */
