@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 
 /* What this machine should give: the build has io_uring (libfuse >= 3.18) and the kernel's switch
  * is on. Read the same way the daemon reads it, so the test follows the admin's setting. */
@@ -178,18 +179,9 @@ struct held_rings {
 /* The FUSE connection's number: the minor of the mount's device in /proc/self/mountinfo. */
 static int fuse_connection_of(const char *mnt)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], mp[PATH_MAX];
-	unsigned maj, min;
-	int conn = -1;
+	dev_t dev;
 
-	assert_non_null(f);
-	while (conn < 0 && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mp) == 3 &&
-		    strcmp(mp, mnt) == 0)
-			conn = (int)min;
-	fclose(f);
-	return conn;
+	return mountinfo_fuse_dev("/proc/self/mountinfo", mnt, &dev) == 0 ? (int)minor(dev) : -1;
 }
 
 /* The pid of the `fusermount3 --auto-unmount -- MNT` that libfuse started, or -1. */

@@ -1,5 +1,6 @@
 /* Integration-test harness: one real pool per fixture, always taken down. See harness.h. */
 #include "harness.h"
+#include "array.h"
 #include "procfs.h"
 
 #include <dirent.h>
@@ -571,27 +572,23 @@ int pool_wait_store_gone(struct pool_fixture *p, int timeout_ms)
 
 int pool_daemon_stores(pid_t pid, dev_t not_dev, struct pool_store *out, int max)
 {
-	char fds[32], path[64], link[16];
+	int fds[256], nfds, n = 0;
 	struct stat shm, st;
-	struct dirent *e;
-	int n = 0;
-	DIR *d;
 
-	snprintf(fds, sizeof(fds), "/proc/%ld/fd", (long)pid);
-	if (stat("/dev/shm", &shm) == -1 || !(d = opendir(fds)))
+	if (stat("/dev/shm", &shm) == -1)
 		return -errno;
-	while ((e = readdir(d))) {
+	/* a detached instance's root reads as "/" */
+	nfds = proc_find_fds(pid, "/", fds, (int)ARRAY_SIZE(fds));
+	if (nfds < 0)
+		return nfds;
+	for (int i = 0; i < nfds; i++) {
+		char path[64];
 		struct statfs sf;
-		ssize_t len;
 
-		if (e->d_name[0] == '.' || strlen(e->d_name) > 16)
-			continue;
-		snprintf(path, sizeof(path), "%s/%.16s", fds, e->d_name);
-		/* a detached instance's root reads as "/" */
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len != 1 || link[0] != '/' || stat(path, &st) == -1 || !S_ISDIR(st.st_mode) ||
-		    statfs(path, &sf) == -1 || sf.f_type != 0x01021994 /* TMPFS_MAGIC */ ||
-		    st.st_dev == shm.st_dev || st.st_dev == not_dev)
+		snprintf(path, sizeof(path), "/proc/%ld/fd/%d", (long)pid, fds[i]);
+		if (stat(path, &st) == -1 || !S_ISDIR(st.st_mode) || statfs(path, &sf) == -1 ||
+		    sf.f_type != 0x01021994 /* TMPFS_MAGIC */ || st.st_dev == shm.st_dev ||
+		    st.st_dev == not_dev)
 			continue;
 		if (n < max) {
 			snprintf(out[n].path, sizeof(out[n].path), "%s", path);
@@ -599,7 +596,6 @@ int pool_daemon_stores(pid_t pid, dev_t not_dev, struct pool_store *out, int max
 		}
 		n++;
 	}
-	closedir(d);
 	return n <= max ? n : -E2BIG;
 }
 
