@@ -126,7 +126,8 @@ int fault_arm(struct fault_state *f, const char *value, size_t len)
 		if (strcmp(name, site_names[s]) == 0) {
 			atomic_store(&f->fired[s], 0);
 			atomic_store(&f->benign, false);
-			if (s == FAULT_STALL || s == FAULT_REAP || s == FAULT_UNLINK || s == FAULT_OPEN)
+			if (s == FAULT_STALL || s == FAULT_REAP || s == FAULT_UNLINK ||
+			    s == FAULT_OPEN)
 				atomic_store(&f->stall_released, false);
 			atomic_store(&f->countdown[s], n);
 			return 0;
