@@ -22,7 +22,7 @@
 
 #include "pool_internal.h"
 
-/* The slot of `tid`'s ESTALE, or -1. */
+/* The slot of `tid`'s ESTALE, or -1: no scan while no slot is live (most requests). */
 static int stale_slot(const struct stale_threads *s, pid_t tid)
 {
 	for (unsigned i = 0; s->live && i < POOL_STALE_SLOTS; i++)
@@ -89,7 +89,7 @@ void pool_stale_lookup(struct pool *p, pid_t tid, struct node *n)
 {
 	/* A failed LOOKUP does not end the retry: the kernel revalidates a cached name with one
 	 * LOOKUP and, when that fails, looks the name up afresh with another. */
-	int i = n && p->stale.live ? stale_slot(&p->stale, tid) : -1;
+	int i = n ? stale_slot(&p->stale, tid) : -1;
 
 	if (i >= 0) {
 		p->stale.found[i] = n->ino;
@@ -99,7 +99,7 @@ void pool_stale_lookup(struct pool *p, pid_t tid, struct node *n)
 
 void pool_stale_done(struct pool *p, pid_t tid)
 {
-	int i = p->stale.live ? stale_slot(&p->stale, tid) : -1;
+	int i = stale_slot(&p->stale, tid);
 
 	if (i >= 0)
 		clear_slot(p, i);
