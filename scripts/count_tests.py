@@ -9,8 +9,10 @@ testlog.json) are counted here:
 A binary meson did not pass (crash, timeout, bail out, bad exit status, too few tests) always
 counts at least one failure, and every planned test case it never reported counts as failed.
 Non-TAP tests count one per binary. Which tests speak TAP comes from `meson introspect --tests`.
+With --failed it prints instead one line per binary that failed: its name, then the cases that
+failed, so the last lines of a CI log say which tests to look at.
 
-    count_tests.py BUILDDIR
+    count_tests.py [--failed] BUILDDIR
 """
 import json
 import re
@@ -56,8 +58,9 @@ def count_plain(result):
     return 0, 1, 0
 
 
-def count_tap(r, out):
-    """(passed, failed, skipped) of one TAP binary's record r with its output out."""
+def count_tap(r, out, failed_cases=None):
+    """(passed, failed, skipped) of one TAP binary's record r with its output out; the failed
+    cases' TAP lines are appended to failed_cases when it is a list."""
     result = r.get('result', 'ERROR')
     p = f = s = seen = 0
     plan = None
@@ -87,6 +90,8 @@ def count_tap(r, out):
             p += 1
         else:
             f += 1
+            if failed_cases is not None:
+                failed_cases.append(line.strip())
     if result not in GOOD:
         # meson did not pass this binary: tests it planned but never reported count as failed.
         f += max(0, (plan or 0) - seen)
@@ -106,9 +111,10 @@ def count_tap(r, out):
 
 
 def main(argv):
-    if len(argv) != 2:
-        sys.exit('usage: count_tests.py BUILDDIR')
-    builddir = argv[1]
+    list_failed = len(argv) == 3 and argv[1] == '--failed'
+    if len(argv) != 2 and not list_failed:
+        sys.exit('usage: count_tests.py [--failed] BUILDDIR')
+    builddir = argv[-1]
     protocols = test_protocols(builddir)
     passed = failed = skipped = 0
     try:
@@ -125,9 +131,13 @@ def main(argv):
         proto = protocols.get(name) or protocols.get(name.rsplit(' / ', 1)[-1], set())
         is_tap = 'tap' in proto if len(proto) == 1 else \
             any(PLAN.match(x) or TEST.match(x) for x in out.splitlines())
-        p, f, s = count_tap(r, out) if is_tap else count_plain(result)
+        cases = []
+        p, f, s = count_tap(r, out, cases) if is_tap else count_plain(result)
         passed, failed, skipped = passed + p, failed + f, skipped + s
-    print(passed, failed, skipped)
+        if list_failed and f:
+            print('%s (%s)%s' % (name, result, ''.join('; ' + c for c in cases)))
+    if not list_failed:
+        print(passed, failed, skipped)
 
 
 if __name__ == '__main__':

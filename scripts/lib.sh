@@ -312,3 +312,8 @@ ninja_build() {
 count_tests() {
     python3 "$POOLFS_ROOT/scripts/count_tests.py" "$1"
 }
+
+# failed_tests DIR: one line per test binary of that run that failed, with its failed cases.
+failed_tests() {
+    python3 "$POOLFS_ROOT/scripts/count_tests.py" --failed "$1"
+}
