@@ -61,16 +61,25 @@ for gname, files in LAYERS:
         GROUP[f] = gname
 
 
-def symbols(obj):
-    out = subprocess.run(['nm', obj], capture_output=True, text=True, check=True).stdout
-    defined, used = set(), set()
+def symbols(objs):
+    """{object path: (defined, used)} from one `nm` run over all of them: one process per object
+    made the lint test slow enough, on a loaded machine, to hit its timeout."""
+    table = {obj: (set(), set()) for obj in objs}
+    if not objs:
+        return table
+    out = subprocess.run(['nm', '-A', *objs], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
-        parts = line.split()
+        # -A: "OBJECT:ADDRESS TYPE NAME", or "OBJECT:  U NAME" for what it uses.
+        obj, sep, rest = line.rpartition('.o:')
+        if not sep or obj + '.o' not in table:
+            continue
+        defined, used = table[obj + '.o']
+        parts = rest.split()
         if len(parts) == 3 and parts[1] in 'TDBRC':
             defined.add(parts[2])
         elif len(parts) == 2 and parts[0] == 'U':
             used.add(parts[1])
-    return defined, used
+    return table
 
 
 def objects(builddir):
@@ -80,9 +89,8 @@ def objects(builddir):
     objs += glob.glob(os.path.join(builddir, 'fs', 'libpoolfs_pure.a.p', '*.o'))
     objs += glob.glob(os.path.join(builddir, 'fs', 'libpoolfs_proc.a.p', '*.o'))
     owner, uses = {}, {}
-    for obj in objs:
+    for obj, (defined, used) in symbols(objs).items():
         name = os.path.basename(obj)[:-len('.c.o')]
-        defined, used = symbols(obj)
         for s in defined:
             owner[s] = name
         uses[name] = used
