@@ -186,8 +186,9 @@ struct reaper {
 struct datapath;
 struct watch;
 
-/* Threads answered ESTALE whose retry has not come yet (pool_stale.c): the last few, oldest
- * overwritten, since a retry follows at once and a thread may end without one. */
+/* Threads answered ESTALE whose retry has not come yet (pool_stale.c): a free slot for each new
+ * one, the oldest overwritten only when all are live, since a retry follows at once and a thread
+ * may end without one. */
 #define POOL_STALE_SLOTS 64
 #ifdef POOLFS_FAULT_INJECTION
 /* A test may stall a retry's OPEN (fault.h "open") for as long as any stall. */
@@ -197,9 +198,10 @@ struct watch;
 #endif
 struct stale_threads {
 	pid_t tid[POOL_STALE_SLOTS];
-	uint64_t answered[POOL_STALE_SLOTS]; /* the entry its OPEN found gone */
-	uint64_t found[POOL_STALE_SLOTS];    /* the entry its retry last looked up, or 0 */
-	unsigned next;
+	uint64_t answered[POOL_STALE_SLOTS];	/* the entry its OPEN found gone */
+	uint64_t found[POOL_STALE_SLOTS];	/* the entry its retry last looked up, or 0 */
+	uint64_t answered_at[POOL_STALE_SLOTS]; /* `answers` when it was taken: the oldest goes */
+	uint64_t answers;			/* ESTALE answers so far */
 	unsigned live; /* slots in use: opens skip the scan while none is */
 };
 

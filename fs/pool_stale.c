@@ -16,8 +16,10 @@
  * even if an earlier retry of that thread ended in an error (ENOENT: the name went).
  *
  * A slot is the last ESTALE of a thread: what was answered, and what its retry looked up. It
- * ends when the thread opens or makes an entry, or when 64 newer threads were answered ESTALE.
- * Every function runs with the pool lock held. */
+ * ends when the thread opens or makes an entry, or, only while every slot is live, when a newer
+ * ESTALE needs it: a retry waiting between its LOOKUP and its OPEN must not lose its keep to
+ * other threads' retries that came and went meanwhile. Every function runs with the pool lock
+ * held. */
 #include <errno.h>
 
 #include "pool_internal.h"
@@ -55,9 +57,27 @@ static void clear_slot(struct pool *p, int i)
 	s->tid[i] = 0;
 	s->answered[i] = 0;
 	s->found[i] = 0;
+	s->answered_at[i] = 0;
 	s->live--;
 	if (found)
 		end_keep(p, found);
+}
+
+/* A free slot, or the oldest live one emptied: 64 threads in a retry at once is a machine far
+ * busier than a retry's few microseconds allow for. */
+static int take_slot(struct pool *p)
+{
+	struct stale_threads *s = &p->stale;
+	unsigned oldest = 0;
+
+	for (unsigned i = 0; i < POOL_STALE_SLOTS; i++) {
+		if (!s->tid[i])
+			return (int)i;
+		if (s->answered_at[i] < s->answered_at[oldest])
+			oldest = i;
+	}
+	clear_slot(p, (int)oldest);
+	return (int)oldest;
 }
 
 int pool_stale_answer(struct pool *p, pid_t tid, uint64_t ino)
@@ -74,14 +94,12 @@ int pool_stale_answer(struct pool *p, pid_t tid, uint64_t ino)
 		return 0; /* the retry, through a descriptor or after its keep ran out */
 	if (i >= 0)
 		clear_slot(p, i); /* an earlier retry of this thread is over */
-	i = (int)s->next;
-	if (s->tid[i])
-		clear_slot(p, i);
+	i = take_slot(p);
 	s->tid[i] = tid;
 	s->answered[i] = ino;
 	s->found[i] = 0;
+	s->answered_at[i] = ++s->answers;
 	s->live++;
-	s->next = (s->next + 1) % POOL_STALE_SLOTS;
 	return -ESTALE;
 }
 

@@ -748,6 +748,53 @@ static void test_retry_opens_the_named_file(void **state)
 	ASSERT_GONE(name);
 }
 
+/* How many threads' ESTALE the daemon tells apart (fs/pool_model.h POOL_STALE_SLOTS). */
+#define STALE_SLOTS 64
+
+/* A thread between its ESTALE and its retry's OPEN keeps its slot, and so its keep, however many
+ * other threads are answered ESTALE meanwhile while slots are free (fs/pool_stale.c): else the
+ * file its retry looked up goes, and its OPEN, a new open of a gone entry, is answered ESTALE
+ * again, which the kernel does not retry twice. The other ESTALEs here are reopens of a removed
+ * file through /proc/self/fd, each answered ESTALE once and then opened nameless, twice as many
+ * as there are slots. */
+static void test_retry_keeps_its_slot(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	PATH(name, p, "name");
+	PATH(removed, p, "removed");
+	struct retry_arg a = {.path = ""};
+	char via[64], reopen[64];
+	int held, opath, gone, fd;
+	pid_t opener = opener_after_failed_retry(s, &a, name, name);
+
+	CHECK(fd = open(removed, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	CHECK(gone = open(removed, O_PATH | O_CLOEXEC));
+	CHECK(close(fd));
+	ASSERT_GONE(removed);
+	snprintf(reopen, sizeof(reopen), "/proc/self/fd/%d", gone);
+	CHECK(held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	CHECK(opath = open(name, O_PATH | O_CLOEXEC));
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", opath);
+	arm(&s->c, "open 1");
+	PARENT_GO(&a.c);
+	wait_fault_fired(&s->c, "open"); /* its LOOKUP found the new file; the OPEN waits */
+	CHECK(close(held));
+	wait_unused(via);
+	for (int i = 0; i < 2 * STALE_SLOTS; i++) {
+		CHECK(fd = open(reopen, O_RDONLY | O_CLOEXEC));
+		CHECK(close(fd));
+	}
+	ASSERT_EXISTS(name); /* still kept for the waiting OPEN */
+	arm(&s->c, "off");
+	REAP_OK(opener);
+	chan_close_parent(&a.c);
+	CHECK(close(opath));
+	CHECK(close(gone));
+	expect_consistent(&s->c, "open", "open", 1, "after the retry");
+	ASSERT_GONE(name);
+}
+
 /* A thread whose retry ended in an error is in no retry when it next meets a gone file: that
  * open is answered ESTALE and retried like any other, and with O_CREAT it makes a new file,
  * rather than opening the nameless one (whose data nobody could find by its name). The second
@@ -1012,6 +1059,8 @@ int main(void)
 		 teardown, NULL},
 		{"failed_retry_then_a_new_open", test_failed_retry_then_a_new_open, setup_one_queue,
 		 teardown, NULL},
+		{"retry_keeps_its_slot", test_retry_keeps_its_slot, setup_one_queue, teardown,
+		 NULL},
 		{"reaped_room_comes_back", test_reaped_room_comes_back, setup_small, teardown,
 		 NULL},
 		{"removed_room_comes_back", test_removed_room_comes_back, setup_small, teardown,
