@@ -149,6 +149,7 @@ struct daemon {
 	struct pool *pool;
 	bool mounted, handlers;
 	dev_t dev; /* the mount's device (the FUSE connection's number is its minor), 0 if unknown */
+	struct unmount_guard_sockets sockets_before_mount;
 };
 
 /* Command line -> d->opts, d->extras, d->cmd. Returns -1 to go on, or the exit status. */
@@ -283,6 +284,7 @@ static int mount_pool(struct daemon *d)
 	if (fuse_set_signal_handlers(d->se) != 0)
 		return -EIO;
 	d->handlers = true;
+	unmount_guard_note_sockets(&d->sockets_before_mount);
 	if (fuse_session_mount(d->se, d->cmd.mountpoint) != 0)
 		return -EIO;
 	d->mounted = true;
@@ -294,12 +296,11 @@ static int mount_pool(struct daemon *d)
 	if (!d->cmd.foreground)
 		log_to_syslog(d->extras.log_socket);
 	pool->daemon_pid = getpid();
-#ifdef POOLFS_HAVE_URING
-	/* Over io_uring a crash can fool auto_unmount's helper (unmount_guard.h). The guard is a
-	 * fork() of this process: before any thread starts. */
-	if (d->opts.uring != URING_OFF && (r = unmount_guard_start(d->cmd.mountpoint)) < 0)
+	/* A crash can fool auto_unmount's helper (unmount_guard.h). The guard is a fork() of this
+	 * process: before any thread starts. */
+	r = unmount_guard_start(d->cmd.mountpoint, &d->sockets_before_mount);
+	if (r < 0)
 		log_warn("no unmount guard (%s): after a crash the mount may stay", strerror(-r));
-#endif
 
 	r = watch_start(&pool->watch);
 	if (r == 0)

@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,21 +19,64 @@
 /* libfuse names its end of the auto_unmount socket here (lib/mount.c, libfuse >= 3.16). */
 #define COMMFD2_ENV "_FUSE_COMMFD2"
 
+#define BITS_PER_WORD (8 * sizeof(unsigned long))
+
+static bool is_socket(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static bool was_open(const struct unmount_guard_sockets *before, int fd)
+{
+	return before->open[fd / BITS_PER_WORD] & (1UL << (fd % BITS_PER_WORD));
+}
+
+void unmount_guard_note_sockets(struct unmount_guard_sockets *before)
+{
+	memset(before, 0, sizeof(*before));
+	for (int fd = 0; fd < UNMOUNT_GUARD_FDS; fd++)
+		if (is_socket(fd))
+			before->open[fd / BITS_PER_WORD] |= 1UL << (fd % BITS_PER_WORD);
+}
+
+/* The one Unix stream socket open now that was not before the mount, or -1 (none, or several:
+ * then which is the helper's cannot be told). */
+static int new_socket(const struct unmount_guard_sockets *before)
+{
+	int found = -1;
+
+	for (int fd = 0; fd < UNMOUNT_GUARD_FDS; fd++) {
+		int domain = 0, type = 0;
+		socklen_t len = sizeof(int);
+
+		if (was_open(before, fd) || !is_socket(fd))
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX)
+			continue;
+		len = sizeof(int);
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
+			continue;
+		if (found >= 0)
+			return -1;
+		found = fd;
+	}
+	return found;
+}
+
 /* The daemon's end of fusermount3's socket, or -1. */
-static int auto_unmount_socket(void)
+static int auto_unmount_socket(const struct unmount_guard_sockets *before)
 {
 	const char *s = getenv(COMMFD2_ENV);
-	struct stat st;
 	char *end;
 	long fd;
 
 	if (!s || !*s)
-		return -1;
+		return new_socket(before);
 	errno = 0;
 	fd = strtol(s, &end, 10);
-	if (errno || *end || fd < 0 || fd > INT_MAX)
-		return -1;
-	if (fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+	if (errno || *end || fd < 0 || fd > INT_MAX || !is_socket((int)fd))
 		return -1;
 	return (int)fd;
 }
@@ -105,9 +150,9 @@ static _Noreturn void guard(int daemon_gone, int sock, const char *mountpoint)
 	_exit(0);
 }
 
-int unmount_guard_start(const char *mountpoint)
+int unmount_guard_start(const char *mountpoint, const struct unmount_guard_sockets *before)
 {
-	int sock = auto_unmount_socket();
+	int sock = auto_unmount_socket(before);
 	int p[2];
 	pid_t pid;
 
