@@ -458,9 +458,12 @@ static int settle_and_unpin(struct pool_fixture *p)
 			 "were released: %s",
 			 ret, GONE_MS, left);
 	ret = pool_wait_backing_files(p, 0, GONE_MS);
-	if (ret != 0)
-		fail_msg("the backing dir still holds %d files %d ms after the pool emptied",
-			 pool_backing_files(p), GONE_MS);
+	if (ret != 0) {
+		int left_files = pool_backing_files(p);
+
+		fail_msg("the backing dir still holds %d files %d ms after the pool emptied; %s",
+			 left_files, GONE_MS, backing_leftover_cause(p));
+	}
 	return pinned;
 }
 

@@ -732,9 +732,12 @@ static void assert_pool_empties(struct pool_fixture *p)
 	if (n != 0)
 		fail_msg("%d entries still listed %d ms after every user was gone: %s", n, GONE_MS,
 			 left);
-	if (pool_wait_backing_files(p, 0, GONE_MS) != 0)
-		fail_msg("the backing dir still holds %d files %d ms after every user was gone",
-			 pool_backing_files(p), GONE_MS);
+	if (pool_wait_backing_files(p, 0, GONE_MS) != 0) {
+		int left_files = pool_backing_files(p);
+
+		fail_msg("the backing dir still holds %d files %d ms after every user was gone; %s",
+			 left_files, GONE_MS, backing_leftover_cause(p));
+	}
 }
 
 /* Run fn(c) in a runner and wait for it (bounded): its exit code, and in *ms how long it took. */
