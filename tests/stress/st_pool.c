@@ -20,8 +20,8 @@ const char *backing_leftover_cause(const struct pool_fixture *p)
 	if (!dropped)
 		return "could not drop the kernel's caches (vm.drop_caches) to tell why";
 	if (pool_wait_backing_files(p, 0, 2000) == 0)
-		return "they went once the kernel's unused inodes were dropped (vm.drop_caches): the "
-		       "kernel kept an unused inode cached, and with it its FORGET";
-	return "they stayed after the kernel's unused inodes were dropped (vm.drop_caches): "
-	       "something still uses them, or the daemon lost a count";
+		return "they went once the kernel's unused dentries and inodes were dropped "
+		       "(vm.drop_caches): the kernel still cached a name of a removed file";
+	return "they stayed after the kernel's unused dentries and inodes were dropped "
+	       "(vm.drop_caches): something still uses them, or the daemon lost a count";
 }

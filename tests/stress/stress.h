@@ -110,10 +110,12 @@ void runner_kill_all(pid_t grp);
 pid_t runner_start(int (*fn)(void *), void *arg);
 
 /* After pool_wait_backing_files() timed out with no name left: why backing files stay, in words.
- * The daemon destroys a nameless entry at the kernel's FORGET, which comes when the kernel evicts
- * the inode; this drops the machine's unused dentries and inodes (vm.drop_caches: the stress
- * tests run alone) and says whether the files then went (the kernel kept an unused inode cached)
- * or not (something still uses them, or the daemon lost a count). Only for a failure message. */
+ * The daemon destroys a nameless entry at the kernel's FORGET, which comes when the kernel lets
+ * go of the inode: FUSE drops an unused inode at once, so what can keep it is a name the kernel
+ * still caches (a dentry the daemon's deletion notice missed). This drops the machine's unused
+ * dentries and inodes (vm.drop_caches: the stress tests run alone) and says whether the files
+ * then went (the kernel kept a cached name) or not (something still uses them, or the daemon lost
+ * a count). Only for a failure message. */
 const char *backing_leftover_cause(const struct pool_fixture *p);
 
 /* ---- folders and the daemon from /proc (st_proc_info.c) ---- */
