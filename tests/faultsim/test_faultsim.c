@@ -715,6 +715,40 @@ static void wait_unused(const char *path)
 	}
 }
 
+/* A retry's OPEN that waits (fault "open 1") on the file its LOOKUP found: `held`, a new file
+ * of the same name opened here, with an O_PATH descriptor (`via` is its /proc/self/fd link) to
+ * tell when it is unused. */
+struct stalled_retry {
+	int held, opath;
+	char via[64];
+};
+
+/* Make the new file at `name`, let the opener (past its failed retry) open it, and wait until its
+ * OPEN is stalled. */
+static void stall_retry_on_new_file(struct fs_state *s, struct retry_arg *a, const char *name,
+				    struct stalled_retry *r)
+{
+	CHECK(r->held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	CHECK(r->opath = open(name, O_PATH | O_CLOEXEC));
+	snprintf(r->via, sizeof(r->via), "/proc/self/fd/%d", r->opath);
+	arm(&s->c, "open 1");
+	PARENT_GO(&a->c);
+	wait_fault_fired(&s->c, "open"); /* its LOOKUP found the new file; the OPEN waits */
+}
+
+/* Let the stalled OPEN go: the opener must get the named file (retry_opener checks), the pool
+ * must be consistent, and the file go with its last user. */
+static void end_stalled_retry(struct fs_state *s, struct retry_arg *a, pid_t opener,
+			      const char *name, struct stalled_retry *r)
+{
+	arm(&s->c, "off");
+	REAP_OK(opener);
+	chan_close_parent(&a->c);
+	CHECK(close(r->opath));
+	expect_consistent(&s->c, "open", "open", 1, "after the retry");
+	ASSERT_GONE(name);
+}
+
 /* What a kernel retry of an open looked up keeps its name until that retry's OPEN comes
  * (fs/pool_stale.c), even when someone else opens and closes the file in between: else the
  * retry opens a nameless file while the program asked for the file of that name. The names in
@@ -725,27 +759,17 @@ static void test_retry_opens_the_named_file(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	PATH(name, p, "name");
 	struct retry_arg a = {.path = ""};
-	char via[64];
-	int held, other, opath;
+	struct stalled_retry r;
+	int other;
 	pid_t opener = opener_after_failed_retry(s, &a, name, name);
 
-	CHECK(held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-	CHECK(opath = open(name, O_PATH | O_CLOEXEC));
-	snprintf(via, sizeof(via), "/proc/self/fd/%d", opath);
-	arm(&s->c, "open 1");
-	PARENT_GO(&a.c);
-	wait_fault_fired(&s->c, "open"); /* its LOOKUP found the new file; the OPEN waits */
+	stall_retry_on_new_file(s, &a, name, &r);
 	CHECK(other = open(name, O_RDWR | O_CLOEXEC));
 	CHECK(close(other));
-	CHECK(close(held));
-	wait_unused(via);
+	CHECK(close(r.held));
+	wait_unused(r.via);
 	ASSERT_EXISTS(name);
-	arm(&s->c, "off");
-	REAP_OK(opener);
-	chan_close_parent(&a.c);
-	CHECK(close(opath));
-	expect_consistent(&s->c, "open", "open", 1, "after the retry");
-	ASSERT_GONE(name);
+	end_stalled_retry(s, &a, opener, name, &r);
 }
 
 /* How many threads' ESTALE the daemon tells apart (fs/pool_model.h POOL_STALE_SLOTS). */
@@ -764,8 +788,9 @@ static void test_retry_keeps_its_slot(void **state)
 	PATH(name, p, "name");
 	PATH(removed, p, "removed");
 	struct retry_arg a = {.path = ""};
-	char via[64], reopen[64];
-	int held, opath, gone, fd;
+	struct stalled_retry r;
+	char reopen[64];
+	int gone, fd;
 	pid_t opener = opener_after_failed_retry(s, &a, name, name);
 
 	CHECK(fd = open(removed, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
@@ -773,26 +798,16 @@ static void test_retry_keeps_its_slot(void **state)
 	CHECK(close(fd));
 	ASSERT_GONE(removed);
 	snprintf(reopen, sizeof(reopen), "/proc/self/fd/%d", gone);
-	CHECK(held = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-	CHECK(opath = open(name, O_PATH | O_CLOEXEC));
-	snprintf(via, sizeof(via), "/proc/self/fd/%d", opath);
-	arm(&s->c, "open 1");
-	PARENT_GO(&a.c);
-	wait_fault_fired(&s->c, "open"); /* its LOOKUP found the new file; the OPEN waits */
-	CHECK(close(held));
-	wait_unused(via);
+	stall_retry_on_new_file(s, &a, name, &r);
+	CHECK(close(r.held));
+	wait_unused(r.via);
 	for (int i = 0; i < 2 * STALE_SLOTS; i++) {
 		CHECK(fd = open(reopen, O_RDONLY | O_CLOEXEC));
 		CHECK(close(fd));
 	}
 	ASSERT_EXISTS(name); /* still kept for the waiting OPEN */
-	arm(&s->c, "off");
-	REAP_OK(opener);
-	chan_close_parent(&a.c);
-	CHECK(close(opath));
+	end_stalled_retry(s, &a, opener, name, &r);
 	CHECK(close(gone));
-	expect_consistent(&s->c, "open", "open", 1, "after the retry");
-	ASSERT_GONE(name);
 }
 
 /* A thread whose retry ended in an error is in no retry when it next meets a gone file: that
