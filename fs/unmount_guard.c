@@ -19,8 +19,6 @@
 /* libfuse names its end of the auto_unmount socket here (lib/mount.c, libfuse >= 3.16). */
 #define COMMFD2_ENV "_FUSE_COMMFD2"
 
-#define BITS_PER_WORD (8 * sizeof(unsigned long))
-
 static bool is_socket(int fd)
 {
 	struct stat st;
@@ -30,7 +28,7 @@ static bool is_socket(int fd)
 
 static bool was_open(const struct unmount_guard_sockets *before, int fd)
 {
-	return before->open[fd / BITS_PER_WORD] & (1UL << (fd % BITS_PER_WORD));
+	return before->open[fd / UNMOUNT_GUARD_WORD_BITS] & (1UL << (fd % UNMOUNT_GUARD_WORD_BITS));
 }
 
 void unmount_guard_note_sockets(struct unmount_guard_sockets *before)
@@ -38,7 +36,8 @@ void unmount_guard_note_sockets(struct unmount_guard_sockets *before)
 	memset(before, 0, sizeof(*before));
 	for (int fd = 0; fd < UNMOUNT_GUARD_FDS; fd++)
 		if (is_socket(fd))
-			before->open[fd / BITS_PER_WORD] |= 1UL << (fd % BITS_PER_WORD);
+			before->open[fd / UNMOUNT_GUARD_WORD_BITS] |=
+				1UL << (fd % UNMOUNT_GUARD_WORD_BITS);
 }
 
 /* The one Unix stream socket open now that was not before the mount, or -1 (none, or several:

@@ -24,8 +24,9 @@
 /* The sockets a process had open before libfuse mounted: libfuse before 3.16 names its end of
  * the helper's socket nowhere, so the guard takes the one socket the mount added. */
 #define UNMOUNT_GUARD_FDS 1024
+#define UNMOUNT_GUARD_WORD_BITS (8 * sizeof(unsigned long))
 struct unmount_guard_sockets {
-	unsigned long open[UNMOUNT_GUARD_FDS / (8 * sizeof(unsigned long))];
+	unsigned long open[UNMOUNT_GUARD_FDS / UNMOUNT_GUARD_WORD_BITS];
 };
 
 /* Just before fuse_session_mount(): which of the first UNMOUNT_GUARD_FDS descriptors are
