@@ -108,14 +108,20 @@ fail:
 
 /* One READDIRPLUS entry into buf: its length (> room if it does not fit), or 0 to skip a name
  * gone since opendir. *given gets the inode whose lookup count the entry carries, 0 if none.
- * Lock held. */
-static size_t plus_entry(struct pool *p, fuse_req_t req, const struct node *dir,
+ * Lock held.
+ *
+ * The kernel caches each entry as a name, so an entry goes out only under a name it has now
+ * (docs/design.md "Name invalidation"): the snapshot's entry may have lost that name since
+ * opendir, its removal already told to the kernel, and sent under it again it would come back
+ * as a name the pool no longer has, which keeps the entry, and its data, until the kernel lets
+ * go of it. A name that names a newer entry now goes out with that one. */
+static size_t plus_entry(struct pool *p, fuse_req_t req, struct node *dir,
 			 const struct dir_entry *de, char *buf, size_t room, off_t next,
 			 uint64_t *given)
 {
 	struct fuse_entry_param e = {0};
-	struct node *n = pool_node(p, de->ino);
 	bool dot = strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
+	struct node *n = NULL;
 	size_t len;
 
 	*given = 0;
@@ -124,8 +130,11 @@ static size_t plus_entry(struct pool *p, fuse_req_t req, const struct node *dir,
 		e.attr.st_mode = S_IFDIR;
 	} else {
 		struct stat st;
-		/* A name gone since opendir (its folder too) is skipped. */
-		if (!n || n->life.removed || !dir || pool_stat(p, n, &st) < 0)
+
+		/* Gone since opendir (the name, or its folder): skipped. */
+		n = dir ? pool_child(p, dir, de->name) : NULL;
+		if (!n || !access_may_list(&p->policy, caller_uid(req), n->uid) ||
+		    pool_stat(p, n, &st) < 0)
 			return 0;
 		fill_entry(p, dir, n, &st, &e);
 	}
@@ -147,7 +156,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = fault_calloc(1, size);
 	uint64_t *given = plus ? fault_calloc(left ? left : 1, sizeof(*given)) : NULL;
 	size_t used = 0, ngiven = 0;
-	const struct node *dir;
+	struct node *dir;
 
 	if (!buf || (plus && !given)) {
 		free(buf);

@@ -18,6 +18,12 @@ static int setup_none(void **state)
 	return tu_setup(state, "autohold=none");
 }
 
+/* The same without allow_other: names in the root are cached too. */
+static int setup_private_none(void **state)
+{
+	return tu_setup_private(state, "autohold=none");
+}
+
 /* A new file holding len bytes of pattern seed; returns the open O_RDWR fd. */
 static int make_file(const char *path, size_t len, uint32_t seed)
 {
@@ -423,6 +429,64 @@ static void test_unlink_while_mapped(void **state)
 	assert_int_equal(pat_check(m, len, 14, 0), -1);
 	CHECK(munmap(m, len));
 	tu_backing_back_to_base(state);
+}
+
+/* A folder handle lists what its opendir saw, and READDIRPLUS hands the kernel each entry as a
+ * name to cache (fs/ops_dirs.c plus_entry). So an entry that lost its name after the opendir must
+ * not come back under it: its data would stay until the kernel let go of a name the pool no
+ * longer has, and where names are cached (a private pool) stat() would find the removed file. A
+ * name made again since goes out with its newer entry. On a multi-user pool names in the root
+ * are asked again at each walk, so the data left is what shows it there: it is checked before
+ * any lookup of the names. */
+static void listing_opened_before_a_removal(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	struct tu_fixture *t = *state;
+	PATH(f, p, "f");
+	PATH(g, p, "g");
+	int fd_f, fd_g, fd_g2;
+	struct stat st, st_new;
+	DIR *dir;
+
+	CHECK(fd_f = open(f, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	CHECK(fd_g = open(g, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	dir = opendir(p->mnt); /* its snapshot names f and g */
+	if (!dir)
+		fail_msg("opendir %s: %s", p->mnt, errname(errno));
+	CHECK(unlink(f)); /* still open: an entry without a name */
+	CHECK(unlink(g));
+	CHECK(fd_g2 = open(g, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	CHECK(fstat(fd_g2, &st_new));
+	errno = 0;
+	while (readdir(dir))
+		;
+	if (errno != 0)
+		fail_msg("readdir %s: %s", p->mnt, errname(errno));
+	CHECK(closedir(dir));
+	CHECK(close(fd_f)); /* the unlinked files' last users: their data goes */
+	CHECK(close(fd_g));
+	if (pool_wait_backing_files(p, t->base_backing + 1, GONE_MS) != 0)
+		fail_msg(
+			"%d backing files %d ms after the unlinked files were closed, want %d (the "
+			"new g's): a name the listing handed back keeps them",
+			pool_backing_files(p), GONE_MS, t->base_backing + 1);
+	ASSERT_ABSENT(f);
+	CHECK(lstat(g, &st));
+	if (st.st_ino != st_new.st_ino)
+		fail_msg("g names inode %lu after the listing, not the new file's %lu",
+			 (unsigned long)st.st_ino, (unsigned long)st_new.st_ino);
+	CHECK(close(fd_g2));
+	tu_backing_back_to_base(state);
+}
+
+static void test_listing_opened_before_a_removal(void **state)
+{
+	listing_opened_before_a_removal(state);
+}
+
+static void test_private_listing_opened_before_a_removal(void **state)
+{
+	listing_opened_before_a_removal(state);
 }
 
 static void test_recreate_while_old_mapping_alive(void **state)
@@ -1300,6 +1364,9 @@ static const struct CMUnitTest scenarios[] = {
 	T(test_partial_munmap),
 	T(test_sigkill_while_mapped),
 	T(test_unlink_while_mapped),
+	T(test_listing_opened_before_a_removal),
+	cmocka_unit_test_setup_teardown(test_private_listing_opened_before_a_removal,
+					setup_private_none, tu_teardown),
 	T(test_private_mapping_outlives_close),
 	T(test_many_users_any_order),
 	T(test_fd_passed_over_socket),
