@@ -109,14 +109,18 @@ void runner_kill_all(pid_t grp);
  * left of its descendants before it exits with fn's result. Fails the test if it cannot fork. */
 pid_t runner_start(int (*fn)(void *), void *arg);
 
-/* After pool_wait_backing_files() timed out with no name left: why backing files stay, in words.
- * The daemon destroys a nameless entry at the kernel's FORGET, which comes when the kernel lets
- * go of the inode: FUSE drops an unused inode at once, so what can keep it is a name the kernel
- * still caches (a dentry the daemon's deletion notice missed). This drops the machine's unused
- * dentries and inodes (vm.drop_caches: the stress tests run alone) and says whether the files
- * then went (the kernel kept a cached name) or not (something still uses them, or the daemon lost
- * a count). Only for a failure message. */
-const char *backing_leftover_cause(const struct pool_fixture *p);
+/* After pool_wait_backing_files() timed out with no name left: why backing files stay, in words
+ * (in out). The daemon destroys a nameless entry at the kernel's FORGET, which comes when the
+ * kernel lets go of the inode: FUSE drops an unused inode at once, so what can keep it is a name
+ * the kernel still caches that no deletion notice removes (one handed out after its notice, as
+ * READDIRPLUS once did). This names the files left (their inode numbers), looks up each of the
+ * test's names (NULL-terminated; one that still stats is such a cached name, and a lookup that
+ * revalidates it lets the file go), then drops the machine's unused dentries and inodes
+ * (vm.drop_caches: the stress tests run alone) and says whether the files then went (the kernel
+ * kept a cached name) or not (something still uses them, or the daemon lost a count). Only for a
+ * failure message. */
+const char *backing_leftover_cause(const struct pool_fixture *p, const char *const *names,
+				   char *out, size_t len);
 
 /* ---- folders and the daemon from /proc (st_proc_info.c) ---- */
 

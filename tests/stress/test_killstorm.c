@@ -459,10 +459,14 @@ static int settle_and_unpin(struct pool_fixture *p)
 			 ret, GONE_MS, left);
 	ret = pool_wait_backing_files(p, 0, GONE_MS);
 	if (ret != 0) {
+		static const char *const knames[] = {"k0", "k1", "k2", "k3", "m0",
+						     "m1", "m2", "m3", NULL};
+		char why[2048];
 		int left_files = pool_backing_files(p);
 
+		pool_dump_log(p); /* a warning of the notify thread would say why */
 		fail_msg("the backing dir still holds %d files %d ms after the pool emptied; %s",
-			 left_files, GONE_MS, backing_leftover_cause(p));
+			 left_files, GONE_MS, backing_leftover_cause(p, knames, why, sizeof(why)));
 	}
 	return pinned;
 }

@@ -733,10 +733,15 @@ static void assert_pool_empties(struct pool_fixture *p)
 		fail_msg("%d entries still listed %d ms after every user was gone: %s", n, GONE_MS,
 			 left);
 	if (pool_wait_backing_files(p, 0, GONE_MS) != 0) {
+		static const char *const names[] = {"s0",	 "s1",	      "s2",	  "s3",
+						    "c0",	 "c1",	      "keep-map", "keep-fd",
+						    "keep-fork", "keep-hold", NULL};
+		char why[2048];
 		int left_files = pool_backing_files(p);
 
+		pool_dump_log(p); /* a warning of the notify thread would say why */
 		fail_msg("the backing dir still holds %d files %d ms after every user was gone; %s",
-			 left_files, GONE_MS, backing_leftover_cause(p));
+			 left_files, GONE_MS, backing_leftover_cause(p, names, why, sizeof(why)));
 	}
 }
 
