@@ -172,6 +172,7 @@ ns_pids() {
 # tmpfs, remove the user and the work folder. Runs on every exit.
 nodes_teardown() {
     local n shm scratch ns pid
+    cleanup_begins
     cancel_jobs
     if [[ -f $WORK/nodes.list ]]; then
         while read -r n shm scratch ns; do

@@ -131,6 +131,7 @@ start_pool() {
 # the users and the work folder. Runs on every exit.
 cluster_teardown() {
     local pid f stepd comm script
+    cleanup_begins
     cancel_jobs
     if [[ -n ${SLURM_CONF:-} && -f ${SLURM_CONF:-} ]]; then
         wait_until 100 no_jobs_left || log "teardown: jobs still listed: $(squeue -h 2>&1 | tr '\n' ' ')"

@@ -3,6 +3,13 @@
 # tests/programs, tests/devshm, examples/) share: failing with a message, bounded waiting, whether
 # a process still runs, and taking down a pool they mounted. Sourced, not run.
 
+# cleanup_begins: the first call of a cleanup that an EXIT trap runs, in a script whose INT and
+# TERM traps `exit 130`: from here on those signals (meson's timeout, a second Ctrl-C) are
+# ignored, since exiting in the middle would leave running what the cleanup was about to stop.
+cleanup_begins() {
+    trap '' INT TERM
+}
+
 # fail MESSAGE...: the test fails with MESSAGE.
 fail() {
     printf 'FAIL: %s\n' "$*" >&2
