@@ -8,7 +8,7 @@
 #include "fault.h"
 
 static const char *const site_names[FAULT_SITES] = {"alloc", "reply",  "mark", "stall",
-						    "reap",  "unlink", "open"};
+						    "reap",  "unlink", "open", "forget"};
 
 /* What POOLFS_FAULT arms before the pool exists, and then the pool's (fault_use). */
 static struct fault_state start_state;
@@ -100,6 +100,17 @@ void fault_stall_at(struct fault_state *f, enum fault_site site)
 		return;
 	for (int ms = 0; ms < FAULT_STALL_MAX_MS && !atomic_load(&f->stall_released); ms++)
 		nanosleep(&tick, NULL);
+}
+
+void fault_delay_at(struct fault_state *f, enum fault_site site)
+{
+	long ms = atomic_load(&f->countdown[site]);
+	struct timespec wait = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000};
+
+	if (ms <= 0)
+		return;
+	atomic_fetch_add(&f->fired[site], 1);
+	nanosleep(&wait, NULL);
 }
 
 int fault_arm(struct fault_state *f, const char *value, size_t len)

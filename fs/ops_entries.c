@@ -70,6 +70,7 @@ void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	struct pool *p = pool_of(req);
 	struct node *n;
 
+	fault_delay_at(&p->fault, FAULT_FORGET);
 	pool_lock(p);
 	n = pool_node(p, ino);
 	if (n)
@@ -82,6 +83,7 @@ void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 {
 	struct pool *p = pool_of(req);
 
+	fault_delay_at(&p->fault, FAULT_FORGET);
 	pool_lock(p);
 	for (size_t i = 0; i < count; i++) {
 		struct node *n = pool_node(p, forgets[i].ino);

@@ -64,9 +64,16 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 		*r = -ENOMEM;
 		return 1;
 	}
-	*r = strcmp(name, POOLFS_XATTR_DEBUG_FAULT) == 0 ? fault_report(&p->fault, *out, 4096)
-							 : pool_check(p, *out, 4096);
-	if (*r == 0 || *r == -EUCLEAN)
+	if (strcmp(name, POOLFS_XATTR_DEBUG_FAULT) == 0) {
+		*r = fault_report(&p->fault, *out, 4096);
+		/* What the faults' aftermath still waits for (pool_unsettled). */
+		if (*r >= 0 && snprintf(*out + *r, 4096 - (size_t)*r, "unsettled %zu\n",
+					pool_unsettled(p)) >= 4096 - *r)
+			*r = -ERANGE;
+	} else {
+		*r = pool_check(p, *out, 4096);
+	}
+	if (*r >= 0 || *r == -EUCLEAN)
 		*r = (int)strlen(*out); /* a broken invariant is reported as text, not an error */
 	return 1;
 }

@@ -226,6 +226,10 @@ int pool_release_holds(struct pool *p, struct node *n, uid_t uid); /* -ENODATA i
 /* Check every invariant of the node table, counters, names and holds: 0 and "ok\n" in buf, or
  * -EUCLEAN and a line naming the first one broken. */
 int pool_check(struct pool *p, char *buf, size_t len);
+/* How many entries still wait for the kernel or the mapping proof: a handle not yet released,
+ * a last mapping not yet proven gone, a nameless entry not yet forgotten. A test that closed
+ * everything waits for 0 before it looks at what its operation's aftermath did. */
+size_t pool_unsettled(struct pool *p);
 #endif
 
 /* ---- pool_setup.c ---- */

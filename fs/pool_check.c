@@ -202,3 +202,14 @@ int pool_check(struct pool *p, char *buf, size_t len)
 		snprintf(buf, len, "ok\n");
 	return r;
 }
+
+size_t pool_unsettled(struct pool *p)
+{
+	size_t count = 0;
+
+	for (size_t b = 0; b < p->inos.nbuckets; b++)
+		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
+		     n = POOL_NODE_OF_LINK(n->ino_link.next))
+			count += n->life.opens > 0 || n->life.maybe_mapped || n->awaiting_forget;
+	return count;
+}

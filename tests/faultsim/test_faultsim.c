@@ -305,6 +305,35 @@ static void note_walked(const char *report)
 	}
 }
 
+/* Wait (bounded) until the daemon says nothing waits for the kernel or the mapping proof any
+ * more ("unsettled 0"): the RELEASE of what the operation closed, the proof that its last
+ * mapping went, the FORGET of what it removed. The kernel sends those after the call returned
+ * and the daemon handles them on other threads, so without this wait a fault armed for them
+ * would land, or not, by the luck of the threads, and the walk could end before it reached
+ * their allocation sites (a FORGET's unlink of a file a rename replaced). */
+static void wait_settled(const struct ctx *c)
+{
+	char buf[4096];
+	const char *at;
+	ssize_t n;
+
+	for (long long until = pool_now_ms() + GONE_MS;; pool_sleep_ms(1)) {
+		n = getxattr(c->mnt, POOLFS_XATTR_DEBUG_FAULT, buf, sizeof(buf) - 1);
+		if (n < 0) {
+			fail_msg("reading the fault state: %s", errname(errno));
+			return;
+		}
+		buf[n] = '\0';
+		at = strstr(buf, "unsettled ");
+		if (!at) {
+			fail_msg("the fault state has no unsettled line: %s", buf);
+			return;
+		}
+		if (strncmp(at, "unsettled 0\n", 12) == 0 || pool_now_ms() > until)
+			return; /* still unsettled: whatever it waits for is the checks' to find */
+	}
+}
+
 /* Did the armed fault of `site` fire? 1 if so, 2 if it landed on a benign allocation (fault.h:
  * the operation must succeed anyway), 0 if not. Disarms everything. */
 static int fired_and_disarm(const struct ctx *c, const char *site)
@@ -363,6 +392,7 @@ static void usage_now(const struct ctx *c, long long *entries, long long *meta)
 struct fs_state {
 	struct tu_fixture t;
 	struct ctx c;
+	const char *also;	 /* armed too at every step of a walk (a delay), or NULL */
 	long long entries, meta; /* the pool at rest */
 	int backing;
 };
@@ -390,7 +420,10 @@ static int drive(struct fs_state *s, const struct op *op, const char *site)
 			op->prepare(c);
 		snprintf(what, sizeof(what), "%s %d", site, n);
 		arm(c, what);
+		if (s->also)
+			arm(c, s->also);
 		r = op->run(c);
+		wait_settled(c);
 		fired = fired_and_disarm(c, site);
 		if (!expected_errno(site, r))
 			fail_msg("%s with %s fault %d: %s, want success or %s", op->name, site, n,
@@ -491,6 +524,34 @@ static void test_every_fault_point(void **state)
 	/* A run that reached no fault point at all would prove nothing. */
 	assert_true(drive(s, &ops[0], "alloc") > 0);
 	assert_true(drive(s, &ops[0], "reply") > 0);
+}
+
+/* A rename over a file frees the file it replaced only at the kernel's FORGET, which the daemon
+ * handles after the rename's reply, on another thread: the unlink of its backing file
+ * (pool_reaper.c) is an allocation site that only a walk that waits for the FORGET reaches. Here
+ * every FORGET comes 300 ms late, as on a loaded machine: the walk must still land a fault on
+ * it (wait_settled). */
+static void test_late_forget_still_walked(void **state)
+{
+	struct fs_state *s = *state;
+	char report[4096];
+	ssize_t len;
+	const struct op *rename_over = NULL;
+
+	tu_pool(state);
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+		if (strcmp(ops[i].name, "rename over") == 0)
+			rename_over = &ops[i];
+	assert_non_null(rename_over);
+	usage_now(&s->c, &s->entries, &s->meta);
+	s->backing = pool_backing_files(s->c.p);
+	s->also = "forget 300";
+	/* The rename's own allocation, then the FORGET's. */
+	assert_true(drive(s, rename_over, "alloc") >= 2);
+	CHECK(len = getxattr(s->c.mnt, POOLFS_XATTR_DEBUG_FAULT, report, sizeof(report) - 1));
+	report[len] = '\0';
+	if (!strstr(report, "/pool_reaper.c:"))
+		fail_msg("no fault landed on the FORGET's unlink: %s", report);
 }
 
 /* Passthrough: when the kernel refuses a backing file its own fanotify mark, the daemon marks
@@ -1064,6 +1125,8 @@ int main(void)
 		 NULL},
 		{"every_fault_point_autohold_process", test_every_fault_point, setup_autohold,
 		 teardown, NULL},
+		{"late_forget_still_walked", test_late_forget_still_walked, setup_strict, teardown,
+		 NULL},
 		{"refused_mark_falls_back_to_the_store", test_refused_mark_falls_back_to_the_store,
 		 setup_strict, teardown, NULL},
 		{"resize_runs_outside_the_lock", test_resize_runs_outside_the_lock, setup_small,
