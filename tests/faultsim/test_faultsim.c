@@ -562,7 +562,7 @@ static void test_refused_mark_falls_back_to_the_store(void **state)
 	struct fs_state *s = *state;
 	struct pool_fixture *p = tu_pool(state);
 	PATH(f, p, "mapped");
-	char report[256];
+	char report[4096];
 	ssize_t len;
 	void *m;
 	int fd;
@@ -597,19 +597,45 @@ struct resize_job {
 	int fd;
 	off_t size;
 	bool allocate;
+	const char *mnt; /* the pool: what it says when the resize fails, if set */
 };
+
+/* Print the pool's own account of itself (its counters, what still waits for the kernel) at
+ * the moment a resize failed: the next moment it may have changed. */
+static void print_pool_state(const char *mnt)
+{
+	static const char *const texts[] = {POOLFS_XATTR_STAT, POOLFS_XATTR_DEBUG_FAULT};
+	char buf[4096];
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		ssize_t n = getxattr(mnt, texts[i], buf, sizeof(buf) - 1);
+
+		if (n < 0)
+			snprintf(buf, sizeof(buf), "(%s)\n", errname(errno));
+		else
+			buf[n] = '\0';
+		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+			fprintf(stderr, "# %s: %s\n", texts[i], line);
+	}
+}
 
 static int run_resize(void *arg)
 {
 	const struct resize_job *j = arg;
 	int r = j->allocate ? fallocate(j->fd, 0, 0, j->size) : ftruncate(j->fd, j->size);
+	int e = errno;
 
-	return r < 0 ? errno : 0;
+	if (r < 0 && j->mnt) {
+		fprintf(stderr, "# %s of %lld bytes: %s\n", j->allocate ? "fallocate" : "ftruncate",
+			(long long)j->size, errname(e));
+		print_pool_state(j->mnt);
+	}
+	return r < 0 ? e : 0;
 }
 
 static void wait_fault_fired(const struct ctx *c, const char *site)
 {
-	char buf[256], want[64];
+	char buf[4096], want[64];
 
 	snprintf(want, sizeof(want), "%s fired\n", site);
 	for (long long until = pool_now_ms() + GONE_MS;; pool_sleep_ms(2)) {
@@ -910,15 +936,22 @@ static void test_failed_retry_then_a_new_open(void **state)
 static void fallocate_while_reaper_held(struct fs_state *s, struct pool_fixture *p, int hold_ms)
 {
 	PATH(big, p, "big");
-	struct resize_job job = {.size = 2 * MIB, .allocate = true};
+	struct resize_job job = {.size = 2 * MIB, .allocate = true, .mnt = s->c.mnt};
 	struct stat st;
 	pid_t child;
+	int status;
 
 	CHECK(job.fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
 	child = tu_spawn(run_resize, &job);
 	pool_sleep_ms(hold_ms);
 	arm(&s->c, "off");
-	REAP_OK(child);
+	status = tu_reap(child, CHILD_MS);
+	if (status != 0) {
+		fprintf(stderr, "# then: %d backing files\n", pool_backing_files(p));
+		print_pool_state(s->c.mnt);
+		pool_dump_log(p);
+		fail_msg("the fallocate ended with %d", status);
+	}
 	CHECK(fstat(job.fd, &st));
 	assert_int_equal(st.st_size, 2 * MIB);
 	expect_consistent(&s->c, "reap", "reap", 1, "after the fallocate");
