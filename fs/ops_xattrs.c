@@ -65,10 +65,16 @@ static int debug_xattr(struct pool *p, fuse_req_t req, struct node *n, const cha
 		return 1;
 	}
 	if (strcmp(name, POOLFS_XATTR_DEBUG_FAULT) == 0) {
+		struct pool_unsettled why;
+		size_t unsettled = pool_unsettled(p, &why);
+
 		*r = fault_report(&p->fault, *out, 4096);
 		/* What the faults' aftermath still waits for (pool_unsettled). */
-		if (*r >= 0 && snprintf(*out + *r, 4096 - (size_t)*r, "unsettled %zu\n",
-					pool_unsettled(p)) >= 4096 - *r)
+		if (*r >= 0 &&
+		    snprintf(*out + *r, 4096 - (size_t)*r,
+			     "unsettled %zu (open %zu, maybe mapped %zu, awaiting forget %zu)\n",
+			     unsettled, why.open, why.maybe_mapped,
+			     why.awaiting_forget) >= 4096 - *r)
 			*r = -ERANGE;
 	} else {
 		*r = pool_check(p, *out, 4096);

@@ -229,7 +229,10 @@ int pool_check(struct pool *p, char *buf, size_t len);
 /* How many entries still wait for the kernel or the mapping proof: a handle not yet released,
  * a last mapping not yet proven gone, a nameless entry not yet forgotten. A test that closed
  * everything waits for 0 before it looks at what its operation's aftermath did. */
-size_t pool_unsettled(struct pool *p);
+struct pool_unsettled {
+	size_t open, maybe_mapped, awaiting_forget; /* the entries in each state */
+};
+size_t pool_unsettled(struct pool *p, struct pool_unsettled *why);
 #endif
 
 /* ---- pool_setup.c ---- */

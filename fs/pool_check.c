@@ -203,13 +203,18 @@ int pool_check(struct pool *p, char *buf, size_t len)
 	return r;
 }
 
-size_t pool_unsettled(struct pool *p)
+size_t pool_unsettled(struct pool *p, struct pool_unsettled *why)
 {
 	size_t count = 0;
 
+	*why = (struct pool_unsettled){0};
 	for (size_t b = 0; b < p->inos.nbuckets; b++)
 		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
-		     n = POOL_NODE_OF_LINK(n->ino_link.next))
+		     n = POOL_NODE_OF_LINK(n->ino_link.next)) {
+			why->open += n->life.opens > 0;
+			why->maybe_mapped += n->life.maybe_mapped;
+			why->awaiting_forget += n->awaiting_forget;
 			count += n->life.opens > 0 || n->life.maybe_mapped || n->awaiting_forget;
+		}
 	return count;
 }

@@ -306,7 +306,7 @@ static void note_walked(const char *report)
 }
 
 /* Wait (bounded) until the daemon says nothing waits for the kernel or the mapping proof any
- * more ("unsettled 0"): the RELEASE of what the operation closed, the proof that its last
+ * more ("unsettled 0 ..."): the RELEASE of what the operation closed, the proof that its last
  * mapping went, the FORGET of what it removed. The kernel sends those after the call returned
  * and the daemon handles them on other threads, so without this wait a fault armed for them
  * would land, or not, by the luck of the threads, and the walk could end before it reached
@@ -329,7 +329,7 @@ static void wait_settled(const struct ctx *c)
 			fail_msg("the fault state has no unsettled line: %s", buf);
 			return;
 		}
-		if (strncmp(at, "unsettled 0\n", 12) == 0 || pool_now_ms() > until)
+		if (strncmp(at, "unsettled 0 ", 12) == 0 || pool_now_ms() > until)
 			return; /* still unsettled: whatever it waits for is the checks' to find */
 	}
 }
