@@ -57,6 +57,10 @@ struct datapath {
 	void (*release_begin)(struct pool *p, struct node *n, struct dp_release *rel);
 	void (*release_io)(struct pool *p, struct dp_release *rel);
 	void (*release_commit)(struct pool *p, struct node *n, const struct dp_release *rel);
+	/* The pool is full (lock held): prove now which files that wait for the proof of their
+	 * last mapping's end are free, rather than when the path's own thread comes to them;
+	 * how many were. NULL when the path has no such files (the page cache). */
+	size_t (*prove_now)(struct pool *p);
 };
 
 extern const struct datapath datapath_pagecache;

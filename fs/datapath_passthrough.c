@@ -211,4 +211,5 @@ const struct datapath datapath_passthrough = {
 	.release_begin = passthrough_release_begin,
 	.release_io = passthrough_release_io,
 	.release_commit = passthrough_release_commit,
+	.prove_now = proof_recheck_now,
 };

@@ -7,8 +7,8 @@
 
 #include "fault.h"
 
-static const char *const site_names[FAULT_SITES] = {"alloc", "reply",  "mark", "stall",
-						    "reap",  "unlink", "open", "forget"};
+static const char *const site_names[FAULT_SITES] = {"alloc",  "reply", "mark",	 "stall", "reap",
+						    "unlink", "open",  "forget", "proof"};
 
 /* What POOLFS_FAULT arms before the pool exists, and then the pool's (fault_use). */
 static struct fault_state start_state;

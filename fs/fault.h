@@ -39,6 +39,8 @@ enum fault_site {
 	FAULT_FORGET, /* "forget MS": every FORGET waits MS milliseconds before it is handled,
 		       * until "off" (a time, not a count): the kernel's FORGET late, as on a
 		       * loaded machine, behind requests sent after it */
+	FAULT_PROOF,  /* "proof MS": likewise the watch thread before each close event, re-probe
+		       * or backstop of the mapping proof (passthrough): a proof running late */
 	FAULT_SITES,
 };
 
@@ -90,13 +92,14 @@ bool fault_fire(struct fault_state *f, enum fault_site site);
 /* If `site` (FAULT_STALL, FAULT_REAP or FAULT_UNLINK) fires, wait until "off" (or
  * FAULT_STALL_MAX_MS). Call without the lock. */
 void fault_stall_at(struct fault_state *f, enum fault_site site);
-/* If a delay is armed at `site` (FAULT_FORGET), wait that long. Call without the lock. */
+/* If a delay is armed at `site` (FAULT_FORGET, FAULT_PROOF), wait that long. Call without the
+ * lock. */
 void fault_delay_at(struct fault_state *f, enum fault_site site);
 /* "alloc N", "reply N", "mark N", "stall N", "reap N", "unlink N", "open N" (N >= 1: the Nth
- * call from now fails, or stalls, once), "forget MS" or "off". 0 or -EINVAL. */
+ * call from now fails, or stalls, once), "forget MS", "proof MS" or "off". 0 or -EINVAL. */
 int fault_arm(struct fault_state *f, const char *value, size_t len);
 /* "alloc armed|fired|benign|off\nreply ...\nmark ...\nstall ...\nreap ...\nunlink ...\n" and
- * the same for open and forget,
+ * the same for open, forget and proof,
  * then a line "walked SITE" for each allocation site walked so far, into buf: length or
  * -ERANGE. */
 int fault_report(struct fault_state *f, char *buf, size_t len);

@@ -275,6 +275,11 @@ static size_t recheck_all(struct pool *p)
 	return freed;
 }
 
+size_t proof_recheck_now(struct pool *p)
+{
+	return p->dp_state ? recheck_all(p) : 0;
+}
+
 static void soon_fired(void *ctx, int fd)
 {
 	struct pool *p = ctx;
@@ -285,6 +290,7 @@ static void soon_fired(void *ctx, int fd)
 
 	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_warn("passthrough re-probe timer: %m");
+	fault_delay_at(&p->fault, FAULT_PROOF);
 	pool_lock(p);
 	st = p->dp_state;
 	st->soon_due_us = 0;
@@ -321,6 +327,7 @@ static void backstop_fired(void *ctx, int fd)
 
 	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_warn("passthrough backstop timer: %m");
+	fault_delay_at(&p->fault, FAULT_PROOF);
 	pool_lock(p);
 	st = p->dp_state;
 	{
@@ -417,6 +424,7 @@ static void fanotify_fired(void *ctx, int fan_fd)
 	bool overflow = false;
 	ssize_t len;
 
+	fault_delay_at(&p->fault, FAULT_PROOF);
 	while ((len = read(fan_fd, buf, sizeof(buf))) > 0) {
 		struct fanotify_event_metadata md;
 		/* Events with name records are not padded to 8 bytes, so FAN_EVENT_NEXT would

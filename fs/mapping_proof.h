@@ -23,6 +23,10 @@ void proof_unwatch_file(struct pool *p, struct node *n);
 bool proof_waiting(const struct node *n);
 /* Lock held: `n` was proven free: hand it back to the pool, which may free it. */
 void proof_set_free(struct pool *p, struct node *n);
+/* Lock held: probe every node that waits for the proof now, on the caller's thread, instead of
+ * when the watch thread comes to it; how many were proven free (pool_commit removes what they
+ * kept). */
+size_t proof_recheck_now(struct pool *p);
 /* Lock held: a probe of `ino` failed right after its close event or RELEASE: probe it again
  * soon. */
 void proof_soon_add(struct pool *p, uint64_t ino);

@@ -115,6 +115,26 @@ static void times_asked(const struct stat *attr, int to_set, struct timespec ts[
 		ts[1] = attr->st_mtim;
 }
 
+/* pool_resize, and once more if the pool had room that only waited for a proof: files whose
+ * last mapping ended while the data path's own thread had not yet come to prove it (it runs
+ * late on a loaded machine), so that a file removed and unmapped just before gives its room
+ * back as it would on tmpfs (docs/design.md "Last-mapping detection"). Lock held, as for
+ * pool_resize; *np is looked up again. */
+static int resize_proving(struct pool *p, fuse_ino_t ino, struct node **np, uint64_t end,
+			  unsigned how, int fd, const struct pool_fallocate *fa)
+{
+	int r = pool_resize(p, np, end, how, fd, fa);
+
+	if ((r == -ENOSPC || r == -EDQUOT) && p->dp->prove_now && p->dp->prove_now(p) > 0) {
+		pool_commit(p); /* the files proven free go, and give their room back */
+		pool_lock(p);
+		r = get_node(p, ino, np);
+		if (r == 0)
+			r = pool_resize(p, np, end, how, fd, fa);
+	}
+	return r;
+}
+
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		struct fuse_file_info *fi)
 {
@@ -131,9 +151,9 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	/* A truncate's I/O runs outside the lock (pool_resize); n is looked up again after it. The
 	 * kernel strips O_TRUNC from OPEN and sends this, under the inode's lock. */
 	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
-		r = pool_resize(p, &n, (uint64_t)attr->st_size,
-				POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, fi ? (int)fi->fh : -1,
-				NULL);
+		r = resize_proving(p, ino, &n, (uint64_t)attr->st_size,
+				   POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, fi ? (int)fi->fh : -1,
+				   NULL);
 	if (r == 0 && (to_set & times)) {
 		struct timespec ts[2];
 
@@ -432,8 +452,8 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 	pool_lock(p);
 	r = get_node(p, ino, &n);
 	if (r == 0)
-		r = pool_resize(p, &n, (uint64_t)off + (uint64_t)len, how, (int)fi->fh,
-				&(struct pool_fallocate){.mode = mode, .off = off, .len = len});
+		r = resize_proving(p, ino, &n, (uint64_t)off + (uint64_t)len, how, (int)fi->fh,
+				   &(struct pool_fallocate){.mode = mode, .off = off, .len = len});
 	pool_commit(p);
 	fuse_reply_err(req, -r);
 }

@@ -931,6 +931,39 @@ static void test_failed_retry_then_a_new_open(void **state)
 	ASSERT_GONE(dir);
 }
 
+/* A file removed and unmapped gives its room back at once, as on tmpfs, even while the mapping
+ * proof's own thread runs late, as on a loaded machine (here each of its steps waits 2 s first):
+ * a resize that finds the pool full proves what it can itself (ops_files.c resize_proving). */
+static void test_unmapped_room_comes_back_at_once(void **state)
+{
+	struct fs_state *s = *state;
+	struct pool_fixture *p = tu_pool(state);
+	PATH(mapped, p, "mapped");
+	PATH(big, p, "big");
+	char *m;
+	int fd;
+
+	if (pool_daemon_marks(p) < 0)
+		skip(); /* the page-cache path: RELEASE comes after the last mapping, nothing to prove */
+	CHECK(fd = open(mapped, O_RDWR | O_CREAT | O_EXCL, 0600));
+	CHECK(ftruncate(fd, 2 * MIB));
+	m = mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	memset(m, 'm', 2 * MIB); /* its pages are in the store */
+	arm(&s->c, "proof 2000");
+	CHECK(close(fd)); /* RELEASE while the mapping lives: the file waits for the proof */
+	CHECK(unlink(mapped));
+	CHECK(munmap(m, 2 * MIB)); /* nothing uses it any more: on tmpfs its room is back now */
+	CHECK(fd = open(big, O_RDWR | O_CREAT | O_EXCL, 0600));
+	if (fallocate(fd, 0, 0, 2 * MIB) < 0) {
+		print_pool_state(s->c.mnt);
+		fail_msg("fallocate of 2 MiB after the 2 MiB file went: %s", errname(errno));
+	}
+	arm(&s->c, "off");
+	CHECK(close(fd));
+	ASSERT_GONE(big);
+}
+
 /* The reaper is held with removed files' room still taken in a 3 MiB store: a 2 MiB fallocate of
  * a new file must wait for it (pool_wait_room) and succeed once it goes on, after `hold_ms`. */
 static void fallocate_while_reaper_held(struct fs_state *s, struct pool_fixture *p, int hold_ms)
@@ -1174,6 +1207,8 @@ int main(void)
 		 NULL},
 		{"reaped_room_comes_back", test_reaped_room_comes_back, setup_small, teardown,
 		 NULL},
+		{"unmapped_room_comes_back_at_once", test_unmapped_room_comes_back_at_once,
+		 setup_small, teardown, NULL},
 		{"removed_room_comes_back", test_removed_room_comes_back, setup_small, teardown,
 		 NULL},
 		{"every_alloc_site_walked", test_every_alloc_site_walked, NULL, NULL, NULL},
