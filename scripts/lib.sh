@@ -14,19 +14,29 @@ FUSE_PREFIX=$DEPS_DIR/fuse3                     # libfuse >= FUSE_MIN is install
 FUSE_RECIPE=6                                   # bump when build_libfuse changes: prefixes rebuild
 LOG_DIR=$DEPS_DIR/logs
 
-# Debian packages needed to build, run and test poolfs (and to build libfuse from source).
-# libc6-dev is only a Recommends of gcc, and we install without recommends.
+# Debian packages needed to build and run poolfs (scripts/build, scripts/run), and to build libfuse
+# from source. libc6-dev is only a Recommends of gcc, and we install without recommends.
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
-              dpkg-dev gcc g++ libc6-dev python3-numpy python3-joblib valgrind cppcheck clang-tidy clang-format
-              shellcheck pyflakes3          # scripts/lint checks the bash and Python with these
-              systemd man-db groff-base
-              liburing-dev libnuma-dev     # libfuse >= 3.18 builds its io_uring transport with these
-              # tests/programs runs these unmodified programs in pools (Open MPI as the cluster
-              # suite uses it: mpirun and mpicc)
-              python3-venv make git tmux openmpi-bin libopenmpi-dev
-              # tests/cluster/nodes_test runs Dask distributed on its virtual nodes (Slurm and
-              # munge are installed by the cluster suite itself when missing)
-              python3-distributed)
+              dpkg-dev gcc g++ libc6-dev
+              liburing-dev libnuma-dev)    # libfuse >= 3.18 builds its io_uring transport with these
+# What the tests need besides: scripts/test installs these with APT_PACKAGES, in one apt-get call,
+# before the first test starts. No test installs anything: one that finds its package missing says
+# which, and scripts/test counts that skip as a failure (CONTRIBUTING.md, "Test dependencies").
+# shellcheck disable=SC2034  # read by scripts/test
+TEST_PACKAGES=(python3-numpy python3-joblib valgrind cppcheck clang-tidy clang-format
+               shellcheck pyflakes3            # scripts/lint checks the bash and Python with these
+               systemd man-db groff-base
+               # tests/programs runs these unmodified programs in pools (Open MPI as the cluster
+               # suites use it: mpirun and mpicc)
+               python3-venv make git tmux curl openmpi-bin libopenmpi-dev
+               # the Slurm suites (tests/cluster): one node, and three with Dask distributed
+               munge slurmctld slurmd slurm-client python3-distributed)
+# What only --long runs need: scripts/fuzz's libFuzzer builds (the fuzz/libfuzzer test).
+# shellcheck disable=SC2034  # read by scripts/test
+LONG_TEST_PACKAGES=(clang-14 libclang-rt-14-dev)
+
+# shellcheck source=scripts/machine_lock.sh
+. "$POOLFS_ROOT/scripts/machine_lock.sh"
 
 STEP=""        # what we are doing, for the failure message
 REPORTED=0     # set once a failure was explained, so the exit trap stays quiet
@@ -100,15 +110,20 @@ builddir_for() {
     printf '%s\n' "$dir"
 }
 
-# ensure_packages: install the Debian packages that are missing (fast no-op when all are there).
+# ensure_packages [PKG...]: install the Debian packages of the list (default: APT_PACKAGES) that
+# are missing, in one apt-get call after an apt-get update; a fast no-op when all are there. apt
+# waits for the dpkg lock another apt holds (an unattended upgrade, a second scripts/test) instead
+# of failing on it, and our own installs take the machine lock "apt" (machine_lock) one at a time.
+APT_LOCK_TIMEOUT=${POOLFS_APT_LOCK_TIMEOUT:-900}
 ensure_packages() {
-    local missing=() p status
+    local missing=() p status want=("$@")
+    [[ ${#want[@]} -gt 0 ]] || want=("${APT_PACKAGES[@]}")
     declare -A installed=()
     STEP="checking installed packages (dpkg-query)"
     while read -r p status; do
         [[ $status == installed ]] && installed[$p]=1
-    done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${APT_PACKAGES[@]}" 2>/dev/null || true)
-    for p in "${APT_PACKAGES[@]}"; do
+    done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${want[@]}" 2>/dev/null || true)
+    for p in "${want[@]}"; do
         [[ -n ${installed[$p]:-} ]] || missing+=("$p")
     done
     [[ ${#missing[@]} -eq 0 ]] && return 0
@@ -118,13 +133,36 @@ ensure_packages() {
             die "missing Debian packages: ${missing[*]} (run as root or install them: apt-get install ${missing[*]})"
         sudo=(sudo)
     fi
+    local lockfd
+    machine_lock apt lockfd "another script of ours is installing packages"
     say "installing missing Debian packages: ${missing[*]}"
+    local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q
+        -o "DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT")
     STEP="apt-get update"
-    run_logged apt-update "${sudo[@]}" apt-get update -q
+    apt_update_waiting "${apt[@]}"
     STEP="apt-get install ${missing[*]}"
-    run_logged apt-install "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -q --no-install-recommends "${missing[@]}"
+    run_logged apt-install "${apt[@]}" install -y --no-install-recommends "${missing[@]}"
+    exec {lockfd}>&-
     STEP=""
+}
+
+# apt_update_waiting APT-GET-CMD...: APT-GET-CMD update, again while another apt holds the lists
+# lock, for up to APT_LOCK_TIMEOUT seconds: apt 2.6 (bookworm) waits for the dpkg lock with
+# DPkg::Lock::Timeout but fails at once on the lists lock that only `update` takes.
+apt_update_waiting() {
+    local log=$LOG_DIR/apt-update.log start=$SECONDS
+    mkdir -p "$LOG_DIR"
+    while ! "$@" update >"$log" 2>&1; do
+        if ! grep -q 'Could not get lock' "$log" || ((SECONDS - start >= APT_LOCK_TIMEOUT)); then
+            printf '%s: FAILED while: %s\n  command: %s update\n  last lines of %s:\n' \
+                "$PROG" "$STEP" "$*" "$log" >&2
+            tail -n 40 "$log" | sed 's/^/    /' >&2
+            REPORTED=1
+            exit 1
+        fi
+        say "apt's lists are locked by another apt ($(grep -o 'held by process [0-9]* ([^)]*)' "$log" | head -n 1)); waiting"
+        sleep 5
+    done
 }
 
 # write_src_list FILE: a deb822 deb-src entry for $FUSE_SUITE with the URIs and Signed-By of the

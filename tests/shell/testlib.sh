@@ -1,7 +1,14 @@
 # shellcheck shell=bash
 # What the bash-driven tests (tests/install, tests/lib/poolctl_ls_test.sh, tests/cluster,
 # tests/programs, tests/devshm, examples/) share: failing with a message, bounded waiting, whether
-# a process still runs, and taking down a pool they mounted. Sourced, not run.
+# a process still runs, taking down a pool they mounted, and the machine-wide locks of
+# scripts/machine_lock.sh. Sourced, not run.
+
+# In the source tree only: tests/programs gives its cases a copy of this file, which takes no lock.
+if [[ -f $(dirname "${BASH_SOURCE[0]}")/../../scripts/machine_lock.sh ]]; then
+    # shellcheck source=scripts/machine_lock.sh
+    . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/machine_lock.sh"
+fi
 
 # cleanup_begins: the first call of a cleanup that an EXIT trap runs, in a script whose INT and
 # TERM traps `exit 130`: from here on those signals (meson's timeout, a second Ctrl-C) are
