@@ -1,4 +1,4 @@
-"""README "Using poolfs from Python": concurrent.futures workers write arrays into the pool and
+"""docs/python.md: concurrent.futures workers write arrays into the pool and
 return them as np.memmap; the parent keeps them alive while it holds them, and they go after."""
 import concurrent.futures
 import copyreg

@@ -1,4 +1,4 @@
-"""README "Using poolfs from Python": JOBLIB_TEMP_FOLDER on a pool. joblib memory-maps the big
+"""docs/python.md: JOBLIB_TEMP_FOLDER on a pool. joblib memory-maps the big
 argument into the pool for its workers, the results are right, and nothing is left after."""
 import os
 import sys

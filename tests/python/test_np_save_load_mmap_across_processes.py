@@ -1,4 +1,4 @@
-"""README "Using poolfs from Python": np.save in one process, np.load(mmap_mode="r") in another;
+"""docs/python.md: np.save in one process, np.load(mmap_mode="r") in another;
 the default autohold keeps the closed file for the reader, and dropping the hold removes it."""
 import os
 import subprocess

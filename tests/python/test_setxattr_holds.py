@@ -1,4 +1,4 @@
-"""README "Using poolfs from Python": holds with os.setxattr/os.removexattr, and what
+"""docs/python.md: holds with os.setxattr/os.removexattr, and what
 user.poolfs.refs says about them."""
 import errno
 import os
