@@ -16,6 +16,7 @@ LOG_DIR=$DEPS_DIR/logs
 
 # Debian packages needed to build and run poolfs (scripts/build, scripts/run), and to build libfuse
 # from source. libc6-dev is only a Recommends of gcc, and we install without recommends.
+# shellcheck disable=SC2034  # read by scripts/build and scripts/test
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
               dpkg-dev gcc g++ libc6-dev
               liburing-dev libnuma-dev)    # libfuse >= 3.18 builds its io_uring transport with these
@@ -32,7 +33,7 @@ TEST_PACKAGES=(python3-numpy python3-joblib valgrind cppcheck clang-tidy clang-f
                # the Slurm suites (tests/cluster): one node, and three with Dask distributed
                munge slurmctld slurmd slurm-client python3-distributed)
 # What only --long runs need: scripts/fuzz's libFuzzer builds (the fuzz/libfuzzer test).
-# shellcheck disable=SC2034  # read by scripts/test
+# shellcheck disable=SC2034  # read by scripts/test and scripts/fuzz
 LONG_TEST_PACKAGES=(clang-14 libclang-rt-14-dev)
 
 # shellcheck source=scripts/machine_lock.sh
@@ -110,14 +111,13 @@ builddir_for() {
     printf '%s\n' "$dir"
 }
 
-# ensure_packages [PKG...]: install the Debian packages of the list (default: APT_PACKAGES) that
-# are missing, in one apt-get call after an apt-get update; a fast no-op when all are there. apt
+# ensure_packages PKG...: install those of the Debian packages PKG that are missing, in one
+# apt-get call after an apt-get update; a fast no-op when all are there. apt
 # waits for the dpkg lock another apt holds (an unattended upgrade, a second scripts/test) instead
 # of failing on it, and our own installs take the machine lock "apt" (machine_lock) one at a time.
 APT_LOCK_TIMEOUT=${POOLFS_APT_LOCK_TIMEOUT:-900}
 ensure_packages() {
     local missing=() p status want=("$@")
-    [[ ${#want[@]} -gt 0 ]] || want=("${APT_PACKAGES[@]}")
     declare -A installed=()
     STEP="checking installed packages (dpkg-query)"
     while read -r p status; do
@@ -345,13 +345,24 @@ ninja_build() {
     STEP=""
 }
 
+# A skip for want of what scripts/test provides (a package, a service) fails the run under CI=true
+# and as root, where scripts/test installs and starts everything (scripts/skip_reasons.py).
+count_flags=()
+[[ ${CI:-} == true || $EUID -eq 0 ]] && count_flags+=(--strict)
+
 # count_tests DIR: "PASSED FAILED SKIPPED" for the last `meson test` run in DIR, counted per test
 # case from the TAP lines each binary printed (scripts/count_tests.py says how).
 count_tests() {
-    python3 "$POOLFS_ROOT/scripts/count_tests.py" "$1"
+    python3 "$POOLFS_ROOT/scripts/count_tests.py" "${count_flags[@]}" "$1"
 }
 
 # failed_tests DIR: one line per test binary of that run that failed, with its failed cases.
 failed_tests() {
-    python3 "$POOLFS_ROOT/scripts/count_tests.py" --failed "$1"
+    python3 "$POOLFS_ROOT/scripts/count_tests.py" --failed "${count_flags[@]}" "$1"
+}
+
+# skipped_tests DIR: that run's skips grouped by reason, a line a group ("COUNT skipped|failed:
+# REASON (TESTS)"), each test named under a group that is not an allowed reason.
+skipped_tests() {
+    python3 "$POOLFS_ROOT/scripts/count_tests.py" --skips "${count_flags[@]}" "$1"
 }

@@ -19,7 +19,7 @@ build=$1 src=$2 mode=$3
 # shellcheck source=tests/shell/testlib.sh
 . "$src/tests/shell/testlib.sh"
 if [[ $(id -u) -ne 0 ]]; then
-    echo "SKIP: needs root (the multi-user pool mounts with allow_other)"
+    echo "# skip: not root (the multi-user pool mounts with allow_other)"
     exit 77
 fi
 

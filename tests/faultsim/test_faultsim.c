@@ -568,7 +568,7 @@ static void test_refused_mark_falls_back_to_the_store(void **state)
 	int fd;
 
 	if (pool_daemon_marks(p) < 0)
-		skip(); /* the page-cache path watches no close events */
+		TU_SKIP("passthrough only: the page-cache path watches no close events");
 	CHECK_0(pool_wait_daemon_marks(p, 0, GONE_MS));
 	CHECK(setxattr(s->c.mnt, POOLFS_XATTR_DEBUG_FAULT, "mark 1", 6, 0));
 	CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
@@ -944,7 +944,8 @@ static void test_unmapped_room_comes_back_at_once(void **state)
 	int fd;
 
 	if (pool_daemon_marks(p) < 0)
-		skip(); /* the page-cache path: RELEASE comes after the last mapping, nothing to prove */
+		TU_SKIP("passthrough only: on the page-cache path RELEASE comes after the last "
+			"mapping, nothing to prove");
 	CHECK(fd = open(mapped, O_RDWR | O_CREAT | O_EXCL, 0600));
 	CHECK(ftruncate(fd, 2 * MIB));
 	m = mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -1007,8 +1008,7 @@ static void test_reaped_room_comes_back(void **state)
 	int fd;
 
 	if (!p->private_store) {
-		/* backing=DIR: the store has no bound of its own; the daemon's count is the limit. */
-		skip();
+		TU_SKIP("private store only: with backing=DIR the store has no bound of its own");
 		return;
 	}
 	memset(data, 'r', sizeof(data));
@@ -1046,8 +1046,7 @@ static void test_removed_room_comes_back(void **state)
 	int fd;
 
 	if (!p->private_store) {
-		/* backing=DIR: the store has no bound of its own; the daemon's count is the limit. */
-		skip();
+		TU_SKIP("private store only: with backing=DIR the store has no bound of its own");
 		return;
 	}
 	CHECK(fd = open(gone, O_RDWR | O_CREAT | O_EXCL, 0600));
@@ -1134,8 +1133,11 @@ static void test_every_alloc_site_walked(void **state)
 	DIR *d;
 
 	(void)state;
-	if (!src || !walks_ran)
-		skip(); /* no source to read, or no walk (this daemon has not this data path) */
+	if (!src)
+		TU_SKIP("POOLFS_SRC is not set: no source to read");
+	if (!walks_ran)
+		TU_SKIP("datapath %s not supported by this daemon: no walk ran",
+			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
 	snprintf(dir, sizeof(dir), "%s/fs", src);
 	d = opendir(dir);
 	assert_non_null(d);

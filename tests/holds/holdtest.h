@@ -120,8 +120,7 @@ int ht_cg_member_fn(void *arg);
 		char msg_[PATH_MAX + 128];                                                         \
 		int r_ = cg2_create((t), (dir), sizeof(dir), msg_, sizeof(msg_));                  \
 		if (r_ < 0) {                                                                      \
-			fprintf(stderr, "# no writable cgroup2 (%s): skipping\n", msg_);           \
-			skip();                                                                    \
+			TU_SKIP("no writable cgroup v2 here (%s)", msg_);                          \
 		}                                                                                  \
 	} while (0)
 

@@ -732,8 +732,7 @@ static void test_hold_on_other_users_entry_eacces(void **state)
 	int fd, r;
 
 	if (getuid() != 0) {
-		fprintf(stderr, "# needs root to run as uid %d: skipping\n", OTHER_UID);
-		skip();
+		TU_SKIP("not root: needs root to run as uid %d", OTHER_UID);
 	}
 	assert_int_equal(pool_path(p, "f", o.f, sizeof(o.f)), 0);
 	assert_int_equal(pool_path(p, "d", o.d, sizeof(o.d)), 0);

@@ -54,11 +54,9 @@ static const char *script_or_skip(void)
 	if (!s || access(s, R_OK) != 0)
 		fail_msg("JOBLIB_SCRIPT (%s) is not a readable file", s ? s : "unset");
 	if (access(PYTHON, X_OK) != 0 || !python_ready()) {
-		fprintf(stderr,
-			"# %s cannot import numpy and joblib (Debian: python3-numpy, "
-			"python3-joblib): skipping\n",
+		TU_SKIP("%s cannot import numpy and joblib: Debian packages python3-numpy, "
+			"python3-joblib are not installed",
 			PYTHON);
-		skip();
 	}
 	return s;
 }

@@ -132,11 +132,10 @@ static void test_pmd_mapped_writer_and_reader(void **state)
 	long kb;
 
 	if (!passthrough(p))
-		skip(); /* page-cache mappings are FUSE pages: never PMD-mapped (README) */
+		TU_SKIP("passthrough only: page-cache mappings are FUSE pages, never PMD-mapped");
 	kb = write_and_read(p, &reader_rc, &fell_back);
 	if (fell_back && (kb <= 0 || reader_rc == 3)) {
-		fprintf(stderr, "# the kernel had no free huge page (thp_file_fallback moved)\n");
-		skip();
+		TU_SKIP("the kernel had no free huge page (thp_file_fallback moved)");
 	}
 	if (kb <= 0)
 		fail_msg("the writer's mapping has no PMD-mapped pages (%ld kB)", kb);

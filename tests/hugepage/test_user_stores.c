@@ -306,9 +306,7 @@ static void test_own_stores_huge_pages(void **state)
 		int missing = f[i].backing_kb <= 0 || (on_passthrough(p) && seen[i].pmd_kb <= 0);
 
 		if (missing && fell_back) {
-			fprintf(stderr,
-				"# the kernel had no free huge page (thp_file_fallback moved)\n");
-			skip();
+			TU_SKIP("the kernel had no free huge page (thp_file_fallback moved)");
 		}
 		if (f[i].backing_kb <= 0)
 			fail_msg(

@@ -939,7 +939,7 @@ static void test_emlink_after_65000_names(void **state)
 	int fd;
 
 	if (itest_rounds(10) != 10)
-		skip(); /* 65000 requests under valgrind would outlast the timeout */
+		TU_SKIP("under valgrind: 65000 requests would outlast the timeout");
 	fd = new_file(f, "many");
 	for (int i = 1; i < MAX_NAMES; i++) {
 		name_path(p, "n%05d", i, n);

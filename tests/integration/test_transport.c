@@ -334,7 +334,7 @@ static void test_killed_daemon_unmounted(void **state)
 {
 	(void)state;
 	if (!uring_expected())
-		skip();
+		TU_SKIP("io_uring is not in use (libfuse < 3.18, or the kernel's enable_uring is N)");
 	assert_killed_daemon_unmounted("autohold=none,uring=on", "anon_inode:[io_uring]", true);
 }
 

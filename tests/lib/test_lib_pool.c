@@ -886,8 +886,13 @@ int main(void)
 	/* One probe mount: a datapath this daemon or kernel cannot do skips the whole binary. */
 	struct pool_fixture probe;
 	int r = pool_mount(&probe, "autohold=none");
-	if (r == -EOPNOTSUPP)
-		return tu_skip_all("the daemon does not support this datapath here");
+	if (r == -EOPNOTSUPP) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "datapath %s not supported by this daemon",
+			 getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "(default)");
+		return tu_skip_all(why);
+	}
 	if (r < 0) {
 		fprintf(stderr, "# cannot mount a pool: %s\n", strerror(-r));
 		printf("Bail out! cannot mount a pool\n");

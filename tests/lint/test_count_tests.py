@@ -34,7 +34,10 @@ def run(root, records, *flags):
 TAP_PASS = '1..2\nok 1 - a\nok 2 - b\n'
 TAP_ONE_FAILED = '1..3\nok 1 - a\nnot ok 2 - test_same_name\n# why it failed\nok 3 - c\n'
 TAP_CUT_SHORT = '1..4\nok 1 - a\n'  # a timeout or crash after the first case
-TAP_SKIPS = '1..3\nok 1 - a\nok 2 - b # SKIP no io_uring\nnot ok 3 - c # SKIP no passthrough\n'
+# Skips with reasons scripts/skip_reasons.py allows (what it does with others:
+# tests/lint/test_skip_reasons.py).
+TAP_SKIPS = ('1..3\nok 1 - a\nok 2 - b # SKIP io_uring is not in use\n'
+             'not ok 3 - c # SKIP no passthrough\n')
 
 CASES = [
     ('every case of passing binaries passes',
@@ -48,7 +51,7 @@ CASES = [
      [record('p:s / a', 'FAIL', TAP_SKIPS, 0)], (), '1 0 2\n'),
     ('a plain (non-TAP) binary is one case',
      [record('p:s / a', 'OK', ''), record('p:s / b', 'FAIL', 'boom', 1),
-      record('p:s / c', 'SKIP', '', 77)], (), '1 1 1\n'),
+      record('p:s / c', 'SKIP', '# skip: not root\n', 77)], (), '1 1 1\n'),
     ('--failed names each failed binary with its failed cases, and nothing that passed',
      [record('p:s / a', 'FAIL', TAP_ONE_FAILED, 1), record('p:s / b', 'OK', TAP_PASS),
       record('p:s / c', 'TIMEOUT', TAP_CUT_SHORT, -15)],

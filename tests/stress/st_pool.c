@@ -6,7 +6,8 @@ struct stest *stest_get(void **state)
 	struct stest *t = *state;
 
 	if (t->f.unsupported)
-		skip();
+		TU_SKIP("datapath %s not supported by this daemon",
+			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
 	return t;
 }
 

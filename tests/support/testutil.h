@@ -289,6 +289,18 @@ void tu_backing_back_within(void **state, int timeout_ms);
  * including this header gets it here too. */
 #define tu_backing_back_to_base(state) tu_backing_back_within((state), GONE_MS)
 
+/* Skip the running test case, saying why (printf-style): the reason goes to stdout as a TAP
+ * comment "# skip: WHY" just before cmocka's "ok N # SKIP NAME", where scripts/count_tests.py
+ * reads it and groups it by the reasons scripts/skip_reasons.py allows; a skip without a listed
+ * reason fails the run. So every skip of a cmocka test goes through this, never bare skip(). */
+#define TU_SKIP(...)                                                                               \
+	do {                                                                                       \
+		printf("# skip: " __VA_ARGS__);                                                    \
+		printf("\n");                                                                      \
+		fflush(stdout);                                                                    \
+		skip();                                                                            \
+	} while (0)
+
 /* cmocka 1.1.5 reports a skip() as "not ok N # SKIP", which TAP readers (meson) count as a
  * failure. So a binary that cannot run at all prints the TAP plan "1..0 # SKIP why" instead,
  * before cmocka starts, and exits with what this returns. */

@@ -142,7 +142,8 @@ struct pool_fixture *tu_pool(void **state)
 	struct tu_fixture *t = *state;
 
 	if (t->unsupported)
-		skip();
+		TU_SKIP("datapath %s not supported by this daemon",
+			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
 	return &t->p;
 }
 
