@@ -74,7 +74,7 @@ BEHAVIOUR = [
     ('"no passthrough" fails with libfuse 3.18, which has it',
      [rec('1..0 # SKIP datapath=passthrough not supported by this daemon\n', 'SKIP')],
      (), '3.18.3', '0 1 0\n'),
-    ('an exit-77 test\'s "# skip:" line is its reason',
+    ('an exit-77 test\'s skip comment line is its reason',
      [rec('# skip: runs with --long (POOLFS_LONG=1)\n', 'SKIP', 77)], ('--strict',), None,
      '0 0 1\n'),
     ('--skips groups by reason and names the tests of a group that fails',

@@ -6,8 +6,7 @@ struct stest *stest_get(void **state)
 	struct stest *t = *state;
 
 	if (t->f.unsupported)
-		TU_SKIP("datapath %s not supported by this daemon",
-			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
+		TU_SKIP("%s", t->f.unsupported_why);
 	return t;
 }
 

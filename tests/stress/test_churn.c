@@ -350,6 +350,8 @@ static int churn_setup(void **state)
 	t->s.f.single_user = !cc->multi_user;
 	if (cc->uring && env_is("POOLFS_VALGRIND", "1")) {
 		t->s.f.unsupported = 1; /* io_uring deadlocks under valgrind (harness.h) */
+		snprintf(t->s.f.unsupported_why, sizeof(t->s.f.unsupported_why),
+			 "io_uring is not tested under valgrind, where it deadlocks");
 		*state = t;
 		return 0;
 	}

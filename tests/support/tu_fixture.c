@@ -25,10 +25,19 @@ int tu_mount(struct tu_fixture *t, const char *opts)
 	int r = t->single_user ? pool_mount_private(&t->p, opts) : pool_mount(&t->p, opts);
 
 	if (r == -EOPNOTSUPP) {
-		fprintf(stderr,
-			"# datapath %s with \"%s\" not supported by this daemon: skipping\n",
-			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?",
-			opts ? opts : "");
+		const char *dp = getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?";
+
+		/* uring=on is refused where io_uring cannot be had, whatever the datapath. */
+		if (opts && strstr(opts, "uring=on"))
+			snprintf(t->unsupported_why, sizeof(t->unsupported_why),
+				 "io_uring is not in use here: the daemon refused \"%s\" (libfuse < "
+				 "3.18, or the kernel's enable_uring is N)",
+				 opts);
+		else
+			snprintf(t->unsupported_why, sizeof(t->unsupported_why),
+				 "datapath %s not supported by this daemon (options \"%s\")", dp,
+				 opts ? opts : "");
+		fprintf(stderr, "# %s: skipping\n", t->unsupported_why);
 		t->unsupported = 1;
 	} else if (r < 0) {
 		fprintf(stderr, "# pool_mount(\"%s\") failed: %s\n", opts ? opts : "", errname(-r));
@@ -142,8 +151,7 @@ struct pool_fixture *tu_pool(void **state)
 	struct tu_fixture *t = *state;
 
 	if (t->unsupported)
-		TU_SKIP("datapath %s not supported by this daemon",
-			getenv("POOLFS_DATAPATH") ? getenv("POOLFS_DATAPATH") : "?");
+		TU_SKIP("%s", t->unsupported_why);
 	return &t->p;
 }
 
