@@ -19,6 +19,7 @@ LOG_DIR=$DEPS_DIR/logs
 # shellcheck disable=SC2034  # read by scripts/build and scripts/test
 APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-config attr util-linux
               dpkg-dev gcc g++ libc6-dev
+              python3 patch xz-utils procps  # our scripts' Python; libfuse's patches and tarball
               liburing-dev libnuma-dev)    # libfuse >= 3.18 builds its io_uring transport with these
 # What the tests need besides: scripts/test installs these with APT_PACKAGES, in one apt-get call,
 # before the first test starts. No test installs anything: one that finds its package missing says
