@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # SLURM_WHY is read by the scripts sourcing this
 # What the two Slurm suites share (cluster_test with slurm_env.sh, one node; nodes_test with
-# nodes_env.sh, three): installing Debian's packages, a munged and a slurmctld of their own in
-# $WORK, the slurm.conf lines they have in common, test users with fixed uids, processes recorded
-# and stopped by pid, the teardown steps, and the TAP driver that runs the cases (or skips them
+# nodes_env.sh, three): checking that Debian's packages are there, a munged and a slurmctld of
+# their own in $WORK, the slurm.conf lines they have in common, test users with fixed uids,
+# processes recorded and stopped by pid, the teardown steps, and the TAP driver that runs the cases (or skips them
 # all with the reason, SLURM_WHY). Sourced by slurm_env.sh and nodes_env.sh, after
 # tests/shell/testlib.sh (wait_until, pid_alive, pid_gone), with WORK set before anything runs.
 
