@@ -50,6 +50,12 @@ machine_unlock() {
 # without_machine_locks CMD...: run CMD without the descriptors of the locks this shell holds, so
 # that a process CMD leaves behind cannot hold them after this shell lets go.
 without_machine_locks() {
+    # Already a subshell (`without_machine_locks CMD &`): close and exec here, since a subshell of
+    # our own would leave this one holding the descriptors while it waits for CMD.
+    if [[ $BASHPID != "$$" ]]; then
+        for __ml_fd in "${MACHINE_LOCK_FDS[@]}"; do exec {__ml_fd}>&-; done
+        exec "$@"
+    fi
     (
         for __ml_fd in "${MACHINE_LOCK_FDS[@]}"; do exec {__ml_fd}>&-; done
         exec "$@"
