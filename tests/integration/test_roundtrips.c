@@ -413,7 +413,7 @@ static void ops_read(const struct pool_fixture *p, struct counts *c)
 
 	if (len < 0)
 		fail_msg("getxattr %s: %s", POOLFS_XATTR_OPS, errname(errno));
-	text[len] = '\0';
+	text[len > 0 ? len : 0] = '\0';
 	memset(c, 0, sizeof(*c));
 	for (const char *line = text; *line;
 	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
@@ -484,8 +484,10 @@ static long table_count(const char *seq, const char *op)
 	char line[TABLE_LINE], s[64], b[64], o[32];
 	long n, found = -1;
 
-	if (!f)
+	if (!f) {
 		fail_msg("%s: %s (renew it with POOLFS_RT_WRITE=1)", table_path(), errname(errno));
+		return -1;
+	}
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%63[^,],%63[^,],%31[^,],%ld,", s, b, o, &n) == 4 &&
 		    strcmp(s, seq) == 0 && strcmp(b, build_key()) == 0 && strcmp(o, op) == 0)
