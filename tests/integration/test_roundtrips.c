@@ -631,11 +631,49 @@ static void test_shared_root_sequences(void **state)
 		fail_msg("%d sequences got more requests than the table says", failed);
 }
 
+/* The cache a repeat read is served from stays true: a write or a mapped store through another
+ * handle (on passthrough, one that goes around the page cache) shows in the next read. */
+static char first_byte(const char *path)
+{
+	char b = 0;
+	int fd;
+
+	CHECK(fd = open(path, O_RDONLY));
+	assert_int_equal(read(fd, &b, 1), 1);
+	CHECK(close(fd));
+	return b;
+}
+
+static void test_reread_sees_other_writes(void **state)
+{
+	PATH(f, tu_pool(state), "fresh");
+	char *m;
+	int fd;
+
+	write_file(f, 4096);
+	assert_int_equal(first_byte(f), 'x');
+	assert_int_equal(first_byte(f), 'x');
+	CHECK(fd = open(f, O_WRONLY));
+	assert_int_equal(pwrite(fd, "y", 1, 0), 1);
+	CHECK(close(fd));
+	assert_int_equal(first_byte(f), 'y');
+	CHECK(fd = open(f, O_RDWR));
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	m[0] = 'z';
+	CHECK(munmap(m, 4096));
+	CHECK(close(fd));
+	assert_int_equal(first_byte(f), 'z');
+	assert_int_equal(first_byte(f), 'z');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_private_sequences, setup_private, tu_teardown),
 		cmocka_unit_test_setup_teardown(test_shared_root_sequences, setup_shared,
+						tu_teardown),
+		cmocka_unit_test_setup_teardown(test_reread_sees_other_writes, setup_private,
 						tu_teardown),
 	};
 
