@@ -81,6 +81,62 @@ static void run_create(struct ctx *c)
 	write_file(f, 4096);
 }
 
+/* GNU tar itself: -x of an archive of one folder with TARRED files of 4 KiB (made in /tmp by
+ * the setup), as the test's user (root: it restores owners, modes and times). */
+#define TARRED 10
+
+static void tarball_path(const struct ctx *c, char *out, size_t len)
+{
+	const char *base = strrchr(c->dir, '/');
+
+	assert_true(snprintf(out, len, "/tmp/poolfs-%s-%d.tar", base + 1, (int)getpid()) <
+		    (int)len);
+}
+
+static void run_program(char *const argv[])
+{
+	pid_t pid = tu_fork(0);
+	int status;
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null < 0 || dup2(null, 1) < 0)
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	CHECK(waitpid(pid, &status, 0));
+	tu_forget(pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("%s exited with status %d", argv[0], status);
+}
+
+static void setup_tarball(struct ctx *c)
+{
+	char tarball[PATH_MAX], src[] = "/tmp/poolfs-rt-XXXXXX", name[PATH_MAX];
+
+	assert_non_null(mkdtemp(src));
+	assert_true(snprintf(name, sizeof(name), "%s/d", src) < (int)sizeof(name));
+	CHECK(mkdir(name, 0700));
+	for (int i = 0; i < TARRED; i++) {
+		assert_true(snprintf(name, sizeof(name), "%s/d/f%d", src, i) < (int)sizeof(name));
+		write_file(name, 4096);
+	}
+	tarball_path(c, tarball, sizeof(tarball));
+	run_program((char *const[]){"tar", "-cf", tarball, "-C", src, "d", NULL});
+	run_program((char *const[]){"rm", "-rf", src, NULL});
+}
+
+static void run_tar(struct ctx *c)
+{
+	char tarball[PATH_MAX];
+
+	tarball_path(c, tarball, sizeof(tarball));
+	run_program((char *const[]){"tar", "-xf", tarball, "-C", c->dir, NULL});
+	CHECK(unlink(tarball));
+}
+
 /* What tar -x does for each file it unpacks as root, after the data: times, owner, mode. */
 static void run_create_tar(struct ctx *c)
 {
@@ -190,20 +246,7 @@ static void run_readdir(struct ctx *c)
 /* ls -l itself, as a user runs it: its stat and xattr calls are coreutils'. */
 static void run_ls(struct ctx *c)
 {
-	pid_t pid = tu_fork(0);
-	int status;
-
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		if (null < 0 || dup2(null, 1) < 0)
-			_exit(126);
-		execlp("ls", "ls", "-l", c->dir, (char *)NULL);
-		_exit(127);
-	}
-	CHECK(waitpid(pid, &status, 0));
-	tu_forget(pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	run_program((char *const[]){"ls", "-l", c->dir, NULL});
 }
 
 #define MAPPED (64 * 1024)
@@ -288,6 +331,8 @@ static const struct seq private_seqs[] = {
 	{"create", "`open(O_CREAT)` + 4 KiB `write` + `close`", NULL, run_create},
 	{"create_tar", "the same + `futimens` + `fchown` + `fchmod` (what `tar -x` does as root)",
 	 NULL, run_create_tar},
+	{"tar", "`tar -x` (GNU tar, as root) of a folder of 10 files of 4 KiB", setup_tarball,
+	 run_tar},
 	{"reread", "`open` + `read` + `close` of an unchanged 4 KiB file, again", setup_small_read,
 	 run_reread},
 	{"restat", "`stat` of a closed file, again", setup_stat, run_restat},
@@ -337,6 +382,17 @@ static const struct why whys[] = {
 	{"create_tar", "getattr",
 	 "libfuse 3.14 only: without `HANDLE_KILLPRIV_V2` the kernel refreshes the mode before "
 	 "`chown` to clear setuid bits itself"},
+	{"tar", "lookup", "each new name (10 files and the folder), as for create"},
+	{"tar", "mkdir", "the folder"},
+	{"tar", "create", "as for create"},
+	{"tar", "write", "page cache: the data goes through the daemon"},
+	{"tar", "setattr",
+	 "two per file (times, owner; the mode only where the umask changed it) "
+	 "and the folder's, at the end"},
+	{"tar", "getxattr", "as for create_tar"},
+	{"tar", "getattr", "libfuse 3.14 only: as for create_tar"},
+	{"tar", "opendir", "tar opens the folder to set its times"},
+	{"tar", "releasedir", "closes it"},
 	{"reread", "open", "every open is the daemon's: lifetimes count handles"},
 	{"mkdir", "lookup", "the new name is not cached"},
 	{"mkdir", "mkdir", "makes the folder"},
