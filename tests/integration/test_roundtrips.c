@@ -703,7 +703,9 @@ static char first_byte(const char *path)
 static void test_reread_sees_other_writes(void **state)
 {
 	PATH(f, tu_pool(state), "fresh");
+	struct stat before, after;
 	char *m;
+	pid_t pid;
 	int fd;
 
 	write_file(f, 4096);
@@ -721,6 +723,20 @@ static void test_reread_sees_other_writes(void **state)
 	CHECK(close(fd));
 	assert_int_equal(first_byte(f), 'z');
 	assert_int_equal(first_byte(f), 'z');
+	/* Attributes too: after a stat served from the cache, a write by another process that
+	 * grows the file shows in the next stat (times may not move within a clock tick). */
+	CHECK(stat(f, &before));
+	CHECK(stat(f, &before));
+	pid = tu_fork(0);
+	if (pid == 0) {
+		int wfd = open(f, O_WRONLY);
+
+		_exit(wfd >= 0 && pwrite(wfd, "w", 1, 8192) == 1 && close(wfd) == 0 ? 0 : 1);
+	}
+	assert_int_equal(tu_reap(pid, 10000), 0);
+	CHECK(stat(f, &after));
+	assert_int_equal(after.st_size, 8193);
+	assert_int_equal(before.st_size, 4096);
 }
 
 int main(void)
