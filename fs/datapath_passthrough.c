@@ -61,10 +61,14 @@ static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int 
 	(void)p;
 	n->io_cached = open_cached(n, fd, fi);
 	if (n->io_cached) {
-		/* Passthrough writes since the last cached open bypassed the page cache. */
-		fi->keep_cache = 0;
+		/* The cache is dropped only if a passthrough handle was opened since it was filled
+		 * (its writes and mapped stores bypass it): an unchanged file is read again from
+		 * the cache, with no READ and no stale atime (docs/design.md "Caching"). */
+		fi->keep_cache = n->cache_fresh;
+		n->cache_fresh = true;
 		return 0;
 	}
+	n->cache_fresh = false;
 	if ((fi->flags & O_ACCMODE) != O_WRONLY)
 		n->may_map = true;
 	if (!n->backing_id && *spare_id > 0) {

@@ -100,6 +100,10 @@ struct node {
 	bool releasing;
 	/* Passthrough: the open handles go through the page cache (a small file opened read-only). */
 	bool io_cached;
+	/* Passthrough: whatever the kernel's page cache holds of the file is what the backing file
+	 * holds: only page-cache handles were opened since the cache was last dropped, so no
+	 * passthrough write or mapped store went around it. The next cached open keeps it. */
+	bool cache_fresh;
 	/* Passthrough: a handle that could map the file (opened for reading: mmap needs it) was
 	 * opened since the file was last known unmapped. Without one, the last RELEASE has nothing
 	 * to prove (write-only handles, as `tar -x` and `cp` make). */
