@@ -26,7 +26,10 @@ APT_PACKAGES=(libfuse3-dev fuse3 libcmocka-dev uuid-dev meson ninja-build pkg-co
               python3-venv make git tmux openmpi-bin libopenmpi-dev
               # tests/cluster/nodes_test runs Dask distributed on its virtual nodes (Slurm and
               # munge are installed by the cluster suite itself when missing)
-              python3-distributed)
+              python3-distributed
+              # tests/monitoring: node_exporter's textfile collector scraped with curl, and
+              # promtool (in prometheus) checks poolctl metrics' output and the alert rules
+              prometheus-node-exporter prometheus curl)
 
 STEP=""        # what we are doing, for the failure message
 REPORTED=0     # set once a failure was explained, so the exit trap stays quiet
