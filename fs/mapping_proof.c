@@ -180,7 +180,7 @@ void proof_set_free(struct pool *p, struct node *n, bool unmapped)
 	if (n->life.maybe_mapped) {
 		poolstats_gauge(&p->stats.maybe_mapped, -1);
 		if (unmapped)
-			n->let_go = REMOVED_LAST_UNMAP;
+			pool_handle_unmapped(n);
 	}
 	n->life.maybe_mapped = false;
 	n->may_map = false;

@@ -113,6 +113,9 @@ void pool_set_perm(struct node *n, mode_t mode);
 void pool_handle_opened(struct pool *p, struct node *n);
 void pool_handle_unopened(struct pool *p, struct node *n);
 bool pool_handle_closed(struct pool *p, struct node *n);
+/* The data path proved `n`'s last mapping gone after its last close: a removal that follows is
+ * counted as its last unmap's (poolstats.h). */
+void pool_handle_unmapped(struct node *n);
 /* The last RELEASE of `n` probes outside the lock (`probing`): LOOKUPs of it wait
  * (pool_wait_release). Then, with the lock again: the probe of inode `ino` is over; returns the
  * node, NULL if it went. */

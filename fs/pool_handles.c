@@ -38,6 +38,11 @@ bool pool_handle_closed(struct pool *p, struct node *n)
 	return true;
 }
 
+void pool_handle_unmapped(struct node *n)
+{
+	n->let_go = REMOVED_LAST_UNMAP;
+}
+
 void pool_release_probing(struct node *n, bool probing)
 {
 	n->releasing = probing;

@@ -428,7 +428,8 @@ static void write_samples(struct writer *w, const struct metrics_pool *p)
 		return;
 	case SRC_POOL:
 		/* Limits of 0 mean none: left out, as the users' ones. */
-		if (p->have_stat && (pool_u64(p, f->off) || strncmp(f->name, "poolfs_max_", 11)))
+		if (p->have_stat &&
+		    (pool_u64(p, f->off) || strncmp(f->name, "poolfs_max_", 11) != 0))
 			sample_u64(w, "", p, NULL, pool_u64(p, f->off));
 		return;
 	case SRC_USER:
