@@ -30,9 +30,12 @@ need unshare util-linux
 if [[ -z ${POOLFS_METRICS_OWN_NS:-} ]]; then
     exec env POOLFS_METRICS_OWN_NS=1 unshare -m --propagation private -- "$0" "$@"
 fi
-findmnt -rn -t fuse.poolfs -o TARGET | while read -r t; do
-    umount -l "$(printf '%b' "$t")" || true
-done
+# (findmnt exits 1 when it finds none.)
+mounts=$(findmnt -rn -t fuse.poolfs -o TARGET || true)
+while read -r t; do
+    [[ -z $t ]] || umount -l "$(printf '%b' "$t")" || true
+done <<<"$mounts"
+[[ -z $(findmnt -rn -t fuse.poolfs -o TARGET || true) ]] || fail "other pools are still mounted here"
 
 T=$(mktemp -d /tmp/poolfs-metrics.XXXXXX)
 chmod 755 "$T" # the two users reach the pool through it
