@@ -86,7 +86,7 @@ int pool_move(struct pool *p, struct name *nm, struct node *dir, const char *nam
 
 	if (r < 0)
 		return r;
-	if (from != dir)
+	if (from && from != dir)
 		from->let_go = REMOVED_EMPTIED;
 	if (gone)
 		name_gone(p, gone, was_extra);

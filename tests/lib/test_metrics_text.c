@@ -117,7 +117,7 @@ static void test_two_pools_written(void **state)
 	assert_int_equal(metrics_parse_ops(&pools[0], ops_text), 0);
 	/* The second: a user's view (no counters), no limits. */
 	assert_int_equal(metrics_parse_stat(&pools[1], "entries 1\nbytes 2\nmeta 0\nmax_size 0\n"
-						       "datapath page-cache\n"
+						       "datapath pagecache\n"
 						       "user 1001 entries 1 bytes 2 meta 0\n"),
 			 0);
 	text = written(pools, 2);
@@ -129,7 +129,7 @@ static void test_two_pools_written(void **state)
 	assert_has_line(
 		text, "poolfs_info{pool=\"/a\",datapath=\"passthrough\",transport=\"io_uring\"} 1");
 	assert_has_line(text,
-			"poolfs_info{pool=\"/b\",datapath=\"page-cache\",transport=\"unknown\"} 1");
+			"poolfs_info{pool=\"/b\",datapath=\"pagecache\",transport=\"unknown\"} 1");
 	/* Limits: present when set, absent when 0 (none), per user too. */
 	assert_has_line(text, "poolfs_max_size_bytes{pool=\"/a\"} 8192");
 	assert_null(strstr(text, "poolfs_max_size_bytes{pool=\"/b\"}"));
