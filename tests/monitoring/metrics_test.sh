@@ -43,8 +43,13 @@ m=$T/pool
 text=$T/textfile
 DAEMON=""
 EXPORTER=""
+MAPPER=""
 cleanup() {
     cleanup_begins
+    if [[ -n $MAPPER ]]; then
+        kill "$MAPPER" 2>/dev/null || true
+        wait "$MAPPER" 2>/dev/null || true
+    fi
     if [[ -n $EXPORTER ]]; then
         kill "$EXPORTER" 2>/dev/null || true
         wait "$EXPORTER" 2>/dev/null || true
@@ -81,9 +86,37 @@ fi
 jc=$("${A[@]}" "$poolctl" mkjob --pin "$m")
 "${A[@]}" "$poolctl" release "$jc"
 [[ ! -e $jc && ! -e $m/gone-at-close ]] || fail "an entry was not removed"
+# A file mapped, its descriptor closed, then unmapped. The mapping keeps the kernel's handle
+# open (the page cache; passthrough on this kernel too) or, once that is closed, the file maybe
+# mapped: one of the two gauges counts it until it goes.
+sig=$T/sig
+mkdir -m 777 "$sig"
+"${A[@]}" /usr/bin/python3 - "$m/mapped" "$sig" <<'MAPPER_EOF' &
+import mmap, os, sys, time
+path, sig = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+os.ftruncate(fd, 4096)
+mm = mmap.mmap(fd, 4096)
+os.close(fd)
+mm[0:1] = b"x"
+open(sig + "/ready", "w").close()
+while not os.path.exists(sig + "/go"):
+    time.sleep(0.05)
+mm.close()
+MAPPER_EOF
+MAPPER=$!
+wait_for "the mapping" test -e "$sig/ready"
+counter() { getfattr --only-values -n user.poolfs.counters "$m" | sed -n "s/^$1 //p"; }
+mapping_counted() { (($(counter open_handles) + $(counter maybe_mapped) == 1)); }
+wait_for "the mapping counted open or maybe mapped" mapping_counted
+dp=$(getfattr --only-values -n user.poolfs.stat "$m" | sed -n 's/^datapath //p')
+touch "$sig/go"
+wait "$MAPPER" || fail "the mapper failed"
+MAPPER=""
+wait_for "the unmapped file removed" test ! -e "$m/mapped"
 
 # node_exporter on a free loopback port, its textfile collector alone, reading our folder.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
     --collector.textfile --collector.textfile.directory="$text" --web.disable-exporter-metrics \
     >"$T/exporter.log" 2>&1 &
@@ -126,7 +159,6 @@ val "node_textfile_mtime_seconds{file=\"$text/poolfs.prom\"}" >/dev/null ||
     fail "no node_textfile_mtime_seconds for poolfs.prom"
 # The data path and transport as the daemon reports them (io_uring when the machine's switch
 # is on, as scripts/test sets it for some runs).
-dp=$(getfattr --only-values -n user.poolfs.stat "$m" | sed -n 's/^datapath //p')
 tr=$(getfattr --only-values -n user.poolfs.counters "$m" | sed -n 's/^transport //p')
 [[ $tr == dev_fuse || $tr == io_uring ]] || fail "transport '$tr'"
 expect "poolfs_up{$p}" 1
@@ -152,9 +184,14 @@ at_least "poolfs_maybe_mapped_entries{$p}" 0
 expect "poolfs_held_entries{$p}" 2
 at_least "poolfs_lingering_entries{$p}" 0
 expect "poolfs_removed_entries_total{$p,reason=\"unlink\"}" 1
-expect "poolfs_removed_entries_total{$p,reason=\"last_close\"}" 1
+# The mapped file: its last unmap on passthrough, its last close on the page cache. On
+# passthrough a mapping gone before the daemon's probe at RELEASE looked counts as the close's
+# (docs/monitoring.md): only the sum is certain there.
+closed=$(val "poolfs_removed_entries_total{$p,reason=\"last_close\"}") || fail "no last_close"
+unmapped=$(val "poolfs_removed_entries_total{$p,reason=\"last_unmap\"}") || fail "no last_unmap"
+((closed + unmapped == 2)) || fail "last close $closed + last unmap $unmapped, not 2"
+[[ $dp == passthrough ]] || ((unmapped == 0)) || fail "the page cache counted an unmap"
 expect "poolfs_removed_entries_total{$p,reason=\"hold_ended\"}" 1
-expect "poolfs_removed_entries_total{$p,reason=\"last_unmap\"}" 0
 expect "poolfs_refusals_total{errno=\"EDQUOT\",$p}" 1
 expect "poolfs_refusals_total{errno=\"ENOSPC\",$p}" 0
 at_least "poolfs_refusals_total{errno=\"EACCES\",$p}" 1
