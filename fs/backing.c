@@ -44,7 +44,7 @@ uint64_t backing_name_to_ino(const char *name)
 }
 
 /* Empty a flat subfolder and remove it. */
-static int remove_subdir(int parent_fd, const char *name)
+static int remove_subdir(int parent_fd, const char *name, uint64_t *files)
 {
 	int fd, r = 0;
 	DIR *d;
@@ -62,7 +62,9 @@ static int remove_subdir(int parent_fd, const char *name)
 	while ((de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT && r == 0)
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			(*files)++;
+		else if (errno != ENOENT && r == 0)
 			r = -errno;
 	}
 	closedir(d);
@@ -100,7 +102,7 @@ static int unmount_private(int parent_fd, const char *name)
 	return 0;
 }
 
-int backing_sweep(int dir_fd)
+int backing_sweep(int dir_fd, uint64_t *files)
 {
 	int dup_fd, removed = 0;
 	DIR *d;
@@ -138,7 +140,7 @@ int backing_sweep(int dir_fd)
 			/* Nobody holds it: its daemon is dead. We keep the lock while removing. */
 			int r = unmount_private(dir_fd, de->d_name);
 			if (r == 0)
-				r = remove_subdir(dir_fd, de->d_name);
+				r = remove_subdir(dir_fd, de->d_name, files);
 			if (r < 0)
 				log_warn("could not remove stale backing folder %s: %s", de->d_name,
 					 strerror(-r));
@@ -226,6 +228,7 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 	b->path[0] = '\0';
 	b->user_limit = 0;
 	b->stores_fan_fd = -1;
+	b->swept_folders = b->swept_files = 0;
 	r = pthread_mutex_init(&b->stores_lock, NULL);
 	if (r)
 		return -r;
@@ -269,9 +272,13 @@ int backing_open(struct backing *b, const struct backing_cfg *cfg)
 		log_warn("backing directory %s is not a tmpfs: data will not live in memory",
 			 cfg->dir);
 
-	swept = backing_sweep(b->parent_fd);
-	if (swept > 0)
-		log_info("removed %d backing folder(s) left by daemons that are gone", swept);
+	swept = backing_sweep(b->parent_fd, &b->swept_files);
+	if (swept > 0) {
+		b->swept_folders = (uint64_t)swept;
+		log_info("removed %d backing folder(s) left by daemons that are gone (%" PRIu64
+			 " files)",
+			 swept, b->swept_files);
+	}
 	r = open_subfolder(b, cfg->dir);
 	if (r < 0)
 		backing_close(b);
@@ -287,7 +294,8 @@ void backing_close(struct backing *b)
 	if (!b->private_store && b->dir_fd >= 0 && b->parent_fd >= 0 && b->path[0]) {
 		name = strrchr(b->path, '/');
 		if (name) {
-			int r = remove_subdir(b->parent_fd, name + 1);
+			uint64_t files = 0;
+			int r = remove_subdir(b->parent_fd, name + 1, &files);
 			if (r < 0)
 				log_warn("removing %s: %s", b->path, strerror(-r));
 		}

@@ -45,6 +45,9 @@ struct backing {
 	int stores_fan_fd;
 	unsigned int stores_fan_flags;
 	uint64_t stores_fan_mask;
+	/* What the sweep at start removed (backing_sweep): folders and files that daemons which
+	 * are gone left behind. */
+	uint64_t swept_folders, swept_files;
 };
 
 /* What the pool asks for (docs/interface.md, backing= / max_size= / huge=). */
@@ -67,8 +70,8 @@ void backing_close(struct backing *b);
 
 /* Remove subfolders `poolfs-PID-*` of `dir_fd` that belong to our uid, whose daemon PID is not
  * running and whose flock is free (unmounting a private tmpfs left on one).
- * Returns how many were removed, or a negative errno. */
-int backing_sweep(int dir_fd);
+ * Returns how many were removed, or a negative errno; *files counts the files they held. */
+int backing_sweep(int dir_fd, uint64_t *files);
 
 /* An owner hint for a file whose owner the caller does not know: every store is searched. */
 #define BACKING_ANY_UID ((uid_t)-1)

@@ -132,6 +132,8 @@ static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
 	n->backing_id = 0;
 	if (rel->probe) {
+		if (!n->life.maybe_mapped)
+			poolstats_gauge(&p->stats.maybe_mapped, 1);
 		n->life.maybe_mapped = true;
 		n->may_map = false; /* now part of maybe_mapped, until proven free */
 	}
@@ -169,7 +171,7 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 	if (!rel->probe || !n || !proof_waiting(n) || n->open_gen != rel->open_gen)
 		return;
 	if (!rel->busy) {
-		proof_set_free(p, n);
+		proof_set_free(p, n, false); /* free at its last close: removed for that */
 	} else {
 		/* Usually the closing process's backing file is still going: its close event,
 		 * which follows, or the first re-probe proves the node free. */

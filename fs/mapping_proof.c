@@ -175,8 +175,13 @@ void proof_unwatch_file(struct pool *p, struct node *n)
 
 /* `n` was proven free of mappings: hand it back to the pool (which may free it: do not touch
  * `n` after). Lock held. */
-void proof_set_free(struct pool *p, struct node *n)
+void proof_set_free(struct pool *p, struct node *n, bool unmapped)
 {
+	if (n->life.maybe_mapped) {
+		poolstats_gauge(&p->stats.maybe_mapped, -1);
+		if (unmapped)
+			pool_handle_unmapped(n);
+	}
 	n->life.maybe_mapped = false;
 	n->may_map = false;
 	proof_unwatch_file(p, n);
@@ -195,7 +200,7 @@ static bool try_free(struct pool *p, struct node *n)
 {
 	if (!proof_waiting(n) || probe_in_use(p, n))
 		return false;
-	proof_set_free(p, n);
+	proof_set_free(p, n, true);
 	return true;
 }
 
@@ -407,7 +412,7 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 		if (!want[i] || !proof_waiting(n) || n->open_gen != gen[i])
 			continue;
 		if (!busy[i]) {
-			proof_set_free(p, n);
+			proof_set_free(p, n, true);
 		} else {
 			proof_soon_add(p, inos[i]);
 		}

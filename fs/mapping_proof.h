@@ -21,8 +21,10 @@ bool proof_watch_file(struct pool *p, uid_t uid, uint64_t ino);
 void proof_unwatch_file(struct pool *p, struct node *n);
 /* Lock held: `n` waits for the proof that its last mapping is gone. */
 bool proof_waiting(const struct node *n);
-/* Lock held: `n` was proven free: hand it back to the pool, which may free it. */
-void proof_set_free(struct pool *p, struct node *n);
+/* Lock held: `n` was proven free: hand it back to the pool, which may free it. `unmapped`: it
+ * outlived its last close (a mapping, or the closing process's own reference), and its removal
+ * is counted as its last unmap's (poolstats.h). */
+void proof_set_free(struct pool *p, struct node *n, bool unmapped);
 /* Lock held: probe every node that waits for the proof now, on the caller's thread, instead of
  * when the watch thread comes to it; how many were proven free (pool_commit removes what they
  * kept). */

@@ -193,7 +193,7 @@ static int open_handle(struct pool *p, struct node *n, fuse_req_t req, int fd, i
 	int r;
 
 	fi->fh = (uint64_t)fd;
-	pool_handle_opened(n);
+	pool_handle_opened(p, n);
 	r = p->dp->open(p, n, req, fd, spare_id, fi);
 	if (r < 0) {
 		pool_handle_unopened(p, n);

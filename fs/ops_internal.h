@@ -14,6 +14,12 @@
 
 #include "pool_api.h"
 
+/* Every error reply of a handler counts its refusals (poolstats.h: ENOSPC, EDQUOT, EACCES,
+ * EPERM) on the way out: the macro reaches every fuse_reply_err of the handlers, those written
+ * later too, without one being missed. ops_reply_err replies with libfuse's own. */
+int ops_reply_err(fuse_req_t req, int err);
+#define fuse_reply_err(req, err) ops_reply_err((req), (err))
+
 /* ---- requests (ops_request.c) ---- */
 
 struct pool *pool_of(fuse_req_t req);

@@ -17,6 +17,12 @@
 #include "log.h"
 #include "ops_internal.h"
 
+int ops_reply_err(fuse_req_t req, int err)
+{
+	poolstats_reply(&pool_of(req)->stats, err);
+	return (fuse_reply_err)(req, err); /* the parentheses: libfuse's, not the macro */
+}
+
 struct pool *pool_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);

@@ -16,6 +16,7 @@
 #include "datapath.h"
 #include "log.h"
 #include "ops_internal.h"
+#include "procfs.h"
 
 /* ---- extended attributes ------------------------------------------------------------------- */
 
@@ -96,6 +97,13 @@ static int ops_reset(struct pool *p, const char *value, size_t size)
 	return 0;
 }
 
+/* The pool's texts that no one may set or remove. */
+static bool is_read_only_text(const char *name)
+{
+	return strcmp(name, POOLFS_XATTR_REFS) == 0 || strcmp(name, POOLFS_XATTR_STAT) == 0 ||
+	       strcmp(name, POOLFS_XATTR_COUNTERS) == 0;
+}
+
 /* Only user.* is stored: every other name gets EOPNOTSUPP (replied here; true then). Not
  * ENODATA for security.* either: `ls -l` asks for security.selinux on every file unless a
  * filesystem says it has no such namespace (then once per device), and the kernel reads
@@ -138,7 +146,7 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *v
 		r = n->ino != POOL_ROOT_INO ? -EINVAL : ops_reset(p, value, size);
 	} else if (hold) {
 		r = parsed == 0 ? pool_hold(p, n, caller_uid(req), &who, &hr) : parsed;
-	} else if (strcmp(name, POOLFS_XATTR_REFS) == 0 || strcmp(name, POOLFS_XATTR_STAT) == 0) {
+	} else if (is_read_only_text(name)) {
 		r = -EPERM;
 	} else if (is_reserved(name)) {
 		r = -EINVAL;
@@ -150,8 +158,10 @@ out:
 	fuse_reply_err(req, -r);
 }
 
-/* The value of xattr `name` of `n` in a new buffer: its length, or a negative errno. Lock held. */
-static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const char *name, char **out)
+/* The value of xattr `name` of `n` in a new buffer: its length, or a negative errno. `rss_bytes`:
+ * the daemon's resident memory, for user.poolfs.counters. Lock held. */
+static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const char *name,
+		       uint64_t rss_bytes, char **out)
 {
 	const struct xattr *x;
 	int r;
@@ -171,6 +181,16 @@ static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const cha
 		if (!*out)
 			return -ENOMEM;
 		return opstats_format(&p->opstats, *out, 4096);
+	}
+	if (strcmp(name, POOLFS_XATTR_COUNTERS) == 0 && n->ino == POOL_ROOT_INO) {
+		/* what the daemon did for everyone: the pool owner's, as the request counters */
+		r = pool_may_act(p, caller_uid(req), n, ACCESS_READ_COUNTERS);
+		if (r < 0)
+			return r;
+		*out = pool_alloc(p, 4096);
+		if (!*out)
+			return -ENOMEM;
+		return pool_counters_text(p, rss_bytes, *out, 4096);
 	}
 	if (strcmp(name, POOLFS_XATTR_STAT) == 0) {
 		*out = pool_alloc(p, ((size_t)POOLFS_XATTR_VALUE_MAX));
@@ -212,7 +232,7 @@ static void reply_xattr_data(fuse_req_t req, int r, const char *data, size_t siz
 static bool is_live_text(const char *name)
 {
 	return strcmp(name, POOLFS_XATTR_REFS) == 0 || strcmp(name, POOLFS_XATTR_OPS) == 0 ||
-	       strcmp(name, POOLFS_XATTR_STAT) == 0;
+	       strcmp(name, POOLFS_XATTR_STAT) == 0 || strcmp(name, POOLFS_XATTR_COUNTERS) == 0;
 }
 
 #define LIVE_TEXT_SLACK 256
@@ -222,14 +242,20 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	struct pool *p = pool_of(req);
 	struct node *n;
 	char *data = NULL;
+	uint64_t rss_bytes = 0;
 	int r;
 
 	if (refuse_namespace(req, name))
 		return;
+	if (strcmp(name, POOLFS_XATTR_COUNTERS) == 0) {
+		/* /proc is read before the lock: nothing waits for it */
+		long kb = proc_rss_kb(getpid());
+		rss_bytes = kb > 0 ? (uint64_t)kb * 1024 : 0;
+	}
 	pool_lock(p);
 	r = get_owned(p, req, ino, "read xattr of", &n);
 	if (r == 0)
-		r = xattr_value(p, req, n, name, &data);
+		r = xattr_value(p, req, n, name, rss_bytes, &data);
 	pool_commit(p);
 	if (r >= 0 && size == 0 && is_live_text(name))
 		r += LIVE_TEXT_SLACK;
@@ -276,7 +302,7 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		goto out;
 	if (strcmp(name, POOLFS_XATTR_HOLD) == 0)
 		r = pool_release_holds(p, n, caller_uid(req));
-	else if (strcmp(name, POOLFS_XATTR_REFS) == 0 || strcmp(name, POOLFS_XATTR_STAT) == 0)
+	else if (is_read_only_text(name))
 		r = -EPERM;
 	else if (is_reserved(name))
 		r = -EINVAL;

@@ -14,6 +14,11 @@ static const char *const names[OPSTAT_COUNT] = {
 	"setxattr", "getxattr", "listxattr",   "removexattr", "other",
 };
 
+const uint64_t opstats_bucket_ns[OPSTATS_BUCKETS - 1] = {
+	10000,	 25000,	  50000,    100000,   250000,	 500000,     1000000,
+	2500000, 5000000, 10000000, 25000000, 100000000, 1000000000,
+};
+
 uint64_t opstats_now(void)
 {
 	struct timespec ts;
@@ -29,7 +34,14 @@ void opstats_count(struct opstats *s, enum opstat op)
 
 void opstats_time(struct opstats *s, enum opstat op, uint64_t start_ns)
 {
-	atomic_fetch_add_explicit(&s->ns[op], opstats_now() - start_ns, memory_order_relaxed);
+	uint64_t took = opstats_now() - start_ns;
+	int b = 0;
+
+	atomic_fetch_add_explicit(&s->ns[op], took, memory_order_relaxed);
+	while (b < OPSTATS_BUCKETS - 1 && took > opstats_bucket_ns[b])
+		b++;
+	atomic_fetch_add_explicit(&s->latency[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->latency_ns, took, memory_order_relaxed);
 }
 
 void opstats_reset(struct opstats *s)
@@ -38,6 +50,34 @@ void opstats_reset(struct opstats *s)
 		atomic_store(&s->count[i], 0);
 		atomic_store(&s->ns[i], 0);
 	}
+	for (int i = 0; i < OPSTATS_BUCKETS; i++)
+		atomic_store(&s->latency[i], 0);
+	atomic_store(&s->latency_ns, 0);
+}
+
+int opstats_format_latency(const struct opstats *s, char *buf, size_t len)
+{
+	uint64_t cumulative = 0;
+	size_t used = 0;
+	int w;
+
+	for (int b = 0; b <= OPSTATS_BUCKETS; b++) {
+		if (b < OPSTATS_BUCKETS)
+			cumulative += atomic_load(&s->latency[b]);
+		if (b < OPSTATS_BUCKETS - 1)
+			w = snprintf(buf + used, len - used, "latency %" PRIu64 " %" PRIu64 "\n",
+				     opstats_bucket_ns[b], cumulative);
+		else if (b == OPSTATS_BUCKETS - 1)
+			w = snprintf(buf + used, len - used, "latency inf %" PRIu64 "\n",
+				     cumulative);
+		else
+			w = snprintf(buf + used, len - used, "latency_sum_ns %" PRIu64 "\n",
+				     (uint64_t)atomic_load(&s->latency_ns));
+		if (w < 0 || (size_t)w >= len - used)
+			return -ERANGE;
+		used += (size_t)w;
+	}
+	return (int)used;
 }
 
 int opstats_format(const struct opstats *s, char *buf, size_t len)

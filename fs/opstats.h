@@ -44,20 +44,32 @@ enum opstat {
 	OPSTAT_COUNT,
 };
 
+/* The request latency histogram's upper bounds, in nanoseconds (10 us to 1 s), and one bucket
+ * more for what takes longer. */
+#define OPSTATS_BUCKETS 14
+extern const uint64_t opstats_bucket_ns[OPSTATS_BUCKETS - 1];
+
 struct opstats {
 	atomic_uint_fast64_t count[OPSTAT_COUNT];
 	atomic_uint_fast64_t ns[OPSTAT_COUNT];
+	/* Requests whose handler took at most opstats_bucket_ns[i] (and more than the bound
+	 * before), all types together; and their total time. */
+	atomic_uint_fast64_t latency[OPSTATS_BUCKETS];
+	atomic_uint_fast64_t latency_ns;
 };
 
 uint64_t opstats_now(void); /* monotonic nanoseconds */
 /* A request of type `op` came: counted before its handler runs, so that whoever got its reply
  * reads it counted (the tests count LOOKUPs after a stat). */
 void opstats_count(struct opstats *s, enum opstat op);
-/* Its handler, started at start_ns, is done: its time is added. */
+/* Its handler, started at start_ns, is done: its time is added, and counted in the histogram. */
 void opstats_time(struct opstats *s, enum opstat op, uint64_t start_ns);
 void opstats_reset(struct opstats *s);
 /* "OP COUNT NS\n" for every type that was served, busiest first by time, then a line
  * "total COUNT NS". Returns the length, or -ERANGE if buf is too small. */
 int opstats_format(const struct opstats *s, char *buf, size_t len);
+/* The histogram as "latency LE_NS COUNT" lines, cumulative as Prometheus's buckets are (LE_NS
+ * "inf" for the last), then "latency_sum_ns NS". Returns the length, or -ERANGE. */
+int opstats_format_latency(const struct opstats *s, char *buf, size_t len);
 
 #endif

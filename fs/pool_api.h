@@ -110,9 +110,12 @@ void pool_set_perm(struct node *n, mode_t mode);
 
 /* ---- pool_handles.c ---- */
 /* A file handle opened; the data path refused it after all; closed (true if it was the last). */
-void pool_handle_opened(struct node *n);
+void pool_handle_opened(struct pool *p, struct node *n);
 void pool_handle_unopened(struct pool *p, struct node *n);
 bool pool_handle_closed(struct pool *p, struct node *n);
+/* The data path proved `n`'s last mapping gone after its last close: a removal that follows is
+ * counted as its last unmap's (poolstats.h). */
+void pool_handle_unmapped(struct node *n);
 /* The last RELEASE of `n` probes outside the lock (`probing`): LOOKUPs of it wait
  * (pool_wait_release). Then, with the lock again: the probe of inode `ino` is over; returns the
  * node, NULL if it went. */
@@ -162,6 +165,10 @@ int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, in
 int pool_refs_text(struct pool *p, struct node *n, char **out);
 /* user.poolfs.stat, naming `datapath` as the data path in use; returns length or negative errno. */
 int pool_stat_text(struct pool *p, uid_t caller, const char *datapath, char *buf, size_t len);
+/* user.poolfs.counters: the daemon's resident memory `rss_bytes` (read by the caller before the
+ * lock), the pool's gauges and counters since the mount (poolstats.h) and the request latency
+ * histogram (opstats.h), as "NAME [KEY] VALUE" lines; length or negative errno. */
+int pool_counters_text(struct pool *p, uint64_t rss_bytes, char *buf, size_t len);
 
 /* ---- pool_lifetime.c ---- */
 /* End a section: apply the lifetime rule to every node marked in it (and what that removes in

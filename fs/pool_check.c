@@ -25,6 +25,7 @@ struct check {
 	struct tally *users;
 	size_t nusers, cap;
 	uint64_t entries, bytes, names, lingering;
+	int64_t opens, maybe_mapped, held; /* the gauges of poolstats.h, counted */
 };
 
 static int fail(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -106,6 +107,9 @@ static int check_node(struct check *c, struct node *n)
 	struct tally *t;
 	int r;
 
+	c->opens += n->life.opens;
+	c->maybe_mapped += n->life.maybe_mapped;
+	c->held += n->life.holds > 0;
 	if (n->ino == POOL_ROOT_INO)
 		return check_links(c, n);
 	if (n->life.removed) {
@@ -158,6 +162,13 @@ static int check_totals(struct check *c)
 	if (c->lingering != p->lingering)
 		return fail(c, "%" PRIu64 " entries linger, counter says %zu\n", c->lingering,
 			    p->lingering);
+	int64_t gauges[3] = {atomic_load(&p->stats.open_handles),
+			     atomic_load(&p->stats.maybe_mapped), atomic_load(&p->stats.held)};
+	if (c->opens != gauges[0] || c->maybe_mapped != gauges[1] || c->held != gauges[2])
+		return fail(c,
+			    "gauges: open handles %" PRId64 "/%" PRId64 ", maybe mapped %" PRId64
+			    "/%" PRId64 ", held %" PRId64 "/%" PRId64 " (counted/kept)\n",
+			    c->opens, gauges[0], c->maybe_mapped, gauges[1], c->held, gauges[2]);
 	uint64_t meta = 0;
 
 	for (struct user_usage *u = p->users; u; u = u->next)

@@ -107,6 +107,7 @@ void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struc
 {
 	long now = (long)time(NULL);
 
+	atomic_fetch_add_explicit(&p->stats.denied, 1, memory_order_relaxed);
 	/* At most 20 lines a second: a hostile loop must not flood the log. */
 	if (p->denied_window != now) {
 		p->denied_window = now;
@@ -114,6 +115,7 @@ void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struc
 	}
 	if (++p->denied_count > 20)
 		return;
+	atomic_fetch_add_explicit(&p->stats.denied_logged, 1, memory_order_relaxed);
 	log_info("denied: uid %u may not %s inode %" PRIu64 " (owner uid %u)", (unsigned)caller,
 		 what, n->ino, (unsigned)n->uid);
 }

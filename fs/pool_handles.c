@@ -10,23 +10,37 @@
 
 #include "pool_internal.h"
 
-void pool_handle_opened(struct node *n)
+void pool_handle_opened(struct pool *p, struct node *n)
 {
 	n->life.opens++;
+	poolstats_gauge(&p->stats.open_handles, 1);
 	n->open_gen++; /* a probe made outside the lock before this open is stale */
 }
 
 void pool_handle_unopened(struct pool *p, struct node *n)
 {
-	if (n->life.opens > 0)
+	if (n->life.opens > 0) {
 		n->life.opens--;
+		poolstats_gauge(&p->stats.open_handles, -1);
+	}
 	pool_mark(p, n);
 }
 
 bool pool_handle_closed(struct pool *p, struct node *n)
 {
 	pool_mark(p, n);
-	return n->life.opens > 0 && --n->life.opens == 0;
+	if (n->life.opens == 0)
+		return false;
+	poolstats_gauge(&p->stats.open_handles, -1);
+	if (--n->life.opens > 0)
+		return false;
+	n->let_go = REMOVED_LAST_CLOSE;
+	return true;
+}
+
+void pool_handle_unmapped(struct node *n)
+{
+	n->let_go = REMOVED_LAST_UNMAP;
 }
 
 void pool_release_probing(struct node *n, bool probing)
@@ -56,6 +70,7 @@ bool pool_wait_release(struct pool *p, const struct node *n)
 void pool_dir_opened(struct pool *p, struct node *n, struct handle_link *h)
 {
 	n->life.opens++;
+	poolstats_gauge(&p->stats.open_handles, 1);
 	h->next = p->dir_handles.next;
 	h->prev = &p->dir_handles;
 	p->dir_handles.next->prev = h;
@@ -67,8 +82,10 @@ void pool_dir_closed(struct pool *p, struct node *n, struct handle_link *h)
 	h->prev->next = h->next;
 	h->next->prev = h->prev;
 	h->prev = h->next = h;
+	poolstats_gauge(&p->stats.open_handles, -1);
 	if (n && n->life.opens > 0) {
-		n->life.opens--;
+		if (--n->life.opens == 0)
+			n->let_go = REMOVED_LAST_CLOSE;
 		pool_mark(p, n);
 	}
 }

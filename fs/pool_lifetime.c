@@ -53,6 +53,7 @@ static void destroy(struct pool *p, struct node *n, bool reaped)
 {
 	struct user_usage *u;
 
+	poolstats_removed(&p->stats, n->let_go);
 	if (pool_has_backing(n)) {
 		/* Small only if known small: the node's copy of the backing file's size holds
 		 * while nothing but the daemon could change it, and a write on passthrough that
@@ -224,9 +225,13 @@ static struct node *apply(struct pool *p, struct node *n)
 		return NULL;
 	}
 	if (v == LIFETIME_REMOVE) {
+		uint8_t let_go = n->let_go;
+
 		if (linger_waits(p, n))
 			return NULL;
+		/* Its names go because it is unused: not an unlink of its own. */
 		parent = remove_names(p, n);
+		n->let_go = let_go;
 		/* The data stays while the kernel may still open it (docs/design.md "The
 		 * LOOKUP/OPEN race"): its FORGET rechecks it. */
 		if (lifetime_decide(&n->life, false) != LIFETIME_DESTROY) {

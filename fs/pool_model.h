@@ -26,7 +26,7 @@
  *   2. watch.c regs_lock, notify.c queue lock, reaper.lock (pool_reaper.c), log.c sink lock
  *      (leaves: nothing is taken under them, and no kernel notification is sent while
  *      pool.lock is held)
- * next_ino, the opstats counters, uring_seen and releases_in_flight are atomics and need no
+ * next_ino, the opstats and poolstats counters, uring_seen and releases_in_flight are atomics and need no
  * lock. */
 #ifndef POOLFS_POOL_MODEL_H
 #define POOLFS_POOL_MODEL_H
@@ -48,6 +48,7 @@
 #include "lifetime.h"
 #include "name_table.h"
 #include "opstats.h"
+#include "poolstats.h"
 #include "options.h"
 #include "xattrs.h"
 #include "poolfs_names.h"
@@ -119,6 +120,8 @@ struct node {
 	struct node *zombie_next; /* on the free-after-unlock list */
 	struct node *mark_next;	  /* on the section's list of touched nodes (pool_mark) */
 	uint8_t marked;		  /* 0, or on that list: POOL_MARK_NODE or POOL_MARK_SUBTREE */
+	/* What let go of it last (enum poolstats_removal): its removal is counted under it. */
+	uint8_t let_go;
 };
 
 /* A folder? (The kind is the node's `type`; the pure modules keep their own copy of the bit:
@@ -261,6 +264,7 @@ struct pool {
 	const char *init_error;	  /* why INIT refused the requested data path */
 	struct fault_state fault; /* test-only fault injection (fault.h); inert otherwise */
 	struct opstats opstats;	  /* requests served, by type (lock-free) */
+	struct poolstats stats;	  /* removals, refusals, denials, gauges (lock-free) */
 	atomic_int uring_seen;	  /* transport.h: a request came over io_uring (lock not needed) */
 	/* RELEASEs between pool_release_enter and _leave (no lock): the last one out broadcasts
 	 * releases_drained under `lock` if room_waiters (raised under `lock` before they test the

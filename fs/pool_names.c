@@ -57,8 +57,10 @@ static void name_gone(struct pool *p, struct node *n, bool was_extra)
 {
 	if (was_extra)
 		pool_meta_charge(p, n->uid, -(int64_t)POOL_NAME_COST);
-	if (!n->life.linked)
+	if (!n->life.linked) {
 		pool_drop_holds(p, n);
+		n->let_go = REMOVED_UNLINK;
+	}
 }
 
 void pool_unlink(struct pool *p, struct name *nm)
@@ -68,6 +70,8 @@ void pool_unlink(struct pool *p, struct name *nm)
 
 	if (!nm->dir)
 		return;
+	/* If its folder goes next, it is for losing its last entry. */
+	pool_name_dir(nm)->let_go = REMOVED_EMPTIED;
 	pool_name_remove(p, nm);
 	name_gone(p, n, was_extra);
 }
@@ -77,10 +81,13 @@ int pool_move(struct pool *p, struct name *nm, struct node *dir, const char *nam
 {
 	struct node *gone = replaced && replaced->dir ? pool_name_entry(replaced) : NULL;
 	bool was_extra = gone && gone->ends.nnames > 1;
+	struct node *from = pool_name_dir(nm);
 	int r = pool_name_move(p, nm, dir, name, replaced);
 
 	if (r < 0)
 		return r;
+	if (from && from != dir)
+		from->let_go = REMOVED_EMPTIED;
 	if (gone)
 		name_gone(p, gone, was_extra);
 	return 0;

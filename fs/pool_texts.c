@@ -1,5 +1,6 @@
-/* pool_texts: the pool's read-only texts, user.poolfs.refs (what keeps an entry) and
- * user.poolfs.stat (what the pool and its users hold), built under the lock. */
+/* pool_texts: the pool's read-only texts, user.poolfs.refs (what keeps an entry),
+ * user.poolfs.stat (what the pool and its users hold) and user.poolfs.counters (what the daemon
+ * did since the mount: docs/monitoring.md), built under the lock. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -93,4 +94,29 @@ int pool_stat_text(struct pool *p, uid_t caller, const char *datapath, char *buf
 			     (unsigned)u->uid, u->entries, u->bytes, u->meta);
 	}
 	return r < 0 ? r : (int)t.used;
+}
+
+int pool_counters_text(struct pool *p, uint64_t rss_bytes, char *buf, size_t len)
+{
+	struct text t = {.buf = buf, .cap = len};
+	int r, w;
+
+	/* Only counters kept as things change: no walk of the table, whatever its size. */
+	r = text_add(&t,
+		     "rss_bytes %" PRIu64 "\nlingering %zu\nawaiting_forget %zu\nestale %" PRIu64
+		     "\nswept_folders %" PRIu64 "\nswept_files %" PRIu64 "\ntransport %s\n",
+		     rss_bytes, p->lingering, p->awaiting_forget, p->stale.answers,
+		     p->backing.swept_folders, p->backing.swept_files,
+		     atomic_load(&p->uring_seen) ? "io_uring" : "dev_fuse");
+	if (r < 0)
+		return r;
+	w = poolstats_format(&p->stats, t.buf + t.used, t.cap - t.used);
+	if (w < 0)
+		return w;
+	t.used += (size_t)w;
+	w = opstats_format_latency(&p->opstats, t.buf + t.used, t.cap - t.used);
+	if (w < 0)
+		return w;
+	t.used += (size_t)w;
+	return (int)t.used;
 }

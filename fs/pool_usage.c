@@ -98,8 +98,10 @@ void pool_hold_refund(struct pool *p, uid_t uid)
 void pool_hold_free(struct pool *p, struct node *n, struct hold *h)
 {
 	hold_unlink(&n->holds, h);
-	if (n->life.holds > 0)
-		n->life.holds--;
+	if (n->life.holds > 0 && --n->life.holds == 0) {
+		poolstats_gauge(&p->stats.held, -1);
+		n->let_go = REMOVED_HOLD_ENDED;
+	}
 	pool_hold_refund(p, h->uid);
 	free(h);
 }

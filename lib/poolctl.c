@@ -5,6 +5,7 @@
  */
 #include "cli_text.h"
 #include "poolctl_ls.h"
+#include "poolctl_metrics.h"
 #include "poolctl_env.h"
 #include "poolfs.h"
 
@@ -446,6 +447,35 @@ static int cmd_ls(int argc, char **argv)
 	return poolctl_ls(argc - i, argv + i, json) ? EXIT_FAILED : EXIT_OK;
 }
 
+struct metrics_opts {
+	bool all;
+	const char *output;
+};
+
+static int metrics_opt(const char *cmd, int argc, char **argv, int *i, void *ctx)
+{
+	struct metrics_opts *mo = ctx;
+
+	if (strcmp(argv[*i], "--all") == 0) {
+		mo->all = true;
+		return 1;
+	}
+	return option_value(cmd, argc, argv, i, "--output", &mo->output);
+}
+
+static int cmd_metrics(int argc, char **argv)
+{
+	struct metrics_opts mo = {0};
+	int status = EXIT_OK;
+	int i = parse_options(find_command("metrics"), argc, argv, metrics_opt, &mo, &status);
+
+	if (i < 0)
+		return status;
+	if (i == argc && !mo.all)
+		return usage_error("metrics", "give a MOUNTPOINT or --all");
+	return poolctl_metrics(argc - i, argv + i, mo.all, mo.output) ? EXIT_FAILED : EXIT_OK;
+}
+
 static void print_main_help(FILE *f);
 
 static int cmd_help(int argc, char **argv)
@@ -492,6 +522,12 @@ static const struct command commands[] = {
 	{"stat", cmd_stat, "stat [POOL]",
 	 "Show the usage of the pool that POOL (default: the current directory) belongs to: entries,\n"
 	 "bytes, limits, and per-user usage (only your own unless you are root).\n"},
+	{"metrics", cmd_metrics, "metrics [--all] [--output FILE] [MOUNTPOINT...]",
+	 "Print the state and counters of the pools mounted on MOUNTPOINT (with --all: every pool\n"
+	 "mounted here) in Prometheus's text format (docs/monitoring.md). Root sees every user; others\n"
+	 "their own usage, and the daemon's counters of the pools they own.\n"
+	 "  --output FILE  write FILE instead, replaced at once (for node_exporter's textfile\n"
+	 "                 collector: poolfs-metrics.timer)\n"},
 	{"mkjob", cmd_mkjob, "mkjob [--session|--pin|--cgroup|--pid N] POOL",
 	 "Create a uniquely named folder job-<uuid> in POOL, hold it, and print its path. Everything\n"
 	 "put in it goes once the hold has ended and nothing uses it. Scopes:\n" SCOPE_HELP},

@@ -12,6 +12,8 @@
 #define POOLFS_XATTR_REFS "user.poolfs.refs" /* get: what keeps the entry alive */
 #define POOLFS_XATTR_STAT "user.poolfs.stat" /* get on the root: usage per user and limits */
 #define POOLFS_XATTR_OPS "user.poolfs.ops"   /* get/set "reset" on the root: request counters */
+/* get on the root: the daemon's gauges and counters since the mount (docs/monitoring.md) */
+#define POOLFS_XATTR_COUNTERS "user.poolfs.counters"
 /* Only in the test build of the daemon (poolfs-faultsim). */
 #define POOLFS_XATTR_DEBUG_FAULT "user.poolfs.debug.fault"
 #define POOLFS_XATTR_DEBUG_CHECK "user.poolfs.debug.check"

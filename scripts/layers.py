@@ -30,7 +30,7 @@ import sys
 # before it (the order of the pool's layers).
 LAYERS = [
     ('base', ['fault', 'array.h', 'log', 'access', 'options', 'holds', 'lifetime', 'hash_table',
-              'name_table', 'name_rules', 'xattrs', 'mountopts', 'opstats', 'procfs', 'session',
+              'name_table', 'name_rules', 'xattrs', 'mountopts', 'opstats', 'poolstats', 'procfs', 'session',
               'cgroup2', 'tmpfs_instance', 'sdnotify', 'unmount_guard', 'watch', 'notify',
               'backing']),
     # tables, then accounting, attributes, removal and holds (docs/design.md "Layout")

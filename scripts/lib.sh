@@ -32,7 +32,10 @@ TEST_PACKAGES=(python3-numpy python3-joblib valgrind cppcheck clang-tidy clang-f
                # suites use it: mpirun and mpicc)
                python3-venv make git tmux curl openmpi-bin libopenmpi-dev
                # the Slurm suites (tests/cluster): one node, and three with Dask distributed
-               munge slurmctld slurmd slurm-client python3-distributed)
+               munge slurmctld slurmd slurm-client python3-distributed
+               # tests/monitoring: node_exporter's textfile collector scraped with curl, and
+               # promtool (in prometheus) checks poolctl metrics' output and the alert rules
+               prometheus-node-exporter prometheus)
 # What only --long runs need: scripts/fuzz's libFuzzer builds (the fuzz/libfuzzer test).
 # shellcheck disable=SC2034  # read by scripts/test and scripts/fuzz
 LONG_TEST_PACKAGES=(clang-14 libclang-rt-14-dev)

@@ -249,6 +249,11 @@ static int run_ops_text(const struct ctx *c)
 	return get_value(c->mnt, POOLFS_XATTR_OPS);
 }
 
+static int run_counters_text(const struct ctx *c)
+{
+	return get_value(c->mnt, POOLFS_XATTR_COUNTERS);
+}
+
 static const struct op ops[] = {
 	{"create", NULL, run_create, undo_fresh_file},
 	{"open", NULL, run_open, undo_nothing},
@@ -265,6 +270,7 @@ static const struct op ops[] = {
 	{"refs", NULL, run_refs, undo_nothing},
 	{"stat text", NULL, run_stat_text, undo_nothing},
 	{"ops text", NULL, run_ops_text, undo_nothing},
+	{"counters text", NULL, run_counters_text, undo_nothing},
 };
 
 /* ---- the daemon's controls ---- */

@@ -86,7 +86,10 @@ check_layout() {
     local f
     for f in "$SBIN/poolfs" "$BIN/poolctl" "$ROOT/include/poolfs.h" "$PCFILE" \
         "$LIBDIR/libpoolfs.so" "$ROOT/share/man/man8/poolfs.8" "$ROOT/share/man/man1/poolctl.1" \
-        "$ROOT/share/man/man3/libpoolfs.3" "$ROOT/lib/systemd/system/poolfs@.service"; do
+        "$ROOT/share/man/man3/libpoolfs.3" "$ROOT/lib/systemd/system/poolfs@.service" \
+        "$ROOT/lib/systemd/system/poolfs-devshm.service" \
+        "$ROOT/lib/systemd/system/poolfs-metrics.service" \
+        "$ROOT/lib/systemd/system/poolfs-metrics.timer"; do
         [[ -e $f ]] || fail "not installed: ${f#"$DEST"}"
     done
     [[ ! -e $BIN/poolfs ]] || fail "the daemon belongs in sbin, not bin"
@@ -132,6 +135,17 @@ check_unit() {
     out=$(MANPATH=$ROOT/share/man systemd-analyze verify "$copy" 2>&1) ||
         fail "systemd-analyze verify: $out"
     [[ -z $out ]] || fail "systemd-analyze verify: $out"
+    # The metrics timer and the service it runs: the installed poolctl, on every pool.
+    unit=$ROOT/lib/systemd/system/poolfs-metrics.service
+    grep -Eq "^ExecStart=$prefix/bin/poolctl metrics --all --output /var/lib/prometheus/node-exporter/poolfs.prom$" "$unit" ||
+        fail "poolfs-metrics.service: $(grep ExecStart "$unit")"
+    grep -qx 'OnUnitActiveSec=15s' "$ROOT/lib/systemd/system/poolfs-metrics.timer" ||
+        fail "poolfs-metrics.timer does not run every 15 s"
+    sed "s|^ExecStart=$prefix/bin/poolctl |ExecStart=$BIN/poolctl |" "$unit" >"$T/units/poolfs-metrics.service"
+    cp "$ROOT/lib/systemd/system/poolfs-metrics.timer" "$T/units/"
+    out=$(MANPATH=$ROOT/share/man systemd-analyze verify "$T/units/poolfs-metrics.timer" \
+        "$T/units/poolfs-metrics.service" 2>&1) || fail "systemd-analyze verify (metrics): $out"
+    [[ -z $out ]] || fail "systemd-analyze verify (metrics): $out"
 }
 
 # mount.fuse3 mounts the installed daemon for both fstab forms, with the options mount helpers
