@@ -17,7 +17,7 @@ unit=$3
 
 need() {
     command -v "$1" >/dev/null ||
-        fail "$1 is missing: install the Debian package $2 (scripts/lib.sh APT_PACKAGES)"
+        fail "$1 is missing: install the Debian package $2 (scripts/test does: TEST_PACKAGES in scripts/lib.sh)"
 }
 need prometheus-node-exporter prometheus-node-exporter
 need promtool prometheus
