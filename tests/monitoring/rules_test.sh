@@ -11,7 +11,7 @@ rules=$1
 here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 
 command -v promtool >/dev/null ||
-    fail "promtool is missing: install the Debian package prometheus (scripts/lib.sh APT_PACKAGES)"
+    fail "promtool is missing: install the Debian package prometheus (scripts/test does: TEST_PACKAGES in scripts/lib.sh)"
 out=$(promtool check rules "$rules" 2>&1) || fail "promtool check rules: $out"
 grep -q 'SUCCESS: 6 rules found' <<<"$out" || fail "promtool check rules: $out"
 # alerts_test.yml names the rules file relative to itself, as ../../docs/poolfs-alerts.yml.
