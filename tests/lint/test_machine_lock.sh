@@ -67,11 +67,14 @@ report "what a command run without_machine_locks leaves behind holds no lock" "$
 # 4: test scripts that create users or use fixed ports take a machine lock.
 # sourcing_scripts LIB: the test scripts (not libraries) that source LIB, directly or through
 # libraries that source it.
+declare -A seen_libs=()
 sourcing_scripts() {
     local user
+    seen_libs[$1]=1
     while IFS= read -r user; do
         if head -n 1 "$user" | grep -q '^# shellcheck shell='; then
-            sourcing_scripts "$user"
+            # Libraries name each other (slurm_common.sh and slurm_env.sh): each is walked once.
+            [[ -n ${seen_libs[$user]:-} ]] || sourcing_scripts "$user"
         else
             printf '%s\n' "$user"
         fi
