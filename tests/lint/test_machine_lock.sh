@@ -78,7 +78,8 @@ sourcing_scripts() {
         else
             printf '%s\n' "$user"
         fi
-    done < <(grep -rlE "\b$(basename "$1")\b" "$ROOT/tests" | grep -v -e '/lint/' -e "^$1\$")
+    done < <(grep -rlE "\b$(basename "$1")\b" "$ROOT/tests" |
+        grep -v -e '/lint/' -e "^$1\$" -e '/meson\.build$' -e '\.\(c\|h\|py\|md\)$')
 }
 why="" users=()
 while IFS= read -r f; do
