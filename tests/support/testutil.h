@@ -222,10 +222,10 @@ int tu_steps_with_buffer(size_t size, int (*steps)(void *arg, char *buf), void *
  * tu_backing_back_to_base then work on that struct's *state too. */
 struct tu_fixture {
 	struct pool_fixture p;
-	int unsupported;  /* the daemon refused this datapath (or these options): the tests skip */
+	int unsupported; /* the daemon refused this datapath (or these options): the tests skip */
 	char unsupported_why[192]; /* why, as tu_pool's skip says it (scripts/skip_reasons.py) */
-	int base_backing; /* backing files right after mount (the daemon's own, if any) */
-	int single_user;  /* tu_mount mounts without allow_other (pool_mount_private) */
+	int base_backing;	   /* backing files right after mount (the daemon's own, if any) */
+	int single_user;	   /* tu_mount mounts without allow_other (pool_mount_private) */
 };
 
 /* Mount t's pool: 0 (also when the datapath is unsupported: the tests then skip), or -1. */

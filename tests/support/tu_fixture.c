@@ -29,10 +29,11 @@ int tu_mount(struct tu_fixture *t, const char *opts)
 
 		/* uring=on is refused where io_uring cannot be had, whatever the datapath. */
 		if (opts && strstr(opts, "uring=on"))
-			snprintf(t->unsupported_why, sizeof(t->unsupported_why),
-				 "io_uring is not in use here: the daemon refused \"%s\" (libfuse < "
-				 "3.18, or the kernel's enable_uring is N)",
-				 opts);
+			snprintf(
+				t->unsupported_why, sizeof(t->unsupported_why),
+				"io_uring is not in use here: the daemon refused \"%s\" (libfuse < "
+				"3.18, or the kernel's enable_uring is N)",
+				opts);
 		else
 			snprintf(t->unsupported_why, sizeof(t->unsupported_why),
 				 "datapath %s not supported by this daemon (options \"%s\")", dp,
