@@ -415,23 +415,21 @@ int backing_unlink(struct backing *b, uid_t uid, uint64_t ino)
 	return in_store_of(b, uid, ino, unlink_at, NULL);
 }
 
-int backing_resize(int fd, uint64_t size)
+int backing_resize(int fd, uint64_t size, struct memcg *m, const char *cg)
 {
 	struct stat st;
-	int r;
+	int r = 0;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (size > (uint64_t)st.st_size &&
-	    fallocate(fd, 0, st.st_size, (off_t)(size - (uint64_t)st.st_size)) < 0 &&
-	    errno != EOPNOTSUPP)
-		goto fail;
-	if (ftruncate(fd, (off_t)size) < 0)
-		goto fail;
-	return 0;
-fail:
-	r = -errno;
-	if (ftruncate(fd, st.st_size) < 0)
+	if (size > (uint64_t)st.st_size)
+		r = memcg_fallocate_or_own(m, cg, fd, 0, st.st_size,
+					   (off_t)(size - (uint64_t)st.st_size));
+	if (r == -EOPNOTSUPP)
+		r = 0;
+	if (r == 0 && ftruncate(fd, (off_t)size) < 0)
+		r = -errno;
+	if (r < 0 && ftruncate(fd, st.st_size) < 0)
 		log_warn("backing file: could not undo a failed resize: %m");
 	return r;
 }

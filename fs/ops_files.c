@@ -120,17 +120,18 @@ static void times_asked(const struct stat *attr, int to_set, struct timespec ts[
  * late on a loaded machine), so that a file removed and unmapped just before gives its room
  * back as it would on tmpfs (docs/design.md "Last-mapping detection"). Lock held, as for
  * pool_resize; *np is looked up again. */
-static int resize_proving(struct pool *p, fuse_ino_t ino, struct node **np, uint64_t end,
-			  unsigned how, int fd, const struct pool_fallocate *fa)
+static int resize_proving(struct pool *p, fuse_req_t req, fuse_ino_t ino, struct node **np,
+			  uint64_t end, unsigned how, int fd, const struct pool_fallocate *fa)
 {
-	int r = pool_resize(p, np, end, how, fd, fa);
+	pid_t payer = fuse_req_ctx(req)->pid;
+	int r = pool_resize(p, np, end, how, fd, fa, payer);
 
 	if ((r == -ENOSPC || r == -EDQUOT) && p->dp->prove_now && p->dp->prove_now(p) > 0) {
 		pool_commit(p); /* the files proven free go, and give their room back */
 		pool_lock(p);
 		r = get_node(p, ino, np);
 		if (r == 0)
-			r = pool_resize(p, np, end, how, fd, fa);
+			r = pool_resize(p, np, end, how, fd, fa, payer);
 	}
 	return r;
 }
@@ -151,7 +152,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	/* A truncate's I/O runs outside the lock (pool_resize); n is looked up again after it. The
 	 * kernel strips O_TRUNC from OPEN and sends this, under the inode's lock. */
 	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
-		r = resize_proving(p, ino, &n, (uint64_t)attr->st_size,
+		r = resize_proving(p, req, ino, &n, (uint64_t)attr->st_size,
 				   POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, fi ? (int)fi->fh : -1,
 				   NULL);
 	if (r == 0 && (to_set & times)) {
@@ -366,15 +367,24 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	ssize_t res;
 	int r = 0;
 
+	bool grows = false;
+
 	/* Growth is checked against the quotas before the data lands. */
 	pool_lock(p);
 	n = pool_node(p, ino);
-	if (n && end > n->reserved)
+	if (n && end > n->reserved) {
 		r = pool_reserve(p, n, end);
+		grows = r == 0;
+	}
 	/* No wait here for room that removed files still hold (pool_wait_forgotten): the kernel
 	 * writes a removed file's dirty pages back while it evicts the inode, before its FORGET,
 	 * and that write would wait for itself. */
 	pool_commit(p);
+	/* The pages the copy below allocates would be the daemon's: allocate them first, charged
+	 * to the writer's memory cgroup (memcg.h). A write within the file's reserved size lands
+	 * on pages a truncate or an earlier write allocated, charged already. */
+	if (r == 0 && grows)
+		r = pool_charge_growth(p, fuse_req_ctx(req)->pid, (int)fi->fh, (uint64_t)off, end);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -452,7 +462,7 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 	pool_lock(p);
 	r = get_node(p, ino, &n);
 	if (r == 0)
-		r = resize_proving(p, ino, &n, (uint64_t)off + (uint64_t)len, how, (int)fi->fh,
+		r = resize_proving(p, req, ino, &n, (uint64_t)off + (uint64_t)len, how, (int)fi->fh,
 				   &(struct pool_fallocate){.mode = mode, .off = off, .len = len});
 	pool_commit(p);
 	fuse_reply_err(req, -r);

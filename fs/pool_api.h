@@ -150,10 +150,16 @@ struct pool_fallocate {
 };
 /* Lock held (and dropped for the I/O, so *np is looked up again after it): resize file *np per
  * `how` to `end`, by truncate (`fa` NULL) or fallocate, on `fd` or, if it is -1, on the backing
- * file opened here. The growth is reserved first. 0, -EISDIR, -EFBIG, -ENOSPC, -EDQUOT, the
- * I/O's errno, or -ESTALE if the node went meanwhile (then *np is NULL). */
+ * file opened here. The growth is reserved first, and allocated charged to the memory cgroup of
+ * process `payer` (the caller; 0: the daemon, memcg.h). 0, -EISDIR, -EFBIG, -ENOSPC, -EDQUOT,
+ * the I/O's errno, or -ESTALE if the node went meanwhile (then *np is NULL). */
 int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, int fd,
-		const struct pool_fallocate *fa);
+		const struct pool_fallocate *fa, pid_t payer);
+/* No lock: allocate [off, end) of the open backing file `fd` (keeping its size), charged to the
+ * memory cgroup of process `payer`, before the daemon writes there (a page-cache WRITE that grows
+ * the file). Nothing when the payer is the daemon's own cgroup or unknown. 0 or -errno
+ * (-ENOSPC: the store is full; -ENOMEM: the payer's cgroup is, after its OOM kill). */
+int pool_charge_growth(struct pool *p, pid_t payer, int fd, uint64_t off, uint64_t end);
 
 /* ---- pool_texts.c ---- */
 /* The user.poolfs.refs text of `n` in a new buffer (free() it), at most

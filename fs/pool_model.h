@@ -46,6 +46,7 @@
 #include "hash_table.h"
 #include "holds.h"
 #include "lifetime.h"
+#include "memcg.h"
 #include "name_table.h"
 #include "opstats.h"
 #include "options.h"
@@ -217,6 +218,7 @@ struct pool {
 	struct pool_options opts;
 	struct access_policy policy;
 	struct backing backing;
+	struct memcg memcg; /* whose memory cgroup pays for growth (memcg.h) */
 	uid_t owner_uid;
 	gid_t owner_gid;
 	pid_t daemon_pid; /* to ignore our own fanotify events */

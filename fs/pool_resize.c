@@ -13,7 +13,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/falloc.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +31,7 @@ struct pool_resize {
 	uint64_t before;   /* the reservation before begin: given back if the I/O fails */
 	uint64_t reserved; /* the reservation begin left */
 	bool sets_size;	   /* truncate: the file ends at `end` afterwards */
+	const char *payer; /* the memory cgroup the growth is charged to (memcg.h), NULL: ours */
 };
 
 /* Reserve per `how` for a resize of file `n` to `end`. 0, -EISDIR, -EFBIG, -ENOSPC or -EDQUOT
@@ -84,18 +88,22 @@ static struct node *resize_commit(struct pool *p, const struct pool_resize *rz, 
 	return n;
 }
 
-static int resize_once(int fd, const struct pool_resize *rz, const struct pool_fallocate *fa)
+static int resize_once(struct pool *p, int fd, const struct pool_resize *rz,
+		       const struct pool_fallocate *fa)
 {
 	if (!fa)
-		return backing_resize(fd, rz->end);
-	return fallocate(fd, fa->mode, fa->off, fa->len) < 0 ? -errno : 0;
+		return backing_resize(fd, rz->end, &p->memcg, rz->payer);
+	/* A punched hole allocates nothing: no one to charge. */
+	if (fa->mode & FALLOC_FL_PUNCH_HOLE)
+		return fallocate(fd, fa->mode, fa->off, fa->len) < 0 ? -errno : 0;
+	return memcg_fallocate_or_own(&p->memcg, rz->payer, fd, fa->mode, fa->off, fa->len);
 }
 
 /* No lock: the I/O on `fd`, retried once after RELEASEs in flight (pool_release_enter). */
 static int resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 		     const struct pool_fallocate *fa)
 {
-	int r = resize_once(fd, rz, fa);
+	int r = resize_once(p, fd, rz, fa);
 
 	/* The daemon's count said it fits (begin reserved it), the store did not: a file whose
 	 * room the count gave back may still be on its way out of the store. Try again after
@@ -103,7 +111,7 @@ static int resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 	 * ended between the refusal and the wait. */
 	if (r == -ENOSPC) {
 		pool_wait_room(p);
-		r = resize_once(fd, rz, fa);
+		r = resize_once(p, fd, rz, fa);
 	}
 	/* Still full: passthrough writes the count never saw used the user's store up. */
 	if (r == -ENOSPC && backing_per_user(&p->backing))
@@ -112,9 +120,10 @@ static int resize_io(struct pool *p, int fd, const struct pool_resize *rz,
 }
 
 int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, int fd,
-		const struct pool_fallocate *fa)
+		const struct pool_fallocate *fa, pid_t payer)
 {
 	struct pool_resize rz;
+	char cg[PATH_MAX];
 	int r, own_fd = -1;
 
 	r = resize_begin(p, *np, end, how, &rz);
@@ -130,6 +139,9 @@ int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, in
 	pool_unlock(p);
 	if (!fa)
 		fault_stall(&p->fault);
+	/* Who pays: the caller's memory cgroup, read now, outside the lock. A caller outside our
+	 * pid namespace (pid 0) or gone meanwhile cannot: then the daemon does. */
+	rz.payer = payer > 0 && memcg_of(&p->memcg, payer, cg, sizeof(cg)) == 0 ? cg : NULL;
 	if (fd < 0)
 		fd = own_fd = backing_open_file(&p->backing, rz.uid, rz.ino, O_RDWR);
 	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : resize_io(p, fd, &rz, fa);
@@ -138,4 +150,25 @@ int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, in
 	pool_lock(p);
 	*np = resize_commit(p, &rz, r);
 	return *np || r < 0 ? r : -ESTALE;
+}
+
+int pool_charge_growth(struct pool *p, pid_t payer, int fd, uint64_t off, uint64_t end)
+{
+	char cg[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (payer <= 0 || memcg_of(&p->memcg, payer, cg, sizeof(cg)) < 0 ||
+	    strcmp(cg, p->memcg.self) == 0)
+		return 0; /* the daemon pays, as the copy would make it */
+	r = memcg_fallocate_or_own(&p->memcg, cg, fd, FALLOC_FL_KEEP_SIZE, (off_t)off,
+				   (off_t)(end - off));
+	/* A store without fallocate: the copy allocates, as before. */
+	if (r == -EOPNOTSUPP)
+		return 0;
+	/* What a failed one allocated past the end goes: a truncate to the size it has (the
+	 * kernel holds the inode's lock around a WRITE: nothing else grows it meanwhile). */
+	if (r < 0 && (fstat(fd, &st) < 0 || ftruncate(fd, st.st_size) < 0))
+		log_warn("backing file: could not free a failed allocation: %m");
+	return r;
 }
