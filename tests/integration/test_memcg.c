@@ -19,9 +19,9 @@
 #define BIG (256L << 20)
 #define SMALL (24L << 20)
 #define CHUNK (1L << 20)
-/* What the daemon's cgroup may grow by while a job makes BIG or SMALL bytes: its own small
- * allocations (request buffers, names), far below the data. */
-#define DAEMON_SLACK (8L << 20)
+/* What the daemon's cgroup's shmem (tmpfs pages: the data's kind, not its own buffers, which
+ * grow with its threads) may grow by while a job makes BIG or SMALL bytes. */
+#define DAEMON_SLACK (4L << 20)
 
 /* The test's cgroups, kept where the teardown finds them. */
 static struct {
@@ -128,9 +128,10 @@ static long long read_number(const char *dir, const char *name, const char *key)
 	return v;
 }
 
-static long long usage_of(const char *dir)
+/* The tmpfs pages charged to a cgroup (and those below it). */
+static long long shmem_of(const char *dir)
 {
-	return read_number(dir, cg.v1 ? "memory.usage_in_bytes" : "memory.current", NULL);
+	return read_number(dir, "memory.stat", cg.v1 ? "total_shmem" : "shmem");
 }
 
 static long long oom_kills_of(const char *dir)
@@ -333,13 +334,13 @@ static void over_the_limit(void **state, enum how how)
 	assert_stopped("tmpfs", tmpfs_file, how, false);
 	CHECK(unlink(tmpfs_file));
 
-	daemon_before = usage_of(cg.daemon);
+	daemon_before = shmem_of(cg.daemon);
 	assert_stopped("pool", pool_file, how, true);
 	assert_true(pool_daemon_alive(p));
-	if (usage_of(cg.daemon) > daemon_before + DAEMON_SLACK)
-		fail_msg("the daemon's cgroup grew from %lld to %lld bytes: it paid for the job's "
-			 "data",
-			 daemon_before, usage_of(cg.daemon));
+	if (shmem_of(cg.daemon) > daemon_before + DAEMON_SLACK)
+		fail_msg("the daemon's cgroup's tmpfs pages grew from %lld to %lld bytes: it paid "
+			 "for the job's data",
+			 daemon_before, shmem_of(cg.daemon));
 	/* Nothing else kept the job's file: it went with the job, as every pool file does. */
 	ASSERT_GONE(pool_file);
 }
@@ -366,19 +367,19 @@ static void within_the_limit(void **state, enum how how)
 	make_groups(p);
 	/* Our descriptor keeps the file, and so its pages, after the job has ended. */
 	CHECK(keep = open(pool_file, O_RDWR | O_CREAT, 0600));
-	daemon_before = usage_of(cg.daemon);
-	job_before = usage_of(cg.job);
+	daemon_before = shmem_of(cg.daemon);
+	job_before = shmem_of(cg.job);
 	end = run_job(pool_file, how, SMALL);
 	if (end != 0)
 		fail_msg("a job making %ld MiB within its %ld MiB limit ended with %d", SMALL >> 20,
 			 LIMIT >> 20, end);
-	if (usage_of(cg.job) < job_before + SMALL)
-		fail_msg("the job's cgroup holds %lld bytes after it made %ld MiB in the pool: "
-			 "someone else pays",
-			 usage_of(cg.job), SMALL >> 20);
-	if (usage_of(cg.daemon) > daemon_before + DAEMON_SLACK)
-		fail_msg("the daemon's cgroup grew from %lld to %lld bytes", daemon_before,
-			 usage_of(cg.daemon));
+	if (shmem_of(cg.job) < job_before + SMALL)
+		fail_msg("the job's cgroup holds %lld bytes of tmpfs pages after it made %ld MiB "
+			 "in the pool: someone else pays",
+			 shmem_of(cg.job), SMALL >> 20);
+	if (shmem_of(cg.daemon) > daemon_before + DAEMON_SLACK)
+		fail_msg("the daemon's cgroup's tmpfs pages grew from %lld to %lld bytes", daemon_before,
+			 shmem_of(cg.daemon));
 	CHECK(close(keep));
 	ASSERT_GONE(pool_file);
 }
