@@ -164,8 +164,7 @@ int memcg_fallocate(const struct memcg *m, const char *cg, int fd, int mode, off
 	return -WEXITSTATUS(status);
 }
 
-int memcg_fallocate_or_own(struct memcg *m, const char *cg, int fd, int mode, off_t off,
-			   off_t len)
+int memcg_fallocate_or_own(struct memcg *m, const char *cg, int fd, int mode, off_t off, off_t len)
 {
 	int r = memcg_fallocate(m, cg, fd, mode, off, len);
 

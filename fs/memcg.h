@@ -17,10 +17,12 @@
 #include <sys/types.h>
 
 struct memcg {
-	char root[PATH_MAX]; /* where the hierarchy with the memory controller is mounted; "" none */
-	bool v1;	     /* it is cgroup v1's memory hierarchy (else the v2 one) */
-	char self[PATH_MAX]; /* the daemon's own memory cgroup, below root */
-	atomic_bool warned;  /* memcg_fallocate_or_own said once that the daemon pays */
+	/* Where the hierarchy with the memory controller is mounted ("" none), whether it is cgroup
+	 * v1's (else v2's), and the daemon's own memory cgroup, below root. */
+	char root[PATH_MAX];
+	bool v1;
+	char self[PATH_MAX];
+	atomic_bool warned; /* memcg_fallocate_or_own said once that the daemon pays */
 };
 
 /* Find the memory controller's hierarchy in `mountinfo` (normally "/proc/self/mountinfo") and
@@ -43,7 +45,6 @@ int memcg_fallocate(const struct memcg *m, const char *cg, int fd, int mode, off
 
 /* memcg_fallocate, and if cg cannot be joined (-EPERM, -ENOENT: the daemon is not root, or the
  * cgroup went) the daemon's own fallocate, logged once: the one case where the daemon pays. */
-int memcg_fallocate_or_own(struct memcg *m, const char *cg, int fd, int mode, off_t off,
-			   off_t len);
+int memcg_fallocate_or_own(struct memcg *m, const char *cg, int fd, int mode, off_t off, off_t len);
 
 #endif

@@ -75,7 +75,8 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	r = memcg_open(&p->memcg, "/proc/self/mountinfo");
 	if (r < 0)
 		log_warn("no memory cgroup found (%s): pool pages are charged to the daemon's own "
-			 "memory, not to the jobs that make them", strerror(-r));
+			 "memory, not to the jobs that make them",
+			 strerror(-r));
 	else
 		log_info("growth is charged to the caller's memory cgroup (cgroup %s, %s)",
 			 p->memcg.v1 ? "v1" : "v2", p->memcg.root);

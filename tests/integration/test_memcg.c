@@ -285,9 +285,13 @@ static int job_main(void *arg)
 		if (!buf)
 			return ENOMEM;
 		memset(buf, 0x5a, CHUNK);
-		for (long done = 0; done < j->bytes; done += CHUNK)
-			if (write(fd, buf, CHUNK) != CHUNK)
-				return errno ? errno : EIO;
+		for (long done = 0; done < j->bytes; done += CHUNK) {
+			if (write(fd, buf, CHUNK) != CHUNK) {
+				int e = errno ? errno : EIO;
+				free(buf);
+				return e;
+			}
+		}
 		free(buf);
 	}
 	return close(fd) < 0 ? errno : 0;
@@ -312,8 +316,8 @@ static void assert_stopped(const char *where, const char *path, enum how how, bo
 	if (end != 128 + SIGKILL && !(may_refuse && end == EDQUOT))
 		fail_msg("%s, %s: a job limited to %ld MiB making %ld MiB ended with %d (%s), "
 			 "neither killed%s",
-			 where, how == BY_WRITE ? "write()" : "ftruncate + mmap", LIMIT >> 20, BIG >> 20,
-			 end, end > 0 && end < 128 ? errname(end) : "-",
+			 where, how == BY_WRITE ? "write()" : "ftruncate + mmap", LIMIT >> 20,
+			 BIG >> 20, end, end > 0 && end < 128 ? errname(end) : "-",
 			 may_refuse ? " nor refused with EDQUOT" : "");
 	if (oom_kills_of(cg.job) <= kills)
 		fail_msg("%s: the job was stopped (%d), but not by its cgroup's OOM killer", where,
@@ -378,8 +382,8 @@ static void within_the_limit(void **state, enum how how)
 			 "in the pool: someone else pays",
 			 shmem_of(cg.job), SMALL >> 20);
 	if (shmem_of(cg.daemon) > daemon_before + DAEMON_SLACK)
-		fail_msg("the daemon's cgroup's tmpfs pages grew from %lld to %lld bytes", daemon_before,
-			 shmem_of(cg.daemon));
+		fail_msg("the daemon's cgroup's tmpfs pages grew from %lld to %lld bytes",
+			 daemon_before, shmem_of(cg.daemon));
 	CHECK(close(keep));
 	ASSERT_GONE(pool_file);
 }
