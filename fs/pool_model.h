@@ -262,7 +262,7 @@ struct pool {
 	atomic_int uring_seen;	  /* transport.h: a request came over io_uring (lock not needed) */
 	/* RELEASEs between pool_release_enter and _leave (no lock): the last one out broadcasts
 	 * releases_drained under `lock` if room_waiters (raised under `lock` before they test the
-	 * count) says someone waits for the room they give back (pool_wait_room). */
+	 * count) says someone waits for the room they give back (pool_room_wait). */
 	atomic_int releases_in_flight;
 	atomic_int room_waiters;
 	pthread_cond_t releases_drained;

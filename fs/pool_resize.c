@@ -99,57 +99,77 @@ static int resize_once(struct pool *p, int fd, const struct pool_resize *rz,
 	return memcg_fallocate_or_own(&p->memcg, rz->payer, fd, fa->mode, fa->off, fa->len);
 }
 
-/* No lock: the I/O on `fd`, retried once after RELEASEs in flight (pool_release_enter). */
-static int resize_io(struct pool *p, int fd, const struct pool_resize *rz,
-		     const struct pool_fallocate *fa)
-{
-	int r = resize_once(p, fd, rz, fa);
+/* What pool_resize was asked, across its tries; the payer's cgroup is read at the first I/O,
+ * outside the lock. */
+struct resize_ask {
+	uint64_t end;
+	unsigned how;
+	int fd;
+	const struct pool_fallocate *fa;
+	pid_t payer;
+	bool payer_read;
+	char cg[PATH_MAX];
+};
 
-	/* The daemon's count said it fits (begin reserved it), the store did not: a file whose
-	 * room the count gave back may still be on its way out of the store. Try again after
-	 * waiting for it, also when there was nothing left to wait for: the unlink may have
-	 * ended between the refusal and the wait. */
-	if (r == -ENOSPC) {
-		pool_wait_room(p);
-		r = resize_once(p, fd, rz, fa);
-	}
-	/* Still full: passthrough writes the count never saw used the user's store up. */
-	if (r == -ENOSPC && backing_per_user(&p->backing))
-		r = backing_store_full_errno(&p->backing);
-	return r;
-}
+/* Who refused a try: nobody (it succeeded, or failed otherwise: an I/O error, the caller's
+ * memory cgroup), the daemon's count, or the store though the count had reserved it. */
+enum refusal { NOT_REFUSED, COUNT_REFUSED, STORE_REFUSED };
 
-int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, int fd,
-		const struct pool_fallocate *fa, pid_t payer)
+/* One try: begin, the I/O outside the lock, commit. */
+static int resize_try(struct pool *p, struct node **np, struct resize_ask *ask,
+		      enum refusal *why)
 {
 	struct pool_resize rz;
-	char cg[PATH_MAX];
-	int r, own_fd = -1;
+	int r, fd = ask->fd, own_fd = -1;
 
-	r = resize_begin(p, *np, end, how, &rz);
-	/* Room a removed file still holds until the kernel lets go of it. */
-	while ((r == -EDQUOT || r == -ENOSPC) && pool_wait_forgotten(p)) {
-		*np = pool_node(p, rz.ino);
-		if (!*np)
-			return -ESTALE;
-		r = resize_begin(p, *np, end, how, &rz);
-	}
+	r = resize_begin(p, *np, ask->end, ask->how, &rz);
+	*why = r == -ENOSPC || r == -EDQUOT ? COUNT_REFUSED : NOT_REFUSED;
 	if (r < 0)
 		return r;
 	pool_unlock(p);
-	if (!fa)
+	if (!ask->fa)
 		fault_stall(&p->fault);
-	/* Who pays: the caller's memory cgroup, read now, outside the lock. A caller outside our
-	 * pid namespace (pid 0) or gone meanwhile cannot: then the daemon does. */
-	rz.payer = payer > 0 && memcg_of(&p->memcg, payer, cg, sizeof(cg)) == 0 ? cg : NULL;
+	/* Who pays: the caller's memory cgroup. A caller outside our pid namespace (pid 0) or
+	 * gone meanwhile cannot: then the daemon does. */
+	if (!ask->payer_read) {
+		ask->payer_read = true;
+		if (ask->payer <= 0 || memcg_of(&p->memcg, ask->payer, ask->cg, sizeof(ask->cg)) < 0)
+			ask->cg[0] = '\0';
+	}
+	rz.payer = ask->cg[0] ? ask->cg : NULL;
 	if (fd < 0)
 		fd = own_fd = backing_open_file(&p->backing, rz.uid, rz.ino, O_RDWR);
-	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : resize_io(p, fd, &rz, fa);
+	r = fd < 0 ? (fd == -ENOENT ? -ESTALE : fd) : resize_once(p, fd, &rz, ask->fa);
 	if (own_fd >= 0)
 		close(own_fd);
 	pool_lock(p);
+	*why = r == -ENOSPC ? STORE_REFUSED : NOT_REFUSED;
 	*np = resize_commit(p, &rz, r);
 	return *np || r < 0 ? r : -ESTALE;
+}
+
+int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, int fd,
+		const struct pool_fallocate *fa, pid_t payer, struct pool_room *room)
+{
+	struct resize_ask ask = {.end = end, .how = how, .fd = fd, .fa = fa, .payer = payer};
+	uint64_t ino = (*np)->ino;
+	enum refusal why;
+	int r;
+
+	/* Refused by the count or the store: try again while room comes back (pool_room_wait
+	 * decides, and bounds the wait). */
+	for (;;) {
+		r = resize_try(p, np, &ask, &why);
+		if (why == NOT_REFUSED || !pool_room_wait(p, room, why == STORE_REFUSED))
+			break;
+		*np = pool_node(p, ino);
+		if (!*np)
+			return -ESTALE;
+	}
+	/* Still full: passthrough writes the count never saw used the user's store up. */
+	if (why == STORE_REFUSED && backing_per_user(&p->backing))
+		r = backing_store_full_errno(&p->backing);
+	return r;
 }
 
 int pool_charge_growth(struct pool *p, pid_t payer, int fd, uint64_t off, uint64_t end)

@@ -35,7 +35,7 @@ LAYERS = [
               'backing']),
     # tables, then accounting, attributes, removal and holds (docs/design.md "Layout")
     ('pool', ['pool_model.h', 'pool_core', 'pool_reaper', 'pool_tree', 'pool_usage', 'pool_names', 'pool_attrs',
-              'pool_handles', 'pool_resize', 'pool_texts', 'pool_lifetime', 'pool_stale',
+              'pool_handles', 'pool_room', 'pool_resize', 'pool_texts', 'pool_lifetime', 'pool_stale',
               'pool_holds', 'pool_check', 'pool_setup']),
     # the data paths and the transport: FUSE's side of the pool, below the handlers
     ('services', ['datapath.h', 'mapping_proof', 'datapath_pagecache', 'datapath_passthrough', 'transport']),
