@@ -133,8 +133,8 @@ static size_t prove_and_commit(struct pool *p)
 
 /* pool_resize for the request `req`: its caller pays (memcg.h), and a refusal may prove and wait
  * for room (pool_room_wait). Lock held, as for pool_resize; *np is looked up again. */
-static int resize_for(struct pool *p, fuse_req_t req, struct node **np, uint64_t end,
-		      unsigned how, int fd, const struct pool_fallocate *fa)
+static int resize_for(struct pool *p, fuse_req_t req, struct node **np, uint64_t end, unsigned how,
+		      int fd, const struct pool_fallocate *fa)
 {
 	struct pool_room room;
 
@@ -159,7 +159,8 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	 * kernel strips O_TRUNC from OPEN and sends this, under the inode's lock. */
 	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
 		r = resize_for(p, req, &n, (uint64_t)attr->st_size,
-			       POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, fi ? (int)fi->fh : -1, NULL);
+			       POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, fi ? (int)fi->fh : -1,
+			       NULL);
 	if (r == 0 && (to_set & times)) {
 		struct timespec ts[2];
 

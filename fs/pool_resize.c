@@ -116,8 +116,7 @@ struct resize_ask {
 enum refusal { NOT_REFUSED, COUNT_REFUSED, STORE_REFUSED };
 
 /* One try: begin, the I/O outside the lock, commit. */
-static int resize_try(struct pool *p, struct node **np, struct resize_ask *ask,
-		      enum refusal *why)
+static int resize_try(struct pool *p, struct node **np, struct resize_ask *ask, enum refusal *why)
 {
 	struct pool_resize rz;
 	int r, fd = ask->fd, own_fd = -1;
@@ -133,7 +132,8 @@ static int resize_try(struct pool *p, struct node **np, struct resize_ask *ask,
 	 * gone meanwhile cannot: then the daemon does. */
 	if (!ask->payer_read) {
 		ask->payer_read = true;
-		if (ask->payer <= 0 || memcg_of(&p->memcg, ask->payer, ask->cg, sizeof(ask->cg)) < 0)
+		if (ask->payer <= 0 ||
+		    memcg_of(&p->memcg, ask->payer, ask->cg, sizeof(ask->cg)) < 0)
 			ask->cg[0] = '\0';
 	}
 	rz.payer = ask->cg[0] ? ask->cg : NULL;

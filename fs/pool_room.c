@@ -26,7 +26,8 @@ static int ms_left(const struct timespec *until)
 	long long ms;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	ms = (long long)(until->tv_sec - now.tv_sec) * 1000 + (until->tv_nsec - now.tv_nsec) / 1000000;
+	ms = (long long)(until->tv_sec - now.tv_sec) * 1000 +
+	     (until->tv_nsec - now.tv_nsec) / 1000000;
 	return ms > 0 ? (int)ms : 0;
 }
 
