@@ -398,6 +398,31 @@ static void test_mapping_within_the_limit_is_charged_to_the_job(void **state)
 	within_the_limit(state, BY_MAPPING);
 }
 
+/* A full pool still refuses at the ftruncate that grows a file, for a job in a cgroup with room
+ * to spare: the pool's own limit answers (ENOSPC), not the job's, and never a SIGBUS later. */
+static int setup_full(void **state)
+{
+	return tu_setup(state, "autohold=none,max_size=16M");
+}
+
+static void test_full_pool_refuses_at_the_ftruncate(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	int end;
+	PATH(pool_file, p, "too-big");
+
+	make_groups(p);
+	end = run_job(pool_file, BY_MAPPING, 32L << 20);
+	if (end != ENOSPC)
+		fail_msg(
+			"a 32 MiB file in a 16 MiB pool, by a job limited to %ld MiB: ended with %d "
+			"(%s), not ENOSPC at its ftruncate",
+			LIMIT >> 20, end, end > 0 && end < 128 ? errname(end) : "-");
+	/* What fits is made. */
+	assert_int_equal(run_job(pool_file, BY_MAPPING, 8L << 20), 0);
+	ASSERT_GONE(pool_file);
+}
+
 /* The same with per-user stores (setup_per_user). */
 static void test_per_user_write_over_the_limit_is_oom_killed(void **state)
 {
@@ -427,6 +452,8 @@ int main(void)
 						setup_per_user, teardown),
 		cmocka_unit_test_setup_teardown(test_per_user_mapping_within_the_limit_is_charged,
 						setup_per_user, teardown),
+		cmocka_unit_test_setup_teardown(test_full_pool_refuses_at_the_ftruncate, setup_full,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_write_within_the_limit_is_charged_to_the_job,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mapping_within_the_limit_is_charged_to_the_job,
