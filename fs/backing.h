@@ -94,6 +94,11 @@ int backing_unlink(struct backing *b, uid_t uid, uint64_t ino);
  * daemon's). On failure the old size is put back. No lock needed: it touches only the file.
  * 0 or -errno. */
 int backing_resize(int fd, uint64_t size, struct memcg *m, const char *cg);
+/* fallocate(2) of the open backing file `fd`, charged to the memory cgroup `cg` (memcg.h), or,
+ * if cg cannot be joined (-EPERM, -ENOENT: the daemon is not root, or the cgroup went), the
+ * daemon's own, logged once: the one case where the daemon pays. 0 or -errno. */
+int backing_fallocate_charged(struct memcg *m, const char *cg, int fd, int mode, off_t off,
+			      off_t len);
 int backing_stat(struct backing *b, uid_t uid, uint64_t ino, struct stat *st);
 /* utimensat(2) on the file of `ino` (UTIME_NOW and UTIME_OMIT as there). */
 int backing_utimens(struct backing *b, uid_t uid, uint64_t ino, const struct timespec ts[2]);

@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "memcg.h"
 #include "procfs.h"
 
@@ -75,6 +74,17 @@ static int cgroup_line(char *line, void *ctx)
 	return (size_t)snprintf(c->buf, c->len, "%s", path) < c->len ? 1 : -ENAMETOOLONG;
 }
 
+int memcg_in_file(const struct memcg *m, const char *cgroup_file, char *buf, size_t len)
+{
+	struct cgroup_find c = {m->v1, buf, len};
+	int r;
+
+	if (!m->root[0])
+		return -ENOENT;
+	r = file_scan(cgroup_file, cgroup_line, &c);
+	return r > 0 ? 0 : r;
+}
+
 int memcg_of(const struct memcg *m, pid_t pid, char *buf, size_t len)
 {
 	struct cgroup_find c = {m->v1, buf, len};
@@ -86,7 +96,7 @@ int memcg_of(const struct memcg *m, pid_t pid, char *buf, size_t len)
 	return r > 0 ? 0 : r;
 }
 
-int memcg_open(struct memcg *m, const char *mountinfo)
+int memcg_open(struct memcg *m, const char *mountinfo, const char *self_cgroup)
 {
 	struct mount_find f = {.m = m};
 	int r;
@@ -101,7 +111,7 @@ int memcg_open(struct memcg *m, const char *mountinfo)
 		snprintf(m->root, sizeof(m->root), "%s", f.v2);
 	if (!m->root[0])
 		return -ENOENT;
-	r = memcg_of(m, getpid(), m->self, sizeof(m->self));
+	r = memcg_in_file(m, self_cgroup, m->self, sizeof(m->self));
 	if (r < 0)
 		m->root[0] = '\0';
 	return r;
@@ -162,17 +172,4 @@ int memcg_fallocate(const struct memcg *m, const char *cg, int fd, int mode, off
 	if (WEXITSTATUS(status) == JOIN_FAILED)
 		return -EPERM;
 	return -WEXITSTATUS(status);
-}
-
-int memcg_fallocate_or_own(struct memcg *m, const char *cg, int fd, int mode, off_t off, off_t len)
-{
-	int r = memcg_fallocate(m, cg, fd, mode, off, len);
-
-	if (r != -EPERM && r != -ENOENT)
-		return r;
-	if (!atomic_exchange(&m->warned, true))
-		log_warn("cannot join memory cgroup %s (%s): growth is charged to the daemon's "
-			 "cgroup (docs/decisions.md \"Who pays for pool memory\")",
-			 cg, strerror(-r));
-	return fallocate(fd, mode, off, len) < 0 ? -errno : 0;
 }

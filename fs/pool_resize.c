@@ -96,7 +96,7 @@ static int resize_once(struct pool *p, int fd, const struct pool_resize *rz,
 	/* A punched hole allocates nothing: no one to charge. */
 	if (fa->mode & FALLOC_FL_PUNCH_HOLE)
 		return fallocate(fd, fa->mode, fa->off, fa->len) < 0 ? -errno : 0;
-	return memcg_fallocate_or_own(&p->memcg, rz->payer, fd, fa->mode, fa->off, fa->len);
+	return backing_fallocate_charged(&p->memcg, rz->payer, fd, fa->mode, fa->off, fa->len);
 }
 
 /* What pool_resize was asked, across its tries; the payer's cgroup is read at the first I/O,
@@ -181,8 +181,8 @@ int pool_charge_growth(struct pool *p, pid_t payer, int fd, uint64_t off, uint64
 	if (payer <= 0 || memcg_of(&p->memcg, payer, cg, sizeof(cg)) < 0 ||
 	    strcmp(cg, p->memcg.self) == 0)
 		return 0; /* the daemon pays, as the copy would make it */
-	r = memcg_fallocate_or_own(&p->memcg, cg, fd, FALLOC_FL_KEEP_SIZE, (off_t)off,
-				   (off_t)(end - off));
+	r = backing_fallocate_charged(&p->memcg, cg, fd, FALLOC_FL_KEEP_SIZE, (off_t)off,
+				      (off_t)(end - off));
 	/* A store without fallocate: the copy allocates, as before. */
 	if (r == -EOPNOTSUPP)
 		return 0;

@@ -72,7 +72,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 		return r;
 	/* Without a memory controller (or its files) every page is the daemon's, as it always was
 	 * where no job has a limit: say so, the admin may have expected otherwise. */
-	r = memcg_open(&p->memcg, "/proc/self/mountinfo");
+	r = memcg_open(&p->memcg, "/proc/self/mountinfo", "/proc/self/cgroup");
 	if (r < 0)
 		log_warn("no memory cgroup found (%s): pool pages are charged to the daemon's own "
 			 "memory, not to the jobs that make them",
