@@ -35,26 +35,26 @@ struct open_row {
 	const char *name;
 	const char *mountinfo;
 	const char *self; /* /proc/self/cgroup */
-	int rc;
-	const char *root; /* expected when rc is 0 */
-	int v1;
+	const char *root; /* expected when rc is 0, with v1 and cg */
 	const char *cg;
+	int rc;
+	int v1;
 };
 
 static const struct open_row open_rows[] = {
-	{"v1 memory on a hybrid host", ROOTFS V1_CPU V1_MEM V2_HYBRID, SELF_V1, 0,
-	 "/sys/fs/cgroup/memory", 1, "/slurm/uid_0/job_7/step_batch"},
-	{"v1 memory joined with cpu", ROOTFS V1_JOINED V2_HYBRID, SELF_V1_JOINED, 0,
-	 "/sys/fs/cgroup/cm", 1, "/a/b"},
-	{"v2 on a unified host", ROOTFS V2_UNIFIED, SELF_V2, 0, "/sys/fs/cgroup", 0,
-	 "/system.slice/slurmstepd.scope/job_7/step_0/user/task_0"},
+	{"v1 memory on a hybrid host", ROOTFS V1_CPU V1_MEM V2_HYBRID, SELF_V1,
+	 "/sys/fs/cgroup/memory", "/slurm/uid_0/job_7/step_batch", 0, 1},
+	{"v1 memory joined with cpu", ROOTFS V1_JOINED V2_HYBRID, SELF_V1_JOINED,
+	 "/sys/fs/cgroup/cm", "/a/b", 0, 1},
+	{"v2 on a unified host", ROOTFS V2_UNIFIED, SELF_V2, "/sys/fs/cgroup",
+	 "/system.slice/slurmstepd.scope/job_7/step_0/user/task_0", 0, 0},
 	/* memory not among the v1 hierarchies: it is v2's */
-	{"v2 on a hybrid host", ROOTFS V1_CPU V2_HYBRID, SELF_V1, 0, "/sys/fs/cgroup/unified", 0,
-	 "/"},
-	{"a named hierarchy is not the controller", ROOTFS V1_NAMED, SELF_V1, -ENOENT, NULL, 0,
-	 NULL},
-	{"no cgroups at all", ROOTFS, SELF_V2, -ENOENT, NULL, 0, NULL},
-	{"v1 memory, but no memory line", ROOTFS V1_MEM, SELF_V2, -ENOENT, NULL, 0, NULL},
+	{"v2 on a hybrid host", ROOTFS V1_CPU V2_HYBRID, SELF_V1, "/sys/fs/cgroup/unified", "/", 0,
+	 0},
+	{"a named hierarchy is not the controller", ROOTFS V1_NAMED, SELF_V1, NULL, NULL, -ENOENT,
+	 0},
+	{"no cgroups at all", ROOTFS, SELF_V2, NULL, NULL, -ENOENT, 0},
+	{"v1 memory, but no memory line", ROOTFS V1_MEM, SELF_V2, NULL, NULL, -ENOENT, 0},
 };
 
 #define N_OPEN_ROWS (sizeof(open_rows) / sizeof(open_rows[0]))
