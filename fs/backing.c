@@ -423,23 +423,35 @@ int backing_unlink(struct backing *b, uid_t uid, uint64_t ino)
 	return in_store_of(b, uid, ino, unlink_at, NULL);
 }
 
-int backing_resize(int fd, uint64_t size)
+int backing_fallocate_charged(struct memcg *m, const char *cg, int fd, int mode, off_t off,
+			      off_t len)
+{
+	int r = memcg_fallocate(m, cg, fd, mode, off, len);
+
+	if (r != -EPERM && r != -ENOENT)
+		return r;
+	if (!atomic_exchange(&m->warned, true))
+		log_warn("cannot join memory cgroup %s (%s): growth is charged to the daemon's "
+			 "cgroup (docs/decisions.md \"Who pays for pool memory\")",
+			 cg, strerror(-r));
+	return fallocate(fd, mode, off, len) < 0 ? -errno : 0;
+}
+
+int backing_resize(int fd, uint64_t size, struct memcg *m, const char *cg)
 {
 	struct stat st;
-	int r;
+	int r = 0;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (size > (uint64_t)st.st_size &&
-	    fallocate(fd, 0, st.st_size, (off_t)(size - (uint64_t)st.st_size)) < 0 &&
-	    errno != EOPNOTSUPP)
-		goto fail;
-	if (ftruncate(fd, (off_t)size) < 0)
-		goto fail;
-	return 0;
-fail:
-	r = -errno;
-	if (ftruncate(fd, st.st_size) < 0)
+	if (size > (uint64_t)st.st_size)
+		r = backing_fallocate_charged(m, cg, fd, 0, st.st_size,
+					      (off_t)(size - (uint64_t)st.st_size));
+	if (r == -EOPNOTSUPP)
+		r = 0;
+	if (r == 0 && ftruncate(fd, (off_t)size) < 0)
+		r = -errno;
+	if (r < 0 && ftruncate(fd, st.st_size) < 0)
 		log_warn("backing file: could not undo a failed resize: %m");
 	return r;
 }

@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "memcg.h"
+
 /* A user's own tmpfs instance (per-user stores). */
 struct backing_user_store {
 	uid_t uid;
@@ -90,9 +92,16 @@ int backing_create(struct backing *b, uid_t uid, uint64_t ino);
 int backing_open_file(struct backing *b, uid_t uid, uint64_t ino, int flags); /* fd */
 int backing_unlink(struct backing *b, uid_t uid, uint64_t ino);
 /* Set the size of the open backing file `fd` to `size`, allocating growth first (fallocate) so
- * a full tmpfs fails here with ENOSPC instead of with SIGBUS in a mapper later. On failure the
- * old size is put back. No lock needed: it touches only the file. 0 or -errno. */
-int backing_resize(int fd, uint64_t size);
+ * a full tmpfs fails here with ENOSPC instead of with SIGBUS in a mapper later, every store kind
+ * alike. The growth is charged to the memory cgroup `cg` (memcg.h: the caller's; NULL: the
+ * daemon's). On failure the old size is put back. No lock needed: it touches only the file.
+ * 0 or -errno. */
+int backing_resize(int fd, uint64_t size, struct memcg *m, const char *cg);
+/* fallocate(2) of the open backing file `fd`, charged to the memory cgroup `cg` (memcg.h), or,
+ * if cg cannot be joined (-EPERM, -ENOENT: the daemon is not root, or the cgroup went), the
+ * daemon's own, logged once: the one case where the daemon pays. 0 or -errno. */
+int backing_fallocate_charged(struct memcg *m, const char *cg, int fd, int mode, off_t off,
+			      off_t len);
 int backing_stat(struct backing *b, uid_t uid, uint64_t ino, struct stat *st);
 /* utimensat(2) on the file of `ino` (UTIME_NOW and UTIME_OMIT as there). */
 int backing_utimens(struct backing *b, uid_t uid, uint64_t ino, const struct timespec ts[2]);

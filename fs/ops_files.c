@@ -115,24 +115,31 @@ static void times_asked(const struct stat *attr, int to_set, struct timespec ts[
 		ts[1] = attr->st_mtim;
 }
 
-/* pool_resize, and once more if the pool had room that only waited for a proof: files whose
- * last mapping ended while the data path's own thread had not yet come to prove it (it runs
- * late on a loaded machine), so that a file removed and unmapped just before gives its room
- * back as it would on tmpfs (docs/design.md "Last-mapping detection"). Lock held, as for
- * pool_resize; *np is looked up again. */
-static int resize_proving(struct pool *p, fuse_ino_t ino, struct node **np, uint64_t end,
-			  unsigned how, int fd, const struct pool_fallocate *fa)
+/* pool_room's proof for a resize the pool refused: files whose last mapping ended while the
+ * data path's own thread had not yet come to prove it (it runs late on a loaded machine), so that
+ * a file removed and unmapped just before gives its room back as it would on tmpfs
+ * (docs/design.md "Last-mapping detection"). The files proven free go, and give their room back,
+ * at the commit. Lock held, dropped and taken again if any was. */
+static size_t prove_and_commit(struct pool *p)
 {
-	int r = pool_resize(p, np, end, how, fd, fa);
+	size_t freed = p->dp->prove_now ? p->dp->prove_now(p) : 0;
 
-	if ((r == -ENOSPC || r == -EDQUOT) && p->dp->prove_now && p->dp->prove_now(p) > 0) {
-		pool_commit(p); /* the files proven free go, and give their room back */
+	if (freed) {
+		pool_commit(p);
 		pool_lock(p);
-		r = get_node(p, ino, np);
-		if (r == 0)
-			r = pool_resize(p, np, end, how, fd, fa);
 	}
-	return r;
+	return freed;
+}
+
+/* pool_resize for the request `req`: its caller pays (memcg.h), and a refusal may prove and wait
+ * for room (pool_room_wait). Lock held, as for pool_resize; *np is looked up again. */
+static int resize_for(struct pool *p, fuse_req_t req, struct node **np, uint64_t end, unsigned how,
+		      int fd, const struct pool_fallocate *fa)
+{
+	struct pool_room room;
+
+	pool_room_begin(&room, prove_and_commit, true);
+	return pool_resize(p, np, end, how, fd, fa, fuse_req_ctx(req)->pid, &room);
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -151,9 +158,9 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	/* A truncate's I/O runs outside the lock (pool_resize); n is looked up again after it. The
 	 * kernel strips O_TRUNC from OPEN and sends this, under the inode's lock. */
 	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
-		r = resize_proving(p, ino, &n, (uint64_t)attr->st_size,
-				   POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, fi ? (int)fi->fh : -1,
-				   NULL);
+		r = resize_for(p, req, &n, (uint64_t)attr->st_size,
+			       POOL_RESIZE_GROWS | POOL_RESIZE_SETS_SIZE, fi ? (int)fi->fh : -1,
+			       NULL);
 	if (r == 0 && (to_set & times)) {
 		struct timespec ts[2];
 
@@ -366,15 +373,29 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	ssize_t res;
 	int r = 0;
 
-	/* Growth is checked against the quotas before the data lands. */
+	struct pool_room room;
+	bool grows = false;
+
+	/* Growth is checked against the quotas before the data lands. No wait for room that
+	 * removed files still hold (no FORGETs: the kernel writes a removed file's dirty pages
+	 * back while it evicts the inode, before its FORGET, and that write would wait for itself),
+	 * no proof (a WRITE's growth is a page at a time): pool_room_wait says no at once. */
+	pool_room_begin(&room, NULL, false);
 	pool_lock(p);
 	n = pool_node(p, ino);
-	if (n && end > n->reserved)
+	while (n && end > n->reserved) {
 		r = pool_reserve(p, n, end);
-	/* No wait here for room that removed files still hold (pool_wait_forgotten): the kernel
-	 * writes a removed file's dirty pages back while it evicts the inode, before its FORGET,
-	 * and that write would wait for itself. */
+		grows = r == 0;
+		if (grows || (r != -ENOSPC && r != -EDQUOT) || !pool_room_wait(p, &room, false))
+			break;
+		n = pool_node(p, ino);
+	}
 	pool_commit(p);
+	/* The pages the copy below allocates would be the daemon's: allocate them first, charged
+	 * to the writer's memory cgroup (memcg.h). A write within the file's reserved size lands
+	 * on pages a truncate or an earlier write allocated, charged already. */
+	if (r == 0 && grows)
+		r = pool_charge_growth(p, fuse_req_ctx(req)->pid, (int)fi->fh, (uint64_t)off, end);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -382,12 +403,21 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	out.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
-	struct fuse_bufvec in_again = *in, out_again = out; /* fuse_buf_copy moves both */
+	const struct fuse_bufvec in_first = *in, out_first = out; /* fuse_buf_copy moves both */
 	res = fuse_buf_copy(&out, in, 0);
-	/* A store that is full only until a removed file's room comes back (pool_wait_room):
-	 * once more. A write from one buffer only (FUSE's, without splice) can be copied. */
-	if (res == -ENOSPC && in->count == 1 && pool_wait_room(p))
+	/* A store that is full only until a removed file's room comes back (pool_room_wait):
+	 * again. A write from one buffer only (FUSE's, without splice) can be copied again. */
+	while (res == -ENOSPC && in->count == 1) {
+		struct fuse_bufvec in_again = in_first, out_again = out_first;
+		bool again;
+
+		pool_lock(p);
+		again = pool_room_wait(p, &room, true);
+		pool_commit(p);
+		if (!again)
+			break;
 		res = fuse_buf_copy(&out_again, &in_again, 0);
+	}
 	if (res < 0)
 		fuse_reply_err(req, (int)-res);
 	else
@@ -452,8 +482,8 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 	pool_lock(p);
 	r = get_node(p, ino, &n);
 	if (r == 0)
-		r = resize_proving(p, ino, &n, (uint64_t)off + (uint64_t)len, how, (int)fi->fh,
-				   &(struct pool_fallocate){.mode = mode, .off = off, .len = len});
+		r = resize_for(p, req, &n, (uint64_t)off + (uint64_t)len, how, (int)fi->fh,
+			       &(struct pool_fallocate){.mode = mode, .off = off, .len = len});
 	pool_commit(p);
 	fuse_reply_err(req, -r);
 }

@@ -19,10 +19,6 @@ void *pool_alloc_at(struct pool *p, size_t size, const char *site);
 char *pool_strdup_at(struct pool *p, const char *s, const char *site);
 #define pool_alloc(p, size) pool_alloc_at((p), (size), FAULT_HERE)
 #define pool_strdup(p, s) pool_strdup_at((p), (s), FAULT_HERE)
-/* A quota said no while removed entries still count until the kernel lets go of them: wait
- * (lock held, released meanwhile) for the next of them to go, at most 2 s. True if one went,
- * and trying again may succeed. Nodes may have been freed meanwhile: look them up again. */
-bool pool_wait_forgotten(struct pool *p);
 /* The kernel may hold a stale (negative) entry for `name` in folder `dir_ino`: a reply that
  * created it was lost. Queue its invalidation (sent after unlock). */
 void pool_forget_name(struct pool *p, uint64_t dir_ino, const char *name);
@@ -131,17 +127,28 @@ void pool_dir_closed(struct pool *p, struct node *n, struct handle_link *h);
 /* pool_stat for a reply: a file in use is statted with the lock dropped, so *np is looked up
  * again (NULL and -ESTALE if it went). */
 int pool_stat_fresh(struct pool *p, struct node **np, struct stat *st);
-/* Per-user stores (backing.h): a file's room in its owner's tmpfs comes back only once the last
- * reference to its backing file goes, which RELEASE drops after the daemon's count already gave
- * it back. RELEASE marks that span (no lock; nothing without per-user stores), and a resize that
- * the store refuses with ENOSPC while the count says it fits waits for it (bounded: 2 s) before
- * its one retry. */
+
+/* ---- pool_room.c ---- */
+/* What a request that grows a file may do when the pool refuses it: `prove`, the data path's
+ * proof of files whose last mapping ended unseen, and their removal (lock held, dropped and taken
+ * again; how many it freed; NULL: none); wait for FORGETs (`forgets`); all before one deadline. */
+struct pool_room {
+	size_t (*prove)(struct pool *p);
+	bool forgets;
+	bool proved;	    /* prove ran */
+	bool store_retried; /* a store's refusal got its one retry without a wait */
+	struct timespec until;
+};
+void pool_room_begin(struct pool_room *room, size_t (*prove)(struct pool *p), bool forgets);
+/* Lock held (released meanwhile: look nodes up again). Growth was refused with ENOSPC or EDQUOT,
+ * by the daemon's count or (`store_full`) by the store though the count said it fits. Make what
+ * room can come back before the request's deadline: true if something came back and one more try
+ * may succeed; false: the refusal stands. */
+bool pool_room_wait(struct pool *p, struct pool_room *room, bool store_full);
+/* RELEASE marks its span (no lock): the room of a file it removes comes back at its close(2),
+ * after the count gave it back, and pool_room_wait waits for the RELEASEs in flight. */
 void pool_release_enter(struct pool *p);
 void pool_release_leave(struct pool *p);
-/* No lock: a store said ENOSPC though the daemon's count says there is room. Wait (at most 2 s
- * each) for RELEASEs in flight, for removed files the kernel still holds and for the reaper's
- * queue: true if there was anything to wait for, and one retry may then succeed. */
-bool pool_wait_room(struct pool *p);
 
 /* ---- pool_resize.c ---- */
 #define POOL_RESIZE_GROWS 1u	 /* reserve up to `end` (not for KEEP_SIZE, PUNCH_HOLE) */
@@ -153,10 +160,17 @@ struct pool_fallocate {
 };
 /* Lock held (and dropped for the I/O, so *np is looked up again after it): resize file *np per
  * `how` to `end`, by truncate (`fa` NULL) or fallocate, on `fd` or, if it is -1, on the backing
- * file opened here. The growth is reserved first. 0, -EISDIR, -EFBIG, -ENOSPC, -EDQUOT, the
- * I/O's errno, or -ESTALE if the node went meanwhile (then *np is NULL). */
+ * file opened here. The growth is reserved first, and allocated charged to the memory cgroup of
+ * process `payer` (the caller; 0: the daemon, memcg.h); a refusal asks pool_room_wait (`room`).
+ * 0, -EISDIR, -EFBIG, -ENOSPC, -EDQUOT, the I/O's errno, or -ESTALE if the node went meanwhile
+ * (then *np is NULL). */
 int pool_resize(struct pool *p, struct node **np, uint64_t end, unsigned how, int fd,
-		const struct pool_fallocate *fa);
+		const struct pool_fallocate *fa, pid_t payer, struct pool_room *room);
+/* No lock: allocate [off, end) of the open backing file `fd` (keeping its size), charged to the
+ * memory cgroup of process `payer`, before the daemon writes there (a page-cache WRITE that grows
+ * the file). Nothing when the payer is the daemon's own cgroup or unknown. 0 or -errno
+ * (-ENOSPC: the store is full; -ENOMEM: the payer's cgroup is, after its OOM kill). */
+int pool_charge_growth(struct pool *p, pid_t payer, int fd, uint64_t off, uint64_t end);
 
 /* ---- pool_texts.c ---- */
 /* The user.poolfs.refs text of `n` in a new buffer (free() it), at most

@@ -119,17 +119,3 @@ void pool_log_denied(struct pool *p, uid_t caller, const char *what, const struc
 	log_info("denied: uid %u may not %s inode %" PRIu64 " (owner uid %u)", (unsigned)caller,
 		 what, n->ino, (unsigned)n->uid);
 }
-
-bool pool_wait_forgotten(struct pool *p)
-{
-	uint64_t seen = p->forgotten;
-	struct timespec until;
-
-	if (!p->awaiting_forget)
-		return false;
-	pool_deadline(&until, 2000);
-	while (p->forgotten == seen && p->awaiting_forget)
-		if (pthread_cond_timedwait(&p->forgotten_cond, &p->lock, &until) != 0)
-			break;
-	return p->forgotten != seen;
-}

@@ -1,9 +1,8 @@
 /* pool_handles: what handles do to a node — file handles opened and closed, a last RELEASE's
- * probe in flight and the LOOKUPs that wait for it, folder handles — and the RELEASE span: the
- * RELEASEs in flight, which a store that says it is full waits for (pool_wait_room). Also GETATTR
- * of a file in use, whose fstat runs between two lock sections, so that a handler neither writes
- * a node nor drops the lock in the middle of a request (docs/design.md "Layout", "What runs
- * outside the lock"). Each function says whether it takes the pool lock held. */
+ * probe in flight and the LOOKUPs that wait for it, folder handles. Also GETATTR of a file in
+ * use, whose fstat runs between two lock sections, so that a handler neither writes a node nor
+ * drops the lock in the middle of a request (docs/design.md "Layout", "What runs outside the
+ * lock"). Each function says whether it takes the pool lock held. */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -113,64 +112,4 @@ int pool_stat_fresh(struct pool *p, struct node **np, struct stat *st)
 	if (r == 0 || r == -ENOENT)
 		return pool_stat(p, n, st); /* removed meanwhile: what the node still knows */
 	return r;
-}
-
-/* A RELEASE that removes a file unlinks its backing file (pool_commit) while the daemon's fd of
- * the handle still holds the inode: the room comes back at the close(2) after the reply. So
- * what meets a full store waits for every RELEASE in flight, with any store. */
-void pool_release_enter(struct pool *p)
-{
-	atomic_fetch_add(&p->releases_in_flight, 1);
-}
-
-void pool_release_leave(struct pool *p)
-{
-	/* Only the last one out, and only if someone waits: RELEASEs stay off the pool lock. A
-	 * waiter raises room_waiters and then tests the count, both holding the mutex, and sleeps
-	 * releasing it; the two atomics are sequentially consistent, so either the waiter sees
-	 * the count at 0 or this sees the waiter, and broadcasting under the mutex cannot fall
-	 * between its test and its sleep. The section changes no pool state, so the bare mutex
-	 * does (pool_commit would have nothing to hand on). */
-	if (atomic_fetch_sub(&p->releases_in_flight, 1) != 1 || !atomic_load(&p->room_waiters))
-		return;
-	pthread_mutex_lock(&p->lock);
-	pthread_cond_broadcast(&p->releases_drained);
-	pthread_mutex_unlock(&p->lock);
-}
-
-/* Wait (lock not held) until no RELEASE is between enter and leave, at most 2 s. True if one
- * was: the caller's ENOSPC may have been a file on its way out. */
-static bool wait_releases(struct pool *p)
-{
-	struct timespec until;
-	bool waited = false;
-
-	pool_deadline(&until, 2000);
-	pthread_mutex_lock(&p->lock);
-	atomic_fetch_add(&p->room_waiters, 1);
-	while (atomic_load(&p->releases_in_flight) > 0) {
-		waited = true;
-		if (pthread_cond_timedwait(&p->releases_drained, &p->lock, &until) != 0)
-			break;
-	}
-	atomic_fetch_sub(&p->room_waiters, 1);
-	pthread_mutex_unlock(&p->lock);
-	return waited;
-}
-
-bool pool_wait_room(struct pool *p)
-{
-	/* Both: a RELEASE in flight may be about to drop the last reference of a file the
-	 * reaper has unlinked, or the other way round. The reaper's wait also covers the big
-	 * files another thread's pool_commit is unlinking: their names go under the lock, their
-	 * room only with the unlink after it. */
-	bool released = wait_releases(p), forgot, reaped;
-
-	/* A removed file's data stays until the kernel lets go of it, and its unlink then goes
-	 * to the reaper: first that, then the reaper's queue. */
-	pthread_mutex_lock(&p->lock);
-	forgot = pool_wait_forgotten(p);
-	pthread_mutex_unlock(&p->lock);
-	reaped = pool_reaper_wait(p, 2000);
-	return released || forgot || reaped;
 }

@@ -46,6 +46,7 @@
 #include "hash_table.h"
 #include "holds.h"
 #include "lifetime.h"
+#include "memcg.h"
 #include "name_table.h"
 #include "opstats.h"
 #include "poolstats.h"
@@ -224,6 +225,7 @@ struct pool {
 	struct pool_options opts;
 	struct access_policy policy;
 	struct backing backing;
+	struct memcg memcg; /* whose memory cgroup pays for growth (memcg.h) */
 	uid_t owner_uid;
 	gid_t owner_gid;
 	pid_t daemon_pid; /* to ignore our own fanotify events */
@@ -268,7 +270,7 @@ struct pool {
 	atomic_int uring_seen;	  /* transport.h: a request came over io_uring (lock not needed) */
 	/* RELEASEs between pool_release_enter and _leave (no lock): the last one out broadcasts
 	 * releases_drained under `lock` if room_waiters (raised under `lock` before they test the
-	 * count) says someone waits for the room they give back (pool_wait_room). */
+	 * count) says someone waits for the room they give back (pool_room_wait). */
 	atomic_int releases_in_flight;
 	atomic_int room_waiters;
 	pthread_cond_t releases_drained;

@@ -8,6 +8,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "pool_internal.h"
 
 int pool_init(struct pool *p, const struct pool_options *opts)
@@ -69,6 +70,16 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 							    .user_limit = opts->max_user_size});
 	if (r < 0)
 		return r;
+	/* Without a memory controller (or its files) every page is the daemon's, as it always was
+	 * where no job has a limit: say so, the admin may have expected otherwise. */
+	r = memcg_open(&p->memcg, "/proc/self/mountinfo", "/proc/self/cgroup");
+	if (r < 0)
+		log_warn("no memory cgroup found (%s): pool pages are charged to the daemon's own "
+			 "memory, not to the jobs that make them",
+			 strerror(-r));
+	else
+		log_info("growth is charged to the caller's memory cgroup (cgroup %s, %s)",
+			 p->memcg.v1 ? "v1" : "v2", p->memcg.root);
 	return 0;
 }
 

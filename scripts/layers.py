@@ -31,11 +31,11 @@ import sys
 LAYERS = [
     ('base', ['fault', 'array.h', 'log', 'access', 'options', 'holds', 'lifetime', 'hash_table',
               'name_table', 'name_rules', 'xattrs', 'mountopts', 'opstats', 'poolstats', 'procfs', 'session',
-              'cgroup2', 'tmpfs_instance', 'sdnotify', 'unmount_guard', 'watch', 'notify',
+              'cgroup2', 'memcg', 'tmpfs_instance', 'sdnotify', 'unmount_guard', 'watch', 'notify',
               'backing']),
     # tables, then accounting, attributes, removal and holds (docs/design.md "Layout")
     ('pool', ['pool_model.h', 'pool_core', 'pool_reaper', 'pool_tree', 'pool_usage', 'pool_names', 'pool_attrs',
-              'pool_handles', 'pool_resize', 'pool_texts', 'pool_lifetime', 'pool_stale',
+              'pool_handles', 'pool_room', 'pool_resize', 'pool_texts', 'pool_lifetime', 'pool_stale',
               'pool_holds', 'pool_check', 'pool_setup']),
     # the data paths and the transport: FUSE's side of the pool, below the handlers
     ('services', ['datapath.h', 'mapping_proof', 'datapath_pagecache', 'datapath_passthrough', 'transport']),

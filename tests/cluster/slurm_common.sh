@@ -85,7 +85,9 @@ start_controller() {
 # slurm_conf_common CLUSTER CTLD_PORT PROCTRACK SLURMD_DIR: the slurm.conf lines both suites
 # have (on stdout): root daemons, munge through $WORK's socket, slurmctld's state, pid and log in
 # $WORK, slurmd's spool, pid and log under SLURMD_DIR, no accounting, a quick scheduler, no
-# requeue, and ended jobs kept listed for 10 minutes so that a test can read their state.
+# requeue, and ended jobs kept listed for 10 minutes so that a test can read their state. The task
+# plugin is task/none and cores the one resource counted, unless SLURM_TASK_PLUGIN and
+# SLURM_SELECT_PARAMS say otherwise.
 slurm_conf_common() {
     local host
     host=$(hostname -s)
@@ -107,13 +109,13 @@ SlurmdLogFile=$4/log/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=$3
-TaskPlugin=task/none
+TaskPlugin=${SLURM_TASK_PLUGIN:-task/none}
 SwitchType=switch/none
 MpiDefault=none
 SchedulerType=sched/builtin
 SchedulerParameters=sched_interval=1
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=${SLURM_SELECT_PARAMS:-CR_Core}
 SlurmdParameters=config_overrides
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none

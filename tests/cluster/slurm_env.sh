@@ -26,17 +26,24 @@ write_slurm_conf() {
     local proctrack=proctrack/linuxproc
     if [[ $CLUSTER_PROCTRACK == cgroup-v1 ]]; then
         proctrack=proctrack/cgroup
-        printf '%s\n' CgroupPlugin=cgroup/v1 CgroupMountpoint=/sys/fs/cgroup ConstrainCores=no \
-            ConstrainRAMSpace=no ConstrainDevices=no >"$WORK/cgroup.conf"
     elif [[ $CLUSTER_PROCTRACK != linuxproc ]]; then
         SLURM_WHY="POOLFS_CLUSTER_PROCTRACK must be linuxproc or cgroup-v1"
         return 1
     fi
+    # Memory limits as a site sets them: memory is allocated to jobs (their --mem, else 200 MB a
+    # CPU, so that all 16 CPUs of the node's 4000 MB can be used) and task/cgroup puts each job's
+    # tasks into a memory cgroup limited to it (cgroup v1's memory hierarchy: slurmd 22.05 refuses
+    # this hybrid host's v2), which case_mem_limit_out_of_memory goes past.
+    printf '%s\n' CgroupPlugin=cgroup/v1 CgroupMountpoint=/sys/fs/cgroup ConstrainCores=no \
+        ConstrainRAMSpace=yes ConstrainSwapSpace=no ConstrainDevices=no >"$WORK/cgroup.conf"
+    SLURM_TASK_PLUGIN=task/cgroup
+    SLURM_SELECT_PARAMS=CR_Core_Memory
     {
         slurm_conf_common poolfstest "$CTLD_PORT" "$proctrack" "$WORK"
         cat <<CONF
 SlurmdPort=$SLURMD_PORT
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 State=UNKNOWN
+DefMemPerCPU=200
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=16 RealMemory=4000 State=UNKNOWN
 PartitionName=test Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 CONF
     } >"$WORK/slurm.conf"

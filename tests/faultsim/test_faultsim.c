@@ -939,7 +939,7 @@ static void test_failed_retry_then_a_new_open(void **state)
 
 /* A file removed and unmapped gives its room back at once, as on tmpfs, even while the mapping
  * proof's own thread runs late, as on a loaded machine (here each of its steps waits 2 s first):
- * a resize that finds the pool full proves what it can itself (ops_files.c resize_proving). */
+ * a resize that finds the pool full proves what it can itself (pool_room_wait, with the proof ops_files.c gives it). */
 static void test_unmapped_room_comes_back_at_once(void **state)
 {
 	struct fs_state *s = *state;
@@ -972,7 +972,7 @@ static void test_unmapped_room_comes_back_at_once(void **state)
 }
 
 /* The reaper is held with removed files' room still taken in a 3 MiB store: a 2 MiB fallocate of
- * a new file must wait for it (pool_wait_room) and succeed once it goes on, after `hold_ms`. */
+ * a new file must wait for it (pool_room_wait) and succeed once it goes on, after `hold_ms`. */
 static void fallocate_while_reaper_held(struct fs_state *s, struct pool_fixture *p, int hold_ms)
 {
 	PATH(big, p, "big");
@@ -1002,7 +1002,7 @@ static void fallocate_while_reaper_held(struct fs_state *s, struct pool_fixture 
 /* A small removed file's backing file is unlinked by the reaper thread after the reply
  * (fs/pool_reaper.c): until then its room is still taken in the store, though the daemon's
  * count gave it back. A resize that the store refuses meanwhile waits for the reaper and tries
- * again (pool_wait_room). Here the reaper is stalled with 2.5 MiB of removed small files queued,
+ * again (pool_room_wait). Here the reaper is stalled with 2.5 MiB of removed small files queued,
  * in a 3 MiB store, while a 2 MiB fallocate runs: it must succeed once the reaper goes on. */
 static void test_reaped_room_comes_back(void **state)
 {
@@ -1039,7 +1039,7 @@ static void test_reaped_room_comes_back(void **state)
  * file to the reaper, since a FORGET must not block on a big unlink (docs/design.md "The
  * LOOKUP/OPEN race"). Its name is gone before its room is back in the store, and the daemon's
  * count gave the room back already. A resize that the store refuses meanwhile waits for that
- * unlink and tries again (pool_wait_room). Here the unlink of a removed 2 MiB file is stalled,
+ * unlink and tries again (pool_room_wait). Here the unlink of a removed 2 MiB file is stalled,
  * in a 3 MiB store, while a 2 MiB fallocate runs: it must succeed once the unlink goes on.
  * Before the wait covered these unlinks, the fallocate failed with ENOSPC (with per-user
  * stores, faults/quota's EDQUOT from an ftruncate right after a removal). */
