@@ -119,11 +119,13 @@ start_one_node() {
 # mount_type PID PATH: the type of what is mounted on PATH (the topmost) as process PID sees it.
 mount_type() { awk -v p="$2" '$5 == p { t = $(NF - 2) } END { print t }' "/proc/$1/mountinfo"; }
 
-# on_node NAME CMD...: CMD in the node's namespaces (as root).
+# on_node NAME CMD...: CMD in the node's namespaces (as root), with the node's root and working
+# folder (-r -w): where the test runs chrooted (scripts/test --fresh-root), entering a mount
+# namespace alone would put CMD at that namespace's real root, outside the chroot.
 on_node() {
     local n=$1
     shift
-    nsenter -t "${NODE_SHM_PID[$n]}" -m -u -- "$@"
+    nsenter -t "${NODE_SHM_PID[$n]}" -m -u -r -w -- "$@"
 }
 
 # as_user_on NAME CMD...: CMD in the node's namespaces as the test user.
