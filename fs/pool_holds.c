@@ -435,7 +435,8 @@ static int take_hold(struct pool *p, struct node *n, uid_t uid, const struct hol
 	h->uid = uid;
 	h->src = src;
 	hold_link(&n->holds, h);
-	n->life.holds++;
+	if (n->life.holds++ == 0)
+		p->held++;
 	if (node_is_dir(n))
 		n->life.armed = true;
 	/* A cgroup may have emptied between reading /proc and arming inotify: a new source's

@@ -49,6 +49,8 @@
 #include "name_table.h"
 #include "opstats.h"
 #include "options.h"
+#include "part_set.h"
+#include "timer_heap.h"
 #include "xattrs.h"
 #include "poolfs_names.h"
 
@@ -111,10 +113,14 @@ struct node {
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
 	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */
 	bool battr_valid;
+	/* Counts the changes of `reserved` (pool_account): a size read outside the lock is applied
+	 * only if it did not move meanwhile (pool_unseen_settle). */
+	uint32_t usage_gen;
 	struct stat battr;
 	struct node *zombie_next; /* on the free-after-unlock list */
 	struct node *mark_next;	  /* on the section's list of touched nodes (pool_mark) */
 	uint8_t marked;		  /* 0, or on that list: POOL_MARK_NODE or POOL_MARK_SUBTREE */
+	uint32_t unseen_idx;	  /* its place in the pool's `unseen` (part_set.h), 0 if none */
 };
 
 /* A folder? (The kind is the node's `type`; the pure modules keep their own copy of the bit:
@@ -241,6 +247,17 @@ struct pool {
 	struct hold_source *sources;
 	struct handle_link dir_handles; /* open folder handles (sentinel), freed at unmount */
 	size_t lingering;		/* nodes with linger_due_ms set */
+	/* (linger_due_ms, ino) of the lingering nodes, the next due on top: an entry whose node
+	 * no longer lingers at that time is dropped when it comes up (pool_lifetime.c). */
+	struct timer_heap lingers;
+	/* Files whose size may have moved without the daemon seeing it (passthrough handles write
+	 * and map the backing file directly): in the front part the ones waiting for the proof of
+	 * their last mapping's end (proof_waiting), in the back part the others, in use or idle
+	 * but not read since. Every other file's `reserved` is exact, so usage is read from the
+	 * counters and re-read only for these (pool_usage.c; docs/design.md "Work that grows with
+	 * the pool"). */
+	struct part_set unseen;
+	size_t held; /* nodes with at least one hold */
 	const struct datapath *dp;
 	void *dp_state;
 	struct watch *watch;

@@ -1,5 +1,6 @@
 /* pool_texts: the pool's read-only texts, user.poolfs.refs (what keeps an entry) and
- * user.poolfs.stat (what the pool and its users hold), built under the lock. */
+ * user.poolfs.stat (what the pool and its users hold), built under the lock from the counters
+ * (the handler settles the sizes that moved unseen first: pool_unseen_settle). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -76,7 +77,6 @@ int pool_stat_text(struct pool *p, uid_t caller, const char *datapath, char *buf
 	struct text t = {.buf = buf, .cap = len};
 	int r;
 
-	pool_refresh_usage(p);
 	r = text_add(&t,
 		     "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64 "\n"
 		     "max_size %" PRIu64 "\nmax_user_size %" PRIu64 "\nmax_user_entries %" PRIu64

@@ -130,7 +130,8 @@ static void model_check(void **state)
 		size_t at;
 
 		if (r < 55 && n < MAX) {
-			model[n] = (struct timer_entry){.due = next_rand(&seed) % 500, .key = key++};
+			model[n] = (struct timer_entry){.due = next_rand(&seed) % 500, .key = key};
+			key++;
 			push(&h, model[n].due, model[n].key);
 			n++;
 		} else if (r < 99) {
@@ -166,7 +167,8 @@ struct item {
 
 static struct part_set new_set(void **storage, size_t cap)
 {
-	return (struct part_set){.items = storage, .cap = cap, .idx_off = offsetof(struct item, idx)};
+	return (struct part_set){
+		.items = storage, .cap = cap, .idx_off = offsetof(struct item, idx)};
 }
 
 /* The set holds exactly the items of front[0..nf) in its front part and back[0..nb) in its
@@ -260,12 +262,9 @@ static void set_model_check(void **state)
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
-		cmocka_unit_test(empty_heap_gives_nothing),
-		cmocka_unit_test(pops_in_due_order),
-		cmocka_unit_test(filter_keeps_what_it_is_told),
-		cmocka_unit_test(model_check),
-		cmocka_unit_test(set_add_remove_move),
-		cmocka_unit_test(set_model_check),
+		cmocka_unit_test(empty_heap_gives_nothing),	cmocka_unit_test(pops_in_due_order),
+		cmocka_unit_test(filter_keeps_what_it_is_told), cmocka_unit_test(model_check),
+		cmocka_unit_test(set_add_remove_move),		cmocka_unit_test(set_model_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
