@@ -25,6 +25,7 @@ DIR (where the mountpoints go) must be reachable by other users; the daemons' lo
 import argparse
 import json
 import mmap
+import select
 import os
 import shutil
 import signal
@@ -155,12 +156,13 @@ def poolctl_ls(poolctl, path):
 
 
 def stopped(stop):
-    return os.path.exists(stop)
+    """Has the parent written to pipe `stop` (a read end; nobody reads it)?"""
+    return bool(select.select([stop], [], [], 0)[0])
 
 
 def probe_create(mnt, stop):
     """Another user's stat + open(O_CREAT) + close of new names in the root (each goes at its
-    close: autohold=none) until `stop` exists: the latencies in ms."""
+    close: autohold=none) until told to stop: the latencies in ms."""
     lat, i, me = [], 0, os.getpid()
     while not stopped(stop):
         name = os.path.join(mnt, f'p{me}-{i}')
@@ -177,7 +179,7 @@ def probe_create(mnt, stop):
 
 def probe_removal(mnt, stop):
     """A mapped file's removal: create, map, close the fd, then from the munmap poll stat until
-    the name is gone; the latencies in ms, until `stop` exists."""
+    the name is gone; the latencies in ms, until told to stop."""
     lat, i, me = [], 0, os.getpid()
     while not stopped(stop):
         name = os.path.join(mnt, f'r{me}-{i}')
@@ -263,21 +265,25 @@ def summary(ms):
             'p99': s[min(len(s) - 1, int(len(s) * 0.99))], 'max': s[-1]}
 
 
-def under_load(mnt, work, load, run_load):
-    """The two probes (as another user) while run_load() runs (at least LOAD_SECONDS)."""
-    stop = os.path.join(work, f'stop-{load}')
-    probes = [start_as_user(PROBE_UID, probe_create, mnt, stop),
-              start_as_user(PROBE_UID, probe_removal, mnt, stop)]
+def under_load(mnt, run_load):
+    """The two probes (as another user) while run_load(stop) runs (at least LOAD_SECONDS); a
+    byte written to the pipe whose read end is `stop` ends them (and a load's loop)."""
+    stop, go = os.pipe()
     try:
-        t0 = time.perf_counter()
-        extra = run_load(stop)
-        rest = LOAD_SECONDS - (time.perf_counter() - t0)
-        if rest > 0:
-            time.sleep(rest)
+        probes = [start_as_user(PROBE_UID, probe_create, mnt, stop),
+                  start_as_user(PROBE_UID, probe_removal, mnt, stop)]
+        try:
+            t0 = time.perf_counter()
+            extra = run_load(stop)
+            rest = LOAD_SECONDS - (time.perf_counter() - t0)
+            if rest > 0:
+                time.sleep(rest)
+        finally:
+            os.write(go, b's')
+        create, removal = finish(probes[0]), finish(probes[1])
     finally:
-        open(stop, 'w').close()
-    create, removal = finish(probes[0]), finish(probes[1])
-    os.unlink(stop)
+        os.close(stop)
+        os.close(go)
     return summary(create), summary(removal), extra
 
 
@@ -405,6 +411,7 @@ def measure(args, pool, size, rows):
             f' {removal.get("max", 0):.3f} ms')
         row(f'create+close worst, {load}', 'ms', 'pool', create.get('max'),
             f'{create["n"]} samples')
+        row(f'create+close p99, {load}', 'ms', 'pool', create.get('p99'))
         row(f'create+close median, {load}', 'ms', 'pool', create.get('median'))
         row(f'removal median, {load}', 'ms', 'pool', removal.get('median'),
             f'{removal["n"]} samples')
@@ -413,15 +420,15 @@ def measure(args, pool, size, rows):
     def no_load(stop):
         return None
 
-    report('no load', *under_load(mnt, args.work, 'none', no_load)[:2])
+    report('no load', *under_load(mnt, no_load)[:2])
 
     def stats(stop):
         child = start_as_user(0, stat_loop, mnt, stop)
         time.sleep(LOAD_SECONDS)
-        open(stop, 'w').close()
-        return finish(child)
+        return child
 
-    create, removal, n = under_load(mnt, args.work, 'stat', stats)
+    create, removal, child = under_load(mnt, stats)
+    n = finish(child)
     say(f'(root read user.poolfs.stat {n} times meanwhile)')
     report('stat loop', create, removal)
 
@@ -429,7 +436,7 @@ def measure(args, pool, size, rows):
         time.sleep(0.5)
         return as_user(MAPPER_UID, mappers_killed, mnt)
 
-    create, removal, took = under_load(mnt, args.work, 'mappers', kill)
+    create, removal, took = under_load(mnt, kill)
     say(f'({MAPPERS} mappers killed: every name gone {took * 1e3:.0f} ms after the kill)')
     row('killed mappers: all names gone', 'ms', 'pool', took * 1e3, f'{MAPPERS} mappers')
     report('mappers killed', create, removal)
@@ -442,7 +449,7 @@ def measure(args, pool, size, rows):
     def rm(stop):
         return as_user(USERS[0], rm_folders, paths)
 
-    create, removal, t_rm = under_load(mnt, args.work, 'rm', rm)
+    create, removal, t_rm = under_load(mnt, rm)
     t_raw = raw_rm(args.work, remove)
     say(f'rm -rf of {remove} files: {t_rm:.2f} s (raw tmpfs {t_raw:.2f} s)')
     row('rm -rf', 's', 'pool', t_rm, f'{remove} files')
