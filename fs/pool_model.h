@@ -240,9 +240,13 @@ struct pool {
 	 * freeing a big file's pages takes milliseconds (docs/design.md "Locking and threads"). */
 	struct backing_list unlinks;
 	struct reaper reaper; /* small ones go to its thread (pool_reaper.c) */
-	uint64_t entries;     /* live files and folders, root excluded */
-	uint64_t bytes;	      /* sum of `reserved` */
-	uint64_t meta;	      /* sum of the users' `meta` */
+	/* The usage and state counters, kept as things change so that reading them costs the same
+	 * at any size (what user.poolfs.stat and metrics read): entries, bytes, meta and `users`
+	 * here, then `lingering`, `held`, `unseen` (.front: waiting for the mapping proof) and
+	 * `awaiting_forget`. */
+	uint64_t entries; /* live files and folders, root excluded */
+	uint64_t bytes;	  /* sum of `reserved` */
+	uint64_t meta;	  /* sum of the users' `meta` */
 	struct user_usage *users;
 	struct hold_source *sources;
 	struct handle_link dir_handles; /* open folder handles (sentinel), freed at unmount */
