@@ -11,7 +11,9 @@
  * user's own, sized to the quota, made at the user's first file: the kernel then refuses growth
  * past the quota on every path, passthrough writes included (docs/design.md "Per-user stores").
  * A file is in its owner's store; calls that name a file by inode number take its owner as a
- * hint, tried first, and look in the other stores only if it is not there. */
+ * hint, tried first, and look in the other stores only if it is not there. The sweep (at mount)
+ * and the removal at unmount walk whole folders: no request reaches them (docs/design.md "Work
+ * that grows with the pool"). */
 #ifndef POOLFS_BACKING_H
 #define POOLFS_BACKING_H
 

@@ -19,11 +19,14 @@ struct dp_release {
 	bool pending; /* release_io and release_commit have work */
 	bool probe;   /* a mapping may exist: release_io proves whether one does */
 	uint64_t ino;
-	uid_t uid;	   /* its owner: the store its backing file is in (backing.h) */
-	uint32_t open_gen; /* n->open_gen when the last handle went */
-	int backing_id;	   /* passthrough registration to drop, 0 if none */
-	bool busy;	   /* release_io: a mapping or fd may still exist */
-	bool watch_added;  /* release_io: the backing file got its own close-event mark */
+	uid_t uid;	    /* its owner: the store its backing file is in (backing.h) */
+	uint32_t open_gen;  /* n->open_gen when the last handle went */
+	uint32_t usage_gen; /* n->usage_gen then */
+	int backing_id;	    /* passthrough registration to drop, 0 if none */
+	bool busy;	    /* release_io: a mapping or fd may still exist */
+	bool watch_added;   /* release_io: the backing file got its own close-event mark */
+	bool sized;	    /* release_io: nothing can change it any more, and it is `size` bytes */
+	uint64_t size;
 };
 
 struct datapath {

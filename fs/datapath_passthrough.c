@@ -5,7 +5,10 @@
  * through the page cache instead. RELEASE then comes at close() even while mappings live, so
  * after the last release the node is "maybe mapped" until proven free (mapping_proof.c), unless
  * every handle since it was last known unmapped was write-only: mmap needs a readable file, so
- * then there is nothing to prove. */
+ * then there is nothing to prove. Writes and stores through passthrough bypass the daemon: each
+ * file with such a handle is in the pool's `unseen` set until its size is read once nothing can
+ * change it (the last RELEASE, or the proof of its last mapping's end), so that usage is counted
+ * without re-reading every file (docs/design.md "Work that grows with the pool"). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -58,7 +61,8 @@ static bool open_cached(struct node *n, int fd, const struct fuse_file_info *fi)
 static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int fd, int *spare_id,
 			    struct fuse_file_info *fi)
 {
-	(void)p;
+	int r;
+
 	n->io_cached = open_cached(n, fd, fi);
 	if (n->io_cached) {
 		/* The cache is dropped only if a passthrough handle was opened since it was filled
@@ -69,6 +73,9 @@ static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int 
 		return 0;
 	}
 	n->cache_fresh = false;
+	r = pool_unseen_track(p, n);
+	if (r < 0)
+		return r;
 	if ((fi->flags & O_ACCMODE) != O_WRONLY)
 		n->may_map = true;
 	if (!n->backing_id && *spare_id > 0) {
@@ -128,6 +135,7 @@ static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_
 				   .ino = n->ino,
 				   .uid = n->uid,
 				   .open_gen = n->open_gen,
+				   .usage_gen = n->usage_gen,
 				   .backing_id = n->backing_id};
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
 	n->backing_id = 0;
@@ -147,14 +155,21 @@ static void passthrough_release_io(struct pool *p, struct dp_release *rel)
 			log_warn("closing the backing registration of inode %" PRIu64 ": %s",
 				 rel->ino, strerror(-r));
 	}
-	if (!rel->probe)
-		return;
-	rel->busy = proof_probe(p, rel->uid, rel->ino);
-	/* Still in use: have its last close reported, then look again, since that close may have
-	 * come between the probe and the mark. */
-	if (rel->busy) {
-		rel->watch_added = proof_watch_file(p, rel->uid, rel->ino);
+	if (rel->probe) {
 		rel->busy = proof_probe(p, rel->uid, rel->ino);
+		/* Still in use: have its last close reported, then look again, since that close
+		 * may have come between the probe and the mark. */
+		if (rel->busy) {
+			rel->watch_added = proof_watch_file(p, rel->uid, rel->ino);
+			rel->busy = proof_probe(p, rel->uid, rel->ino);
+		}
+	}
+	/* No handle and no mapping left: the size writes may have moved unseen is final now. */
+	if (!rel->busy) {
+		struct stat st;
+
+		rel->sized = backing_stat(&p->backing, rel->uid, rel->ino, &st) == 0;
+		rel->size = rel->sized ? (uint64_t)st.st_size : 0;
 	}
 }
 
@@ -167,16 +182,17 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 			proof_unwatch_file(p, n);
 	}
 	/* Nothing was proven (write-only handles); or freed, opened again since (its own release
-	 * probes), or proven free by a close event. */
-	if (!rel->probe || !n || !proof_waiting(n) || n->open_gen != rel->open_gen)
-		return;
-	if (!rel->busy) {
-		proof_set_free(p, n, false); /* free at its last close: removed for that */
-	} else {
-		/* Usually the closing process's backing file is still going: its close event,
-		 * which follows, or the first re-probe proves the node free. */
-		proof_soon_add(p, n->ino);
+	 * probes), or proven free by a close event: nothing to do for the proof. */
+	if (rel->probe && n && proof_waiting(n) && n->open_gen == rel->open_gen) {
+		if (!rel->busy)
+			proof_set_free(p, n, false); /* free at its last close: removed for that */
+		else
+			/* Usually the closing process's backing file is still going: its close
+			 * event, which follows, or the first re-probe proves the node free. */
+			proof_soon_add(p, n->ino);
 	}
+	if (n && rel->sized)
+		pool_unseen_released(p, n, rel->size, rel->usage_gen, rel->open_gen);
 }
 
 /* OPEN and CREATE, before the lock: a read-only handle may go through the page cache

@@ -14,7 +14,10 @@
  *     file's open count, so a probe right after either may still fail. Such a node is probed
  *     again within microseconds to a few milliseconds (the "soon" list) instead of waiting for
  *     the backstop timer, which only covers events that never come (backing off to 1 s).
- * On queue overflow every maybe-mapped node is probed again. Its state lives in p->dp_state. */
+ * On queue overflow every maybe-mapped node is probed again. The nodes that wait for the proof
+ * are the front part of the pool's `unseen` set, so a re-check reaches them without walking the
+ * table, and the watch thread's re-checks probe them outside the lock (docs/design.md "Work that
+ * grows with the pool"). Its state lives in p->dp_state. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -173,8 +176,9 @@ void proof_unwatch_file(struct pool *p, struct node *n)
 			 strerror(-r));
 }
 
-/* `n` was proven free of mappings: hand it back to the pool (which may free it: do not touch
- * `n` after). Lock held. */
+/* `n` was proven free of mappings (unmapped: by a probe or close event after its last handle,
+ * so that its last unmap ended its use): hand it back to the pool (which may free it at the
+ * commit that ends the section). Lock held. */
 void proof_set_free(struct pool *p, struct node *n, bool unmapped)
 {
 	if (n->life.maybe_mapped) {
@@ -265,24 +269,47 @@ static bool recheck_mapped(struct pool *p, struct node *n)
 	return false;
 }
 
-/* Probe every maybe-mapped node; returns how many were found free. */
-static size_t recheck_all(struct pool *p)
+/* Probe every node that waits for the proof, under the lock (a full pool: the caller waits for
+ * the answer); returns how many were found free. Those are the front part of `unseen`, which a
+ * proven node leaves only at the commit, so the places do not move under the loop. */
+size_t proof_recheck_now(struct pool *p)
 {
 	size_t freed = 0;
 
-	for (size_t b = 0; b < p->inos.nbuckets; b++) {
-		struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]), *next;
-		for (; n; n = next) {
-			next = POOL_NODE_OF_LINK(n->ino_link.next);
-			freed += recheck_mapped(p, n);
-		}
-	}
+	if (!p->dp_state)
+		return 0;
+	for (size_t i = 0; i < p->unseen.front; i++)
+		freed += recheck_mapped(p, p->unseen.items[i]);
 	return freed;
 }
 
-size_t proof_recheck_now(struct pool *p)
+static size_t probe_events(struct pool *p, const uint64_t *inos, size_t count, bool from_event);
+
+/* The watch thread's re-check of every node that waits for the proof (the backstop, a queue
+ * overflow): taken under the lock, probed outside it in batches. No lock held; returns how
+ * many were found free. */
+static size_t recheck_all(struct pool *p)
 {
-	return p->dp_state ? recheck_all(p) : 0;
+	uint64_t *inos;
+	size_t count, freed = 0;
+
+	pool_lock(p);
+	count = p->unseen.front;
+	inos = count ? pool_alloc(p, count * sizeof(*inos)) : NULL;
+	for (size_t i = 0; inos && i < count; i++)
+		inos[i] = ((const struct node *)p->unseen.items[i])->ino;
+	if (count && !inos) {
+		/* No memory for the list: probe them under the lock, as a full pool does. */
+		freed = proof_recheck_now(p);
+		pool_commit(p);
+		return freed;
+	}
+	pool_unlock(p);
+	for (size_t i = 0; i < count; i += EVENT_BATCH)
+		freed += probe_events(p, inos + i,
+				      count - i < EVENT_BATCH ? count - i : EVENT_BATCH, false);
+	free(inos);
+	return freed;
 }
 
 static void soon_fired(void *ctx, int fd)
@@ -292,6 +319,7 @@ static void soon_fired(void *ctx, int fd)
 	uint64_t ticks;
 	unsigned first = SOON_STEPS;
 	size_t keep = 0;
+	bool overflow;
 
 	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_warn("passthrough re-probe timer: %m");
@@ -299,10 +327,8 @@ static void soon_fired(void *ctx, int fd)
 	pool_lock(p);
 	st = p->dp_state;
 	st->soon_due_us = 0;
-	if (st->soon_overflow) {
-		st->soon_overflow = false;
-		recheck_all(p);
-	}
+	overflow = st->soon_overflow;
+	st->soon_overflow = false;
 	for (size_t i = 0; i < st->nsoon; i++) {
 		struct node *n = pool_node(p, st->soon[i].ino);
 
@@ -322,41 +348,41 @@ static void soon_fired(void *ctx, int fd)
 	if (keep)
 		soon_set(st, soon_us[first]);
 	pool_commit(p);
+	if (overflow)
+		recheck_all(p);
 }
 
 static void backstop_fired(void *ctx, int fd)
 {
 	struct pool *p = ctx;
 	struct passthrough_state *st;
-	uint64_t ticks;
+	uint64_t ticks, interval;
+	size_t freed, remaining = 0;
 
 	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_warn("passthrough backstop timer: %m");
 	fault_delay_at(&p->fault, FAULT_PROOF);
 	pool_lock(p);
 	st = p->dp_state;
-	{
-		uint64_t interval = st->backstop_ms ? st->backstop_ms : BACKSTOP_FIRST_MS;
-		size_t remaining = 0;
-
-		st->backstop_ms = 0;
-		/* recheck_all() re-arms at the first interval for nodes still busy; take over
-		 * and back off instead, so a long-lived mapping costs one probe a second. */
-		if (recheck_all(p) && interval >= BACKSTOP_MAX_MS && !st->backstop_noted) {
-			st->backstop_noted = true;
-			log_info("passthrough: the periodic re-check found a mapping gone that no "
-				 "close event reported (logged once)");
-		}
-		for (size_t b = 0; b < p->inos.nbuckets; b++)
-			for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
-			     n = POOL_NODE_OF_LINK(n->ino_link.next))
-				remaining += n->life.maybe_mapped && !n->life.removed;
-		if (remaining)
-			backstop_set(st, interval * 4 > BACKSTOP_MAX_MS ? BACKSTOP_MAX_MS
-									: interval * 4);
-		else if (st->backstop_ms)
-			backstop_set(st, 0);
+	interval = st->backstop_ms ? st->backstop_ms : BACKSTOP_FIRST_MS;
+	st->backstop_ms = 0;
+	pool_unlock(p);
+	freed = recheck_all(p);
+	pool_lock(p);
+	if (freed && interval >= BACKSTOP_MAX_MS && !st->backstop_noted) {
+		st->backstop_noted = true;
+		log_info("passthrough: the periodic re-check found a mapping gone that no close "
+			 "event reported (logged once)");
 	}
+	/* recheck_all() re-arms at the first interval for nodes still busy; take over and back
+	 * off instead, so a long-lived mapping costs one probe a second. Every section before
+	 * this one committed: the front of `unseen` is what still waits. */
+	for (size_t i = 0; i < p->unseen.front; i++)
+		remaining += proof_waiting(p->unseen.items[i]);
+	if (remaining)
+		backstop_set(st, interval * 4 > BACKSTOP_MAX_MS ? BACKSTOP_MAX_MS : interval * 4);
+	else if (st->backstop_ms)
+		backstop_set(st, 0);
 	pool_commit(p);
 }
 
@@ -387,13 +413,18 @@ static uint64_t event_ino(const char *ev, const struct fanotify_event_metadata *
 	return 0;
 }
 
-/* Close events named these backing files: probe the proof_waiting ones outside the lock (the probe is
- * an open, two fcntl and a close; request threads need not wait for them), then apply each answer
- * under the lock unless the node was opened meanwhile. */
-static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
+/* Probe the proof_waiting ones of these (at most EVENT_BATCH) backing files outside the lock
+ * (the probe is an open, two fcntl and a close; request threads need not wait for them), then
+ * apply each answer under the lock unless the node was opened meanwhile. A free file's size is
+ * read too, after the probe: nothing can change it any more, so it leaves `unseen` with it. A
+ * file still busy is probed again soon after a close event (`from_event`: its open count drops
+ * a moment after), else by the backstop. No lock held; returns how many were found free. */
+static size_t probe_events(struct pool *p, const uint64_t *inos, size_t count, bool from_event)
 {
-	uint32_t gen[EVENT_BATCH];
-	bool want[EVENT_BATCH], busy[EVENT_BATCH];
+	uint32_t gen[EVENT_BATCH], usage_gen[EVENT_BATCH];
+	uint64_t size[EVENT_BATCH];
+	bool want[EVENT_BATCH], busy[EVENT_BATCH], sized[EVENT_BATCH];
+	size_t freed = 0;
 
 	pool_lock(p);
 	for (size_t i = 0; i < count; i++) {
@@ -401,10 +432,17 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 
 		want[i] = proof_waiting(n);
 		gen[i] = want[i] ? n->open_gen : 0;
+		usage_gen[i] = want[i] ? n->usage_gen : 0;
 	}
 	pool_commit(p);
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; i < count; i++) {
+		struct stat st;
+
 		busy[i] = want[i] && proof_probe(p, BACKING_ANY_UID, inos[i]);
+		sized[i] = want[i] && !busy[i] &&
+			   backing_stat(&p->backing, BACKING_ANY_UID, inos[i], &st) == 0;
+		size[i] = sized[i] ? (uint64_t)st.st_size : 0;
+	}
 	pool_lock(p);
 	for (size_t i = 0; i < count; i++) {
 		struct node *n = pool_node(p, inos[i]);
@@ -413,11 +451,17 @@ static void probe_events(struct pool *p, const uint64_t *inos, size_t count)
 			continue;
 		if (!busy[i]) {
 			proof_set_free(p, n, true);
-		} else {
+			if (sized[i])
+				pool_unseen_released(p, n, size[i], usage_gen[i], gen[i]);
+			freed++;
+		} else if (from_event) {
 			proof_soon_add(p, inos[i]);
+		} else {
+			backstop_arm(p);
 		}
 	}
 	pool_commit(p);
+	return freed;
 }
 
 static void fanotify_fired(void *ctx, int fan_fd)
@@ -453,13 +497,10 @@ static void fanotify_fired(void *ctx, int fan_fd)
 				overflow = true;
 		}
 	}
-	if (overflow) {
-		pool_lock(p);
+	if (overflow)
 		recheck_all(p);
-		pool_commit(p);
-	} else if (count) {
-		probe_events(p, inos, count);
-	}
+	else if (count)
+		probe_events(p, inos, count, true);
 }
 
 int proof_start(struct pool *p)

@@ -252,8 +252,11 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		long kb = proc_rss_kb(getpid());
 		rss_bytes = kb > 0 ? (uint64_t)kb * 1024 : 0;
 	}
+	/* The sizes writes may have moved unseen, read before the lock (pool_unseen_settle). */
+	r = strcmp(name, POOLFS_XATTR_STAT) == 0 ? pool_unseen_settle(p) : 0;
 	pool_lock(p);
-	r = get_owned(p, req, ino, "read xattr of", &n);
+	if (r == 0)
+		r = get_owned(p, req, ino, "read xattr of", &n);
 	if (r == 0)
 		r = xattr_value(p, req, n, name, rss_bytes, &data);
 	pool_commit(p);

@@ -67,6 +67,18 @@ int pool_xattr_remove(struct pool *p, struct node *n, const char *name);
 int pool_reserve(struct pool *p, struct node *n, uint64_t new_size);
 /* A user's usage (zeroes if it has none), for statfs. */
 struct user_usage pool_user_usage(struct pool *p, uid_t uid);
+/* File `n` got a handle that writes or maps the backing file without the daemon seeing it
+ * (passthrough): its size may move unseen until it is read again after its last handle and
+ * mapping are gone. 0 or -ENOMEM. */
+int pool_unseen_track(struct pool *p, struct node *n);
+/* `n`'s last handle went and nothing may map it: `size`, read outside the lock, is final
+ * unless its accounting (`usage_gen`) or its opens (`open_gen`) moved meanwhile. */
+void pool_unseen_released(struct pool *p, struct node *n, uint64_t size, uint32_t usage_gen,
+			  uint32_t open_gen);
+/* No lock (takes it twice, briefly): bring the usage counters up to date with the sizes of the
+ * files that may have moved unseen, read between the two sections; the ones that can no longer
+ * move leave `unseen`. Costs one fstatat per such file, none per other entry. 0 or -ENOMEM. */
+int pool_unseen_settle(struct pool *p);
 
 /* ---- pool_names.c ---- */
 /* Create an entry of `type` (S_IFREG, S_IFDIR, S_IFLNK with `target`, S_IFIFO, S_IFSOCK) named
@@ -177,7 +189,8 @@ int pool_charge_growth(struct pool *p, pid_t payer, int fd, uint64_t off, uint64
  * ((size_t)POOLFS_XATTR_VALUE_MAX) bytes: when the hold lines would not fit, the last ones give
  * way to "more N". Returns the length or a negative errno. */
 int pool_refs_text(struct pool *p, struct node *n, char **out);
-/* user.poolfs.stat, naming `datapath` as the data path in use; returns length or negative errno. */
+/* user.poolfs.stat, naming `datapath` as the data path in use, from the counters as they are
+ * (pool_unseen_settle first brings them up to date); returns length or negative errno. */
 int pool_stat_text(struct pool *p, uid_t caller, const char *datapath, char *buf, size_t len);
 /* user.poolfs.counters: the daemon's resident memory `rss_bytes` (read by the caller before the
  * lock), the pool's gauges and counters since the mount (poolstats.h) and the request latency

@@ -2,13 +2,17 @@
  *
  * The faultsim tests run an operation with an injected failure and then ask, through the root's
  * user.poolfs.debug.check, whether the node table, names, counters and holds still agree with
- * each other: an out-of-memory path that left half a change behind shows up here. Lock held. */
+ * each other: an out-of-memory path that left half a change behind shows up here. Lock held.
+ * Both functions here walk the whole entry table (and pool_check reads every file's size): only
+ * the test-only user.poolfs.debug.* names reach them, never a request of a production daemon
+ * (docs/design.md "Work that grows with the pool"). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "array.h"
 #include "pool_internal.h"
@@ -101,6 +105,31 @@ static int check_links(struct check *c, struct node *n)
 	return 0;
 }
 
+/* The per-state structures agree with the node: its place in `unseen` with its state, and a
+ * lingering node's due time on the heap. */
+static int check_states(struct check *c, struct node *n)
+{
+	const struct pool *p = c->p;
+	bool waiting = n->life.maybe_mapped && n->life.opens == 0 && !n->life.removed;
+	bool found = false;
+
+	if (part_set_has(&p->unseen, n)) {
+		if (n->life.removed)
+			return fail(c, "inode %" PRIu64 ": removed but still in unseen\n", n->ino);
+		if (part_set_in_front(&p->unseen, n) != waiting)
+			return fail(c, "inode %" PRIu64 ": in the wrong part of unseen\n", n->ino);
+	} else if (waiting) {
+		return fail(c, "inode %" PRIu64 ": waits for the mapping proof, not in unseen\n",
+			    n->ino);
+	}
+	for (size_t i = 0; n->linger_due_ms && !found && i < p->lingers.count; i++)
+		found = p->lingers.items[i].key == n->ino &&
+			p->lingers.items[i].due == n->linger_due_ms;
+	if (n->linger_due_ms && !found)
+		return fail(c, "inode %" PRIu64 ": lingers, not on the heap\n", n->ino);
+	return 0;
+}
+
 /* Lifetime, accounting and usage tallies of one node. */
 static int check_node(struct check *c, struct node *n)
 {
@@ -110,6 +139,9 @@ static int check_node(struct check *c, struct node *n)
 	c->opens += n->life.opens;
 	c->maybe_mapped += n->life.maybe_mapped;
 	c->held += n->life.holds > 0;
+	r = check_states(c, n);
+	if (r < 0)
+		return r;
 	if (n->ino == POOL_ROOT_INO)
 		return check_links(c, n);
 	if (n->life.removed) {
@@ -195,13 +227,30 @@ static int check_totals(struct check *c)
 	return 0;
 }
 
+/* Re-read every file's size from the backing store into the usage counters: what the counters
+ * say must then hold whatever `unseen` missed. */
+static void refresh_all(struct pool *p)
+{
+	for (size_t b = 0; b < p->inos.nbuckets; b++) {
+		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
+		     n = POOL_NODE_OF_LINK(n->ino_link.next)) {
+			struct stat st;
+			if (!pool_has_backing(n) || n->life.removed)
+				continue;
+			if (backing_stat(&p->backing, n->uid, n->ino, &st) == 0 &&
+			    (uint64_t)st.st_size != n->reserved)
+				pool_account(p, n, (uint64_t)st.st_size);
+		}
+	}
+}
+
 int pool_check(struct pool *p, char *buf, size_t len)
 {
 	struct check c = {.p = p, .buf = buf, .len = len};
 	int r = 0;
 
 	/* Passthrough writes grow files behind our back: take the sizes as they are now. */
-	pool_refresh_usage(p);
+	refresh_all(p);
 	for (size_t b = 0; b < p->inos.nbuckets && r == 0; b++)
 		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n && r == 0;
 		     n = POOL_NODE_OF_LINK(n->ino_link.next))

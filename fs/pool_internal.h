@@ -69,8 +69,10 @@ void pool_drop_holds(struct pool *p, struct node *n);
 /* Charge (delta > 0) or refund daemon memory to `uid`: max_user_meta, and with the user's
  * data max_user_size (-EDQUOT) and max_size (-ENOSPC). Refunds never fail. */
 int pool_meta_charge(struct pool *p, uid_t uid, int64_t delta);
-/* Re-read every file's size from the backing store into the usage counters. */
-void pool_refresh_usage(struct pool *p);
+/* Place `n` in `unseen` by its state now (the front while it waits for the mapping proof),
+ * or take it out once removed; nothing if it is not there. pool_commit calls it for every node
+ * it decides on. */
+void pool_unseen_place(struct pool *p, struct node *n);
 /* Charge one hold record to `uid`'s max_user_meta (-EDQUOT), and the inverse: unlink `h` from
  * `n` and its source, refund it and free it. */
 int pool_hold_charge(struct pool *p, uid_t uid);

@@ -1,7 +1,9 @@
 /* pool_lifetime: the application of lifetime decisions (lifetime.h) — removal, lingering, the
  * kernel's references and names — and the pool lock, whose release hands on what a section left
- * for after it (invalidations, nodes and names to free, backing files to unlink). Calls the
- * tables, accounting and attributes below it, never the holds or handlers above
+ * for after it (invalidations, nodes and names to free, backing files to unlink). Lingering
+ * removals wait in a heap by due time (pool->lingers), so their timer takes the due ones off
+ * the top instead of walking the table (docs/design.md "Work that grows with the pool"). Calls
+ * the tables, accounting and attributes below it, never the holds or handlers above
  * (docs/design.md "Layout"). */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "log.h"
 #include "pool_internal.h"
 #include "watch.h"
@@ -82,6 +85,7 @@ static void destroy(struct pool *p, struct node *n, bool reaped)
 	pool_drop_holds(p, n);
 	pool_free_xattrs(p, n);
 	n->life.removed = true;
+	pool_unseen_place(p, n);
 	if (n->awaiting_forget) {
 		n->awaiting_forget = false;
 		p->awaiting_forget--;
@@ -167,6 +171,34 @@ static struct node *remove_names(struct pool *p, struct node *n)
 	return dir;
 }
 
+/* A heap entry still stands for its node's lingering (not cancelled, not moved). */
+static bool linger_entry_live(void *ctx, const struct timer_entry *e)
+{
+	const struct node *n = pool_node(ctx, e->key);
+
+	return n && n->linger_due_ms == e->due;
+}
+
+/* Put `n`'s new due time on the heap. False when out of memory: then it cannot wait. */
+static bool linger_push(struct pool *p, struct node *n, uint64_t due)
+{
+	struct timer_entry *items;
+
+	/* Entries of removals cancelled or moved stay until they come up: shed them once they
+	 * outnumber the live ones, so the heap stays in proportion to what lingers. */
+	if (p->lingers.count >= 64 && p->lingers.count > 2 * p->lingering)
+		timer_heap_filter(&p->lingers, linger_entry_live, p);
+	items = array_room(p->lingers.items, &p->lingers.cap, p->lingers.count, 16);
+	if (!items) {
+		log_warn("no memory to keep inode %" PRIu64 " lingering; removing it at once",
+			 n->ino);
+		return false;
+	}
+	p->lingers.items = items;
+	timer_heap_push(&p->lingers, (struct timer_entry){.due = due, .key = n->ino});
+	return true;
+}
+
 /* linger= keeps an unused entry listed for a while (docs/design.md "Lingering"): true while it
  * waits, counted from the moment it fell unused. */
 static bool linger_waits(struct pool *p, struct node *n)
@@ -178,7 +210,8 @@ static bool linger_waits(struct pool *p, struct node *n)
 	/* A thread in the kernel's retry of an open looked it up: wait for that OPEN too
 	 * (pool_stale.c). */
 	due = n->retry_until_ms > n->linger_base_ms ? n->retry_until_ms : n->linger_base_ms;
-	if (due > now && (due == n->linger_due_ms || linger_arm(p, due) == 0)) {
+	if (due > now &&
+	    (due == n->linger_due_ms || (linger_arm(p, due) == 0 && linger_push(p, n, due)))) {
 		if (!n->linger_due_ms)
 			p->lingering++;
 		n->linger_due_ms = due;
@@ -214,6 +247,7 @@ static struct node *apply(struct pool *p, struct node *n)
 	enum lifetime_verdict v = lifetime_decide(&n->life, above);
 	struct node *parent = NULL;
 
+	pool_unseen_place(p, n);
 	if (v == LIFETIME_KEEP) {
 		if ((n->linger_due_ms || n->linger_base_ms) && lifetime_in_use(&n->life, above)) {
 			if (n->linger_due_ms)
@@ -270,23 +304,18 @@ restart:
 
 void pool_linger_expire(struct pool *p)
 {
-	uint64_t now = pool_now_ms(), next_due = 0;
+	uint64_t now = pool_now_ms();
+	struct timer_entry e;
 
-	/* Linger is rare and short: a scan of the table is simpler than a second index. */
-	for (size_t b = 0; b < p->inos.nbuckets && p->lingering; b++) {
-		struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]), *next;
-		for (; n; n = next) {
-			next = POOL_NODE_OF_LINK(n->ino_link.next);
-			if (!n->linger_due_ms)
-				continue;
-			if (n->linger_due_ms <= now)
-				pool_recheck(p, n);
-			else if (!next_due || n->linger_due_ms < next_due)
-				next_due = n->linger_due_ms;
-		}
+	/* The due ones from the top; an entry whose node no longer lingers then is dropped. A
+	 * recheck of a node still waiting (its retry moved the time) pushes its new time. */
+	while (timer_heap_peek(&p->lingers, &e) && e.due <= now) {
+		timer_heap_pop(&p->lingers, &e);
+		if (linger_entry_live(p, &e))
+			pool_recheck(p, pool_node(p, e.key));
 	}
-	if (next_due)
-		linger_arm(p, next_due);
+	if (timer_heap_peek(&p->lingers, &e))
+		linger_arm(p, e.due);
 }
 
 void pool_forget(struct pool *p, struct node *n, uint64_t count)

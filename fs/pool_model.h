@@ -51,6 +51,8 @@
 #include "opstats.h"
 #include "poolstats.h"
 #include "options.h"
+#include "part_set.h"
+#include "timer_heap.h"
 #include "xattrs.h"
 #include "poolfs_names.h"
 
@@ -117,12 +119,16 @@ struct node {
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
 	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */
 	bool battr_valid;
+	/* Counts the changes of `reserved` (pool_account): a size read outside the lock is applied
+	 * only if it did not move meanwhile (pool_unseen_settle). */
+	uint32_t usage_gen;
 	struct stat battr;
 	struct node *zombie_next; /* on the free-after-unlock list */
 	struct node *mark_next;	  /* on the section's list of touched nodes (pool_mark) */
 	uint8_t marked;		  /* 0, or on that list: POOL_MARK_NODE or POOL_MARK_SUBTREE */
 	/* What let go of it last (enum poolstats_removal): its removal is counted under it. */
 	uint8_t let_go;
+	uint32_t unseen_idx;	  /* its place in the pool's `unseen` (part_set.h), 0 if none */
 };
 
 /* A folder? (The kind is the node's `type`; the pure modules keep their own copy of the bit:
@@ -243,13 +249,27 @@ struct pool {
 	 * freeing a big file's pages takes milliseconds (docs/design.md "Locking and threads"). */
 	struct backing_list unlinks;
 	struct reaper reaper; /* small ones go to its thread (pool_reaper.c) */
-	uint64_t entries;     /* live files and folders, root excluded */
-	uint64_t bytes;	      /* sum of `reserved` */
-	uint64_t meta;	      /* sum of the users' `meta` */
+	/* The usage and state counters, kept as things change so that reading them costs the same
+	 * at any size (what user.poolfs.stat and metrics read): entries, bytes, meta and `users`
+	 * here, then `lingering`, `unseen` (.front: waiting for the mapping proof) and
+	 * `awaiting_forget`. */
+	uint64_t entries; /* live files and folders, root excluded */
+	uint64_t bytes;	  /* sum of `reserved` */
+	uint64_t meta;	  /* sum of the users' `meta` */
 	struct user_usage *users;
 	struct hold_source *sources;
 	struct handle_link dir_handles; /* open folder handles (sentinel), freed at unmount */
 	size_t lingering;		/* nodes with linger_due_ms set */
+	/* (linger_due_ms, ino) of the lingering nodes, the next due on top: an entry whose node
+	 * no longer lingers at that time is dropped when it comes up (pool_lifetime.c). */
+	struct timer_heap lingers;
+	/* Files whose size may have moved without the daemon seeing it (passthrough handles write
+	 * and map the backing file directly): in the front part the ones waiting for the proof of
+	 * their last mapping's end (proof_waiting), in the back part the others, in use or idle
+	 * but not read since. Every other file's `reserved` is exact, so usage is read from the
+	 * counters and re-read only for these (pool_usage.c; docs/design.md "Work that grows with
+	 * the pool"). */
+	struct part_set unseen;
 	const struct datapath *dp;
 	void *dp_state;
 	struct watch *watch;

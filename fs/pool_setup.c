@@ -1,6 +1,7 @@
 /* pool_setup: the pool object's life — pool_init builds it (locks, conditions, the root, the
  * tables, the store), pool_destroy takes apart whatever of it was built. It sits at the top of
- * the pool's layers because teardown reaches every part (docs/design.md "Layout"). */
+ * the pool's layers because teardown reaches every part (docs/design.md "Layout"). Teardown
+ * walks the whole entry table: at unmount, when no request can come any more. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 	p->hold_poll_fd = -1;
 	p->inval_tail = &p->inval_head;
 	p->dir_handles.prev = p->dir_handles.next = &p->dir_handles;
+	p->unseen.idx_off = offsetof(struct node, unseen_idx);
 	p->opts = *opts;
 	p->policy.root_exempt = opts->root_exempt;
 	p->owner_uid = geteuid();
@@ -108,6 +110,8 @@ void pool_destroy(struct pool *p)
 	}
 	/* The store goes as a whole at unmount (backing_close). */
 	free(pool_backing_list_take(&p->unlinks).files);
+	timer_heap_free(&p->lingers);
+	part_set_free(&p->unseen);
 	while (p->users) {
 		struct user_usage *u = p->users;
 		p->users = u->next;

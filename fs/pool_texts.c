@@ -1,6 +1,7 @@
 /* pool_texts: the pool's read-only texts, user.poolfs.refs (what keeps an entry),
  * user.poolfs.stat (what the pool and its users hold) and user.poolfs.counters (what the daemon
- * did since the mount: docs/monitoring.md), built under the lock. */
+ * did since the mount: docs/monitoring.md), built under the lock from the counters (the handler
+ * settles the sizes that moved unseen first: pool_unseen_settle). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -77,7 +78,6 @@ int pool_stat_text(struct pool *p, uid_t caller, const char *datapath, char *buf
 	struct text t = {.buf = buf, .cap = len};
 	int r;
 
-	pool_refresh_usage(p);
 	r = text_add(&t,
 		     "entries %" PRIu64 "\nbytes %" PRIu64 "\nmeta %" PRIu64 "\n"
 		     "max_size %" PRIu64 "\nmax_user_size %" PRIu64 "\nmax_user_entries %" PRIu64

@@ -1,7 +1,11 @@
 /* pool_usage: what each user and the pool use — entries, bytes reserved for file data, daemon
  * memory for xattrs and hold records (and freeing those records) — and the quotas on them
- * (docs/interface.md "Limits"). Calls only the tables below it (docs/design.md "Layout"). Every
- * function runs with the pool lock held. */
+ * (docs/interface.md "Limits"). The counters change with each change, so reading them costs
+ * the same with ten entries as with a million; the only sizes that move without the daemon
+ * seeing it are those of the files in `unseen` (passthrough writes and stores), which
+ * pool_unseen_settle re-reads outside the lock (docs/design.md "Work that grows with the
+ * pool"). Calls only the tables below it (docs/design.md "Layout"). Every function runs with
+ * the pool lock held unless it says otherwise. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "log.h"
 #include "pool_internal.h"
 
@@ -41,6 +46,7 @@ int pool_account(struct pool *p, struct node *n, uint64_t new_size)
 	p->bytes = p->bytes - n->reserved + new_size;
 	u->bytes = u->bytes - n->reserved + new_size;
 	n->reserved = new_size;
+	n->usage_gen++;
 	return 0;
 }
 
@@ -110,6 +116,8 @@ void pool_drop_holds(struct pool *p, struct node *n)
 {
 	while (n->holds)
 		pool_hold_free(p, n, n->holds);
+	if (n->life.holds)
+		poolstats_gauge(&p->stats.held, -1);
 	n->life.holds = 0;
 }
 
@@ -120,21 +128,105 @@ struct user_usage pool_user_usage(struct pool *p, uid_t uid)
 	return u ? *u : none;
 }
 
-void pool_refresh_usage(struct pool *p)
+/* Nothing can change the file's size without the daemon any more: no handle, no mapping. */
+static bool unseen_idle(const struct node *n)
 {
-	/* Passthrough writes grow files without the daemon seeing them: before reporting usage,
-	 * read the real sizes. Only files can hold bytes; removed ones hold none. */
-	for (size_t b = 0; b < p->inos.nbuckets; b++) {
-		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
-		     n = POOL_NODE_OF_LINK(n->ino_link.next)) {
-			struct stat st;
-			if (!pool_has_backing(n) || n->life.removed)
-				continue;
-			if (backing_stat(&p->backing, n->uid, n->ino, &st) == 0 &&
-			    (uint64_t)st.st_size != n->reserved)
-				pool_account(p, n, (uint64_t)st.st_size);
-		}
+	return n->life.opens == 0 && !n->life.maybe_mapped;
+}
+
+int pool_unseen_track(struct pool *p, struct node *n)
+{
+	if (!part_set_has(&p->unseen, n)) {
+		void **items = array_room(p->unseen.items, &p->unseen.cap, p->unseen.count, 64);
+
+		if (!items)
+			return -ENOMEM;
+		p->unseen.items = items;
+		part_set_add(&p->unseen, n, false);
 	}
+	pool_unseen_place(p, n);
+	return 0;
+}
+
+void pool_unseen_place(struct pool *p, struct node *n)
+{
+	if (!part_set_has(&p->unseen, n))
+		return;
+	if (n->life.removed) {
+		part_set_remove(&p->unseen, n);
+		return;
+	}
+	part_set_move(&p->unseen, n, n->life.maybe_mapped && n->life.opens == 0);
+}
+
+/* `size`, read outside the lock, is `n`'s unless its accounting moved meanwhile (`usage_gen`);
+ * and if nothing could change it since (idle then and now, not reopened: `open_gen`), it is
+ * final and `n` leaves `unseen`. */
+static void unseen_apply(struct pool *p, struct node *n, uint64_t size, uint32_t usage_gen,
+			 uint32_t open_gen, bool idle)
+{
+	if (!n || n->life.removed || !part_set_has(&p->unseen, n) || n->usage_gen != usage_gen)
+		return;
+	/* Out of memory for a user record: it stays in `unseen`, to be read again. */
+	if (size != n->reserved && pool_account(p, n, size) < 0)
+		return;
+	if (idle && n->open_gen == open_gen && unseen_idle(n))
+		part_set_remove(&p->unseen, n);
+}
+
+void pool_unseen_released(struct pool *p, struct node *n, uint64_t size, uint32_t usage_gen,
+			  uint32_t open_gen)
+{
+	unseen_apply(p, n, size, usage_gen, open_gen, true);
+}
+
+/* One file of `unseen` as taken under the lock, and its size as read after it. */
+struct unseen_read {
+	uint64_t ino, size;
+	uid_t uid;
+	uint32_t usage_gen, open_gen;
+	bool idle; /* nothing could change it any more when it was taken */
+	bool read; /* backing_stat said where it is */
+};
+
+int pool_unseen_settle(struct pool *p)
+{
+	struct unseen_read *rd = NULL;
+	size_t count;
+
+	pool_lock(p);
+	count = p->unseen.count;
+	if (count)
+		rd = pool_alloc(p, count * sizeof(*rd));
+	if (!rd) {
+		pool_unlock(p);
+		return count ? -ENOMEM : 0;
+	}
+	for (size_t i = 0; i < count; i++) {
+		const struct node *n = p->unseen.items[i];
+
+		rd[i] = (struct unseen_read){.ino = n->ino,
+					     .uid = n->uid,
+					     .usage_gen = n->usage_gen,
+					     .open_gen = n->open_gen,
+					     .idle = unseen_idle(n)};
+	}
+	pool_unlock(p);
+	/* The system calls, one per file that may have moved, with no lock held: requests go on. */
+	for (size_t i = 0; i < count; i++) {
+		struct stat st;
+
+		rd[i].read = backing_stat(&p->backing, rd[i].uid, rd[i].ino, &st) == 0;
+		rd[i].size = rd[i].read ? (uint64_t)st.st_size : 0;
+	}
+	pool_lock(p);
+	for (size_t i = 0; i < count; i++)
+		if (rd[i].read)
+			unseen_apply(p, pool_node(p, rd[i].ino), rd[i].size, rd[i].usage_gen,
+				     rd[i].open_gen, rd[i].idle);
+	pool_unlock(p);
+	free(rd);
+	return 0;
 }
 
 /* Free `n`'s xattrs and refund them to its owner. */

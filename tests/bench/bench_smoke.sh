@@ -11,10 +11,12 @@
 # the bench's own huge-page tmpfs (column tmpfs-huge), which must be unmounted afterwards too,
 # and the default pool with a quota (column default-quota: a value in every row, a ratio
 # wherever the default pool has one, and its summary line per row against the default pool).
-#   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted|arrays
+# The scale section (mode scale) on a pool of 200 entries: every measurement printed, every row
+# of its CSV with a value, nothing left behind.
+#   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted|arrays|scale
 set -euo pipefail
 
-[[ $# -eq 3 ]] || { echo "usage: $0 BUILDDIR SOURCEDIR full|interrupted|arrays" >&2; exit 2; }
+[[ $# -eq 3 ]] || { echo "usage: $0 BUILDDIR SOURCEDIR full|interrupted|arrays|scale" >&2; exit 2; }
 build=$1 src=$2 mode=$3
 # shellcheck source=tests/shell/testlib.sh
 . "$src/tests/shell/testlib.sh"
@@ -233,6 +235,29 @@ arrays)
         grep -qxF "$row" <<<"$summary" ||
             fail "no summary of '$row' for default-quota / default: $(grep -F "$row" "$tmp/out" | tail -n 1)"
     done
+    ! grep -q 'FAILED' "$tmp/out" "$tmp/err" || fail "the section failed"
+    check_left_nothing "$tmp/err"
+    ;;
+scale)
+    rc=0
+    "$src/scripts/bench" --no-build --builddir "$build" --only scale --scale-sizes 200 \
+        --uring-switch never --csv "$tmp/scale.csv" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    cat "$tmp/out"
+    [[ $rc -eq 0 ]] || { cat "$tmp/err" >&2; fail "scripts/bench exited $rc"; }
+    for line in "^fill: 236 entries" "^daemon RSS: .* B per entry" "^create rate: [0-9]+/s" \
+        "^user.poolfs.stat: median $num ms" "^poolctl ls of a folder" "^rm -rf of 50 files" \
+        "^unmount with 5179 entries: [0-9]+ ms"; do
+        grep -Eq "$line" "$tmp/out" || fail "no line matching '$line'"
+    done
+    for load in "no load" "stat loop" "mappers killed" "rm -rf"; do
+        grep -Eq "^$load +create\+close: [1-9][0-9]* samples.* removal: [1-9][0-9]* samples" \
+            "$tmp/out" || fail "no probe samples under '$load'"
+    done
+    # every row of the section has a value (the value column is the fifth)
+    nrows=$(grep -c "^scale," "$tmp/scale.csv")
+    [[ $nrows -ge 30 ]] || fail "only $nrows scale rows in the CSV"
+    bad=$(awk -F, '$1 == "scale" && $5 == ""' "$tmp/scale.csv")
+    [[ -z $bad ]] || fail "scale rows without a value: $bad"
     ! grep -q 'FAILED' "$tmp/out" "$tmp/err" || fail "the section failed"
     check_left_nothing "$tmp/err"
     ;;

@@ -496,6 +496,11 @@ static int setup_strict(void **state)
 	return setup_opts(state, "autohold=none");
 }
 
+static int setup_linger(void **state)
+{
+	return setup_opts(state, "autohold=none,linger=0.05");
+}
+
 static int setup_autohold(void **state)
 {
 	/* Every create also takes a hold: its allocations are fault points too. */
@@ -530,6 +535,29 @@ static void test_every_fault_point(void **state)
 	/* A run that reached no fault point at all would prove nothing. */
 	assert_true(drive(s, &ops[0], "alloc") > 0);
 	assert_true(drive(s, &ops[0], "reply") > 0);
+}
+
+/* A file that falls unused in a pool with linger= waits on the pool's heap of due times, whose
+ * growth is an allocation site of its own: reached only by a file made and closed outside the
+ * pinned folder. A fault there removes the file at once instead of letting it linger; the undo
+ * is the linger running out (drive waits for the entries to come back to what they were). */
+static int run_linger(const struct ctx *c)
+{
+	char path[2 * PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/lingers", c->mnt);
+	return make_closed_file(path);
+}
+
+static void test_linger_walked(void **state)
+{
+	struct fs_state *s = *state;
+	const struct op linger = {"linger", NULL, run_linger, undo_nothing};
+
+	tu_pool(state);
+	usage_now(&s->c, &s->entries, &s->meta);
+	s->backing = pool_backing_files(s->c.p);
+	assert_true(drive(s, &linger, "alloc") > 0);
 }
 
 /* A rename over a file frees the file it replaced only at the kernel's FORGET, which the daemon
@@ -1201,6 +1229,7 @@ int main(void)
 		 teardown, NULL},
 		{"late_forget_still_walked", test_late_forget_still_walked, setup_strict, teardown,
 		 NULL},
+		{"linger_walked", test_linger_walked, setup_linger, teardown, NULL},
 		{"refused_mark_falls_back_to_the_store", test_refused_mark_falls_back_to_the_store,
 		 setup_strict, teardown, NULL},
 		{"resize_runs_outside_the_lock", test_resize_runs_outside_the_lock, setup_small,

@@ -12,6 +12,7 @@
 #include "tu_sysctl.h"
 
 #include <stdbool.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -1691,6 +1692,149 @@ static void test_root_exempt_user_file(void **state)
 	expect_content(l.a_dat, "R data");
 }
 
+/* ---- user.poolfs.stat counts what the daemon never saw ---- */
+
+/* A user's file that grows behind the daemon's back: on passthrough, write() and stores into a
+ * shared mapping go straight to the backing file (docs/design.md "Work that grows with the
+ * pool"); on the page cache the daemon sees them, and the counts must be the same. */
+struct grower {
+	char path[PATH_MAX];
+	size_t first, second; /* bytes written before the first and the second report */
+	int go[2], done[2];   /* the test says go; the child says done */
+	pid_t pid;
+};
+
+#define GROW_CHUNK 65536
+
+static int grow_to(int fd, size_t from, size_t to)
+{
+	static char buf[GROW_CHUNK];
+
+	memset(buf, 'g', sizeof(buf));
+	for (size_t off = from; off < to; off += sizeof(buf))
+		if (pwrite(fd, buf, sizeof(buf), (off_t)off) != (ssize_t)sizeof(buf))
+			return -1;
+	return 0;
+}
+
+/* As its user: make the file, pin it, write `first` bytes, store into all of them through a
+ * shared mapping, report; on go, write on to `second` bytes with the fd and the mapping still
+ * there, report; on go, unmap, close and end. 0, or the step that failed. */
+static int grower_child(void *arg)
+{
+	struct grower *g = arg;
+	int fd = open(g->path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	char *m, c;
+
+	if (fd < 0)
+		return 1;
+	if (setxattr(g->path, HOLD, "pin", 3, 0) < 0)
+		return 2;
+	if (grow_to(fd, 0, g->first) < 0)
+		return 3;
+	m = mmap(NULL, g->first, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return 4;
+	memset(m, 'm', g->first);
+	if (write(g->done[1], "1", 1) != 1 || read(g->go[0], &c, 1) != 1)
+		return 5;
+	if (grow_to(fd, g->first, g->second) < 0)
+		return 6;
+	if (write(g->done[1], "2", 1) != 1 || read(g->go[0], &c, 1) != 1)
+		return 7;
+	if (munmap(m, g->first) < 0 || close(fd) < 0)
+		return 8;
+	return 0;
+}
+
+static void grower_start(struct grower *g, uid_t uid, gid_t gid)
+{
+	CHECK(pipe(g->go));
+	CHECK(pipe(g->done));
+	g->pid = run_as_spawn(uid, gid, grower_child, g);
+	if (g->pid < 0)
+		fail_msg("run_as_spawn: %s", errname((int)-g->pid));
+	/* Only the child writes `done` now: its end closes when it ends, whatever happens. */
+	CHECK(close(g->done[1]));
+	CHECK(close(g->go[0]));
+}
+
+/* Wait for the child's next report; its exit code if it ended instead. */
+static void grower_wait(struct grower *g)
+{
+	char c;
+
+	if (read(g->done[0], &c, 1) != 1)
+		fail_msg("the writer of %s ended early: %d", g->path, run_as_reap(g->pid));
+}
+
+static void grower_go(struct grower *g)
+{
+	CHECK(write(g->go[1], "g", 1) == 1 ? 0 : -1);
+}
+
+static void expect_usage(const struct pool_fixture *p, uid_t uid, long long entries,
+			 long long bytes)
+{
+	struct usage u = user_usage(p, uid);
+
+	if (u.entries != entries || u.bytes != bytes)
+		fail_msg("uid %u: entries %lld bytes %lld, want %lld and %lld", (unsigned)uid,
+			 u.entries, u.bytes, entries, bytes);
+}
+
+static int unlink_path(void *arg)
+{
+	return unlink(arg) < 0 ? errno : 0;
+}
+
+static void test_stat_counts_unseen_growth(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	struct grower a = {.first = 1 << 20, .second = 3 << 20};
+	struct grower b = {.first = 256 << 10, .second = 512 << 10};
+
+	tu_paths(p, "a-grows", a.path, "b-grows", b.path);
+	grower_start(&a, UID_A, GID_A);
+	grower_start(&b, UID_B, GID_B);
+	grower_wait(&a);
+	grower_wait(&b);
+	/* written and mapped, the fds open: each user's own bytes, the pool's the sum */
+	expect_usage(p, UID_A, 1, 1 << 20);
+	expect_usage(p, UID_B, 1, 256 << 10);
+	assert_int_equal(pool_totals(p).bytes, (1 << 20) + (256 << 10));
+	/* asked twice: nothing moved, nothing changes */
+	expect_usage(p, UID_A, 1, 1 << 20);
+	grower_go(&a);
+	grower_go(&b);
+	grower_wait(&a);
+	grower_wait(&b);
+	/* grown past the mapping, still open and mapped */
+	expect_usage(p, UID_A, 1, 3 << 20);
+	expect_usage(p, UID_B, 1, 512 << 10);
+	assert_int_equal(pool_totals(p).bytes, (3 << 20) + (512 << 10));
+	grower_go(&a);
+	grower_go(&b);
+	assert_int_equal(run_as_reap(a.pid), 0);
+	assert_int_equal(run_as_reap(b.pid), 0);
+	/* closed and unmapped (the pins keep them): the same */
+	expect_usage(p, UID_A, 1, 3 << 20);
+	expect_usage(p, UID_B, 1, 512 << 10);
+	assert_int_equal(pool_totals(p).bytes, (3 << 20) + (512 << 10));
+	/* removed: nothing left, once the kernel has let go of them */
+	AS_OK(UID_A, GID_A, unlink_path, a.path);
+	AS_OK(UID_B, GID_B, unlink_path, b.path);
+	expect_entries(p, UID_A, 0);
+	expect_entries(p, UID_B, 0);
+	expect_usage(p, UID_A, 0, 0);
+	expect_usage(p, UID_B, 0, 0);
+	assert_int_equal(pool_totals(p).bytes, 0);
+	CHECK(close(a.go[1]));
+	CHECK(close(b.go[1]));
+	CHECK(close(a.done[0]));
+	CHECK(close(b.done[0]));
+}
+
 #define T(fn, setup, teardown) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1724,6 +1868,7 @@ int main(void)
 		T(test_root_own_entries, setup_none, tu_teardown),
 		T(test_root_own_entries_private, setup_private, tu_teardown),
 		T(test_root_exempt_user_file, setup_exempt, tu_teardown),
+		T(test_stat_counts_unseen_growth, setup_none, tu_teardown),
 	};
 
 	if (geteuid() != 0)

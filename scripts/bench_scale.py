@@ -1,0 +1,496 @@
+#!/usr/bin/env python3
+"""The scale section of `scripts/bench --only scale` (docs/performance.md "Scale"): for each size,
+a fresh multi-user pool (allow_other,autohold=none, default data path and transport) filled with
+that many entries by several users, each in folders of their own (one pinned folder per user,
+FOLDERS folders in it), then:
+
+  - the create rate of one user's next BATCH creates (open O_CREAT + close), against raw tmpfs;
+  - the daemon's RSS per entry (VmRSS after the fill minus after the mount, over the entries);
+  - the time of getxattr user.poolfs.stat on the root and of `poolctl ls` of one folder;
+  - the worst latency of another user's stat + open(O_CREAT) + close, and the removal latency of
+    a mapped file (its last munmap, after its close, to the name's disappearance: stat polled),
+    with no load, while root loops user.poolfs.stat, while MAPPERS processes that each map a
+    file are killed at once, and while one user removes REMOVE files (rm -rf, timed against the
+    same tree on raw tmpfs);
+  - the unmount time (umount to the daemon's exit) with what is left.
+
+Run as root (it mounts, and switches uids with fork + setuid: no passwd entries needed).
+
+    bench_scale.py --daemon POOLFS --poolctl POOLCTL --work DIR --sizes N,N... [--logdir DIR]
+                   [--csv FILE]
+
+DIR (where the mountpoints go) must be reachable by other users; the daemons' logs go to
+--logdir (default DIR).
+"""
+import argparse
+import json
+import mmap
+import select
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+USERS = [60101, 60102, 60103, 60104]  # the fillers; the first also removes and is timed
+PROBE_UID = 60109  # another user: the create+close and removal probes
+MAPPER_UID = 60110  # the mappers
+FOLDERS = 8  # per user
+BATCH = 5000
+MAPPERS = 200
+REMOVE = 100000
+LOAD_SECONDS = 3.0
+STATS = 20
+HOLD = 'user.poolfs.hold'
+STAT = 'user.poolfs.stat'
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def as_user(uid, fn, *args):
+    """fn(*args) in a child that runs as uid (no groups); its JSON-able result, or raises."""
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(rd)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            with os.fdopen(wr, 'w') as out:
+                json.dump(fn(*args), out)
+            code = 0
+        except BaseException as e:  # the child must never return into the parent's code
+            print(f'bench_scale: child as uid {uid}: {e!r}', file=sys.stderr, flush=True)
+        os._exit(code)
+    os.close(wr)
+    with os.fdopen(rd) as inp:
+        text = inp.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not text:
+        raise RuntimeError(f'child as uid {uid} failed ({status})')
+    return json.loads(text)
+
+
+def start_as_user(uid, fn, *args):
+    """as_user without waiting: (pid, read end); finish() collects the result."""
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(rd)
+            os.setsid()
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            with os.fdopen(wr, 'w') as out:
+                json.dump(fn(*args), out)
+            code = 0
+        except BaseException as e:
+            print(f'bench_scale: child as uid {uid}: {e!r}', file=sys.stderr, flush=True)
+        os._exit(code)
+    os.close(wr)
+    return pid, rd
+
+
+def finish(child):
+    pid, rd = child
+    with os.fdopen(rd) as inp:
+        text = inp.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not text:
+        raise RuntimeError(f'child {pid} failed ({status})')
+    return json.loads(text)
+
+
+def user_top(mnt, uid):
+    return os.path.join(mnt, f'u{uid}')
+
+
+def make_tree(top, pin):
+    os.mkdir(top, 0o700)
+    if pin:
+        os.setxattr(top, HOLD, b'pin')
+    for k in range(FOLDERS):
+        os.mkdir(os.path.join(top, f'd{k}'), 0o700)
+    return 0
+
+
+def create_files(top, first, count):
+    """count empty files spread over top's folders, numbered from first; seconds taken."""
+    t0 = time.perf_counter()
+    for i in range(first, first + count):
+        fd = os.open(os.path.join(top, f'd{i % FOLDERS}', f'f{i}'),
+                     os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+        os.close(fd)
+    return time.perf_counter() - t0
+
+
+def create_batch(top, count):
+    """count creates in a new folder of top: seconds taken."""
+    d = os.path.join(top, 'rate')
+    os.mkdir(d, 0o700)
+    t0 = time.perf_counter()
+    for i in range(count):
+        os.close(os.open(os.path.join(d, f'r{i}'), os.O_CREAT | os.O_WRONLY | os.O_EXCL,
+                         0o600))
+    return time.perf_counter() - t0
+
+
+def rm_folders(paths):
+    t0 = time.perf_counter()
+    subprocess.run(['rm', '-rf', '--'] + paths, check=True)
+    return time.perf_counter() - t0
+
+
+def poolctl_ls(poolctl, path):
+    t0 = time.perf_counter()
+    subprocess.run([poolctl, 'ls', path], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def stopped(stop):
+    """Has the parent written to pipe `stop` (a read end; nobody reads it)?"""
+    return bool(select.select([stop], [], [], 0)[0])
+
+
+def probe_create(mnt, stop):
+    """Another user's stat + open(O_CREAT) + close of new names in the root (each goes at its
+    close: autohold=none) until told to stop: the latencies in ms."""
+    lat, i, me = [], 0, os.getpid()
+    while not stopped(stop):
+        name = os.path.join(mnt, f'p{me}-{i}')
+        i += 1
+        t0 = time.perf_counter()
+        try:
+            os.stat(name)
+        except FileNotFoundError:
+            pass
+        os.close(os.open(name, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+        lat.append((time.perf_counter() - t0) * 1e3)
+    return lat
+
+
+def probe_removal(mnt, stop):
+    """A mapped file's removal: create, map, close the fd, then from the munmap poll stat until
+    the name is gone; the latencies in ms, until told to stop."""
+    lat, i, me = [], 0, os.getpid()
+    while not stopped(stop):
+        name = os.path.join(mnt, f'r{me}-{i}')
+        i += 1
+        fd = os.open(name, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+        os.ftruncate(fd, 4096)
+        m = mmap.mmap(fd, 4096)
+        m[0:1] = b'x'
+        os.close(fd)
+        t0 = time.perf_counter()
+        m.close()
+        while True:
+            try:
+                os.stat(name)
+            except FileNotFoundError:
+                break
+            if time.perf_counter() - t0 > 10:
+                raise RuntimeError(f'{name} still there 10 s after its last munmap')
+        lat.append((time.perf_counter() - t0) * 1e3)
+        time.sleep(0.002)
+    return lat
+
+
+def mapper(path, ready_fd):
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+    os.ftruncate(fd, 65536)
+    m = mmap.mmap(fd, 65536)
+    m[0:65536] = b'm' * 65536
+    os.close(fd)
+    os.write(ready_fd, b'r')
+    signal.pause()
+    return m
+
+
+def mappers_killed(mnt):
+    """MAPPERS processes each map a file of their own, then all are killed at once; seconds from
+    the kill until every name is gone."""
+    rd, wr = os.pipe()
+    pids = []
+    for i in range(MAPPERS):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(rd)
+                mapper(os.path.join(mnt, f'm{os.getppid()}-{i}'), wr)
+            finally:
+                os._exit(1)
+        pids.append(pid)
+    os.close(wr)
+    got = 0
+    while got < MAPPERS:
+        chunk = os.read(rd, MAPPERS)
+        if not chunk:
+            raise RuntimeError('a mapper died before mapping')
+        got += len(chunk)
+    os.close(rd)
+    names = [os.path.join(mnt, f'm{os.getpid()}-{i}') for i in range(MAPPERS)]
+    t0 = time.perf_counter()
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    for name in names:
+        while os.path.exists(name):
+            if time.perf_counter() - t0 > 30:
+                raise RuntimeError(f'{name} still there 30 s after its mapper was killed')
+    return time.perf_counter() - t0
+
+
+def stat_loop(mnt, stop):
+    n = 0
+    while not stopped(stop):
+        os.getxattr(mnt, STAT)
+        n += 1
+    return n
+
+
+def summary(ms):
+    if not ms:
+        return {'n': 0}
+    s = sorted(ms)
+    return {'n': len(s), 'median': statistics.median(s),
+            'p99': s[min(len(s) - 1, int(len(s) * 0.99))], 'max': s[-1]}
+
+
+def under_load(mnt, run_load):
+    """The two probes (as another user) while run_load(stop) runs (at least LOAD_SECONDS); a
+    byte written to the pipe whose read end is `stop` ends them (and a load's loop)."""
+    stop, go = os.pipe()
+    try:
+        probes = [start_as_user(PROBE_UID, probe_create, mnt, stop),
+                  start_as_user(PROBE_UID, probe_removal, mnt, stop)]
+        try:
+            t0 = time.perf_counter()
+            extra = run_load(stop)
+            rest = LOAD_SECONDS - (time.perf_counter() - t0)
+            if rest > 0:
+                time.sleep(rest)
+        finally:
+            os.write(go, b's')
+        create, removal = finish(probes[0]), finish(probes[1])
+    finally:
+        os.close(stop)
+        os.close(go)
+    return summary(create), summary(removal), extra
+
+
+def rss_kib(pid):
+    with open(f'/proc/{pid}/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    raise RuntimeError('no VmRSS')
+
+
+class Pool:
+    def __init__(self, daemon, work, logdir, name):
+        self.mnt = os.path.join(work, name)
+        self.log = os.path.join(logdir, name + '.log')
+        os.mkdir(self.mnt)
+        self.logf = open(self.log, 'w')
+        self.proc = subprocess.Popen([daemon, '-f', '-o', 'allow_other,autohold=none', self.mnt],
+                                     stdin=subprocess.DEVNULL, stdout=self.logf,
+                                     stderr=subprocess.STDOUT)
+        for _ in range(300):
+            with open(self.log) as f:
+                text = f.read()
+            if 'poolfs: mounted ' in text:
+                self.line = [ln for ln in text.splitlines() if 'poolfs: mounted ' in ln][0]
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(f'the daemon exited before mounting:\n{text}')
+            time.sleep(0.05)
+        raise RuntimeError('the daemon did not mount within 15 s')
+
+    def unmount(self):
+        """umount, then wait for the daemon: seconds taken."""
+        t0 = time.perf_counter()
+        subprocess.run(['umount', self.mnt], check=True)
+        self.proc.wait(timeout=600)
+        took = time.perf_counter() - t0
+        self.close()
+        return took
+
+    def close(self):
+        if self.proc.poll() is None:
+            subprocess.run(['umount', '-l', self.mnt], stderr=subprocess.DEVNULL)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.logf.close()
+        if os.path.isdir(self.mnt):
+            os.rmdir(self.mnt)
+
+
+def raw_rm(work, count):
+    """rm -rf of count empty files in FOLDERS folders on raw tmpfs (/dev/shm): seconds."""
+    top = os.path.join('/dev/shm', f'poolbench-scale-{os.getpid()}')
+    make_tree(top, False)
+    try:
+        create_files(top, 0, count)
+        return rm_folders([top])
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def raw_batch(count):
+    top = os.path.join('/dev/shm', f'poolbench-scale-rate-{os.getpid()}')
+    os.mkdir(top, 0o700)
+    try:
+        return create_batch(top, count)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def one_size(args, size, rows):
+    pool = Pool(args.daemon, args.work, args.logdir or args.work, f'scale-{size}')
+    try:
+        return measure(args, pool, size, rows)
+    finally:
+        pool.close()
+
+
+def measure(args, pool, size, rows):
+    mnt, per_user = pool.mnt, size // len(USERS)
+    say(f'--- {size} entries: {pool.line}')
+
+    def row(test, unit, target, value, note=''):
+        rows.append({'size': size, 'test': test, 'unit': unit, 'target': target,
+                     'value': value, 'note': note})
+
+    rss0 = rss_kib(pool.proc.pid)
+    kids = [start_as_user(uid, lambda u=uid: (make_tree(user_top(mnt, u), True),
+                                              create_files(user_top(mnt, u), 0, per_user))[1])
+            for uid in USERS]
+    fill = max(finish(k) for k in kids)
+    entries = len(USERS) * (per_user + FOLDERS + 1)
+    rss = rss_kib(pool.proc.pid)
+    say(f'fill: {entries} entries by {len(USERS)} users at once in {fill:.1f} s')
+    row('fill', 'entries/s', 'pool', entries / fill, f'{len(USERS)} users at once')
+    per_entry = (rss - rss0) * 1024 / entries
+    say(f'daemon RSS: {rss0} KiB after the mount, {rss} KiB filled: {per_entry:.0f} B per entry')
+    row('daemon RSS per entry', 'B', 'pool', per_entry)
+
+    t_pool = as_user(USERS[0], create_batch, user_top(mnt, USERS[0]), BATCH)
+    t_raw = raw_batch(BATCH)
+    say(f'create rate: {BATCH / t_pool:.0f}/s (raw tmpfs {BATCH / t_raw:.0f}/s)')
+    row('create rate', 'creates/s', 'pool', BATCH / t_pool, f'the next {BATCH} of one user')
+    row('create rate', 'creates/s', 'raw', BATCH / t_raw)
+
+    times = []
+    for _ in range(STATS):
+        t0 = time.perf_counter()
+        os.getxattr(mnt, STAT)
+        times.append((time.perf_counter() - t0) * 1e3)
+    say(f'user.poolfs.stat: median {statistics.median(times):.3f} ms, worst {max(times):.3f} ms')
+    row('user.poolfs.stat', 'ms', 'pool', statistics.median(times), f'median of {STATS}')
+    folder = os.path.join(user_top(mnt, USERS[0]), 'd0')
+    t = as_user(USERS[0], poolctl_ls, args.poolctl, folder)
+    say(f'poolctl ls of a folder of {per_user // FOLDERS} entries: {t * 1e3:.1f} ms')
+    row('poolctl ls of one folder', 'ms', 'pool', t * 1e3, f'{per_user // FOLDERS} entries in it')
+
+    def report(load, create, removal):
+        say(f'{load:<22} create+close: {create["n"]} samples, median {create.get("median", 0):.3f}'
+            f' ms, p99 {create.get("p99", 0):.3f}, worst {create.get("max", 0):.3f} ms; removal:'
+            f' {removal["n"]} samples, median {removal.get("median", 0):.3f} ms, worst'
+            f' {removal.get("max", 0):.3f} ms')
+        row(f'create+close worst, {load}', 'ms', 'pool', create.get('max'),
+            f'{create["n"]} samples')
+        row(f'create+close p99, {load}', 'ms', 'pool', create.get('p99'))
+        row(f'create+close median, {load}', 'ms', 'pool', create.get('median'))
+        row(f'removal median, {load}', 'ms', 'pool', removal.get('median'),
+            f'{removal["n"]} samples')
+        row(f'removal worst, {load}', 'ms', 'pool', removal.get('max'))
+
+    def no_load(stop):
+        return None
+
+    report('no load', *under_load(mnt, no_load)[:2])
+
+    def stats(stop):
+        child = start_as_user(0, stat_loop, mnt, stop)
+        time.sleep(LOAD_SECONDS)
+        return child
+
+    create, removal, child = under_load(mnt, stats)
+    n = finish(child)
+    say(f'(root read user.poolfs.stat {n} times meanwhile)')
+    report('stat loop', create, removal)
+
+    def kill(stop):
+        time.sleep(0.5)
+        return as_user(MAPPER_UID, mappers_killed, mnt)
+
+    create, removal, took = under_load(mnt, kill)
+    say(f'({MAPPERS} mappers killed: every name gone {took * 1e3:.0f} ms after the kill)')
+    row('killed mappers: all names gone', 'ms', 'pool', took * 1e3, f'{MAPPERS} mappers')
+    report('mappers killed', create, removal)
+
+    remove = min(REMOVE, per_user)
+    folders = max(1, round(FOLDERS * remove / per_user))
+    remove = per_user * folders // FOLDERS
+    paths = [os.path.join(user_top(mnt, USERS[0]), f'd{k}') for k in range(folders)]
+
+    def rm(stop):
+        return as_user(USERS[0], rm_folders, paths)
+
+    create, removal, t_rm = under_load(mnt, rm)
+    t_raw = raw_rm(args.work, remove)
+    say(f'rm -rf of {remove} files: {t_rm:.2f} s (raw tmpfs {t_raw:.2f} s)')
+    row('rm -rf', 's', 'pool', t_rm, f'{remove} files')
+    row('rm -rf', 's', 'raw', t_raw, f'{remove} files')
+    report('rm -rf', create, removal)
+
+    left = entries + BATCH + 1 - remove - folders  # the rate batch and its folder stay
+    t = pool.unmount()
+    say(f'unmount with {left} entries: {t * 1e3:.0f} ms')
+    row('unmount', 'ms', 'pool', t * 1e3, f'{left} entries')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--daemon', required=True)
+    ap.add_argument('--poolctl', required=True)
+    ap.add_argument('--work', required=True)
+    ap.add_argument('--sizes', required=True)
+    ap.add_argument('--logdir')
+    ap.add_argument('--csv')
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit('bench_scale.py: needs root (it mounts and switches uids)')
+    sizes = [int(s) for s in args.sizes.split(',')]
+    if any(s < len(USERS) * FOLDERS for s in sizes):
+        sys.exit(f'bench_scale.py: sizes of at least {len(USERS) * FOLDERS}')
+    rows, rc = [], 0
+    for size in sizes:
+        try:
+            one_size(args, size, rows)
+        except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+            print(f'bench_scale.py: {size} entries: {e}', file=sys.stderr, flush=True)
+            rc = 1
+    if args.csv:
+        with open(args.csv, 'a') as out:
+            for r in rows:
+                value = '' if r['value'] is None else f'{r["value"]:.6g}'
+                note = f'{r["size"]} entries' + (f'; {r["note"]}' if r['note'] else '')
+                out.write(f'scale,"{r["test"]}",{r["unit"]},{r["target"]},{value},,,,1,"{note}"\n')
+    return rc
+
+
+if __name__ == '__main__':
+    sys.exit(main())
