@@ -128,7 +128,7 @@ struct node {
 	uint8_t marked;		  /* 0, or on that list: POOL_MARK_NODE or POOL_MARK_SUBTREE */
 	/* What let go of it last (enum poolstats_removal): its removal is counted under it. */
 	uint8_t let_go;
-	uint32_t unseen_idx;	  /* its place in the pool's `unseen` (part_set.h), 0 if none */
+	uint32_t unseen_idx; /* its place in the pool's `unseen` (part_set.h), 0 if none */
 };
 
 /* A folder? (The kind is the node's `type`; the pure modules keep their own copy of the bit:
