@@ -52,40 +52,22 @@ def say(msg):
 
 
 def as_user(uid, fn, *args):
-    """fn(*args) in a child that runs as uid (no groups); its JSON-able result, or raises."""
+    """fn(*args) in a child that runs as uid (no groups), in the caller's session; its JSON-able
+    result, or raises."""
+    return finish(start_as_user(uid, fn, *args, new_session=False))
+
+
+def start_as_user(uid, fn, *args, new_session=True):
+    """fn(*args) in a child that runs as uid (no groups), by default in a session of its own,
+    without waiting: (pid, read end); finish() collects its JSON-able result."""
     rd, wr = os.pipe()
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             os.close(rd)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            with os.fdopen(wr, 'w') as out:
-                json.dump(fn(*args), out)
-            code = 0
-        except BaseException as e:  # the child must never return into the parent's code
-            print(f'bench_scale: child as uid {uid}: {e!r}', file=sys.stderr, flush=True)
-        os._exit(code)
-    os.close(wr)
-    with os.fdopen(rd) as inp:
-        text = inp.read()
-    _, status = os.waitpid(pid, 0)
-    if status != 0 or not text:
-        raise RuntimeError(f'child as uid {uid} failed ({status})')
-    return json.loads(text)
-
-
-def start_as_user(uid, fn, *args):
-    """as_user without waiting: (pid, read end); finish() collects the result."""
-    rd, wr = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(rd)
-            os.setsid()
+            if new_session:
+                os.setsid()
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
