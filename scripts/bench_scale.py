@@ -32,6 +32,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 USERS = [60101, 60102, 60103, 60104]  # the fillers; the first also removes and is timed
@@ -66,6 +67,7 @@ def start_as_user(uid, fn, *args, new_session=True):
         code = 1
         try:
             os.close(rd)
+            os.chdir('/')  # the caller's folder may be one the user cannot reach
             if new_session:
                 os.setsid()
             os.setgroups([])
@@ -458,13 +460,23 @@ def main():
     sizes = [int(s) for s in args.sizes.split(',')]
     if any(s < len(USERS) * FOLDERS for s in sizes):
         sys.exit(f'bench_scale.py: sizes of at least {len(USERS) * FOLDERS}')
+    # The users run a copy of poolctl, with its libpoolfs beside it ($ORIGIN): the build tree may
+    # be root's alone (a clone in /root).
+    bindir = tempfile.mkdtemp(prefix='poolbench-scale-bin-', dir='/dev/shm')
+    os.chmod(bindir, 0o755)
+    for f in (args.poolctl, os.path.join(os.path.dirname(args.poolctl), 'libpoolfs.so.0')):
+        shutil.copy2(f, bindir)
+    args.poolctl = os.path.join(bindir, os.path.basename(args.poolctl))
     rows, rc = [], 0
-    for size in sizes:
-        try:
-            one_size(args, size, rows)
-        except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-            print(f'bench_scale.py: {size} entries: {e}', file=sys.stderr, flush=True)
-            rc = 1
+    try:
+        for size in sizes:
+            try:
+                one_size(args, size, rows)
+            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+                print(f'bench_scale.py: {size} entries: {e}', file=sys.stderr, flush=True)
+                rc = 1
+    finally:
+        shutil.rmtree(bindir, ignore_errors=True)
     if args.csv:
         with open(args.csv, 'a') as out:
             for r in rows:
