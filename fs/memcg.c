@@ -74,26 +74,26 @@ static int cgroup_line(char *line, void *ctx)
 	return (size_t)snprintf(c->buf, c->len, "%s", path) < c->len ? 1 : -ENAMETOOLONG;
 }
 
-int memcg_in_file(const struct memcg *m, const char *cgroup_file, char *buf, size_t len)
+/* The memory cgroup named in a cgroup file: `file` (a path), else /proc/`pid`/cgroup. */
+static int find_cgroup(const struct memcg *m, const char *file, pid_t pid, char *buf, size_t len)
 {
 	struct cgroup_find c = {m->v1, buf, len};
 	int r;
 
 	if (!m->root[0])
 		return -ENOENT;
-	r = file_scan(cgroup_file, cgroup_line, &c);
+	r = file ? file_scan(file, cgroup_line, &c) : proc_scan(pid, "cgroup", cgroup_line, &c);
 	return r > 0 ? 0 : r;
+}
+
+int memcg_in_file(const struct memcg *m, const char *cgroup_file, char *buf, size_t len)
+{
+	return find_cgroup(m, cgroup_file, 0, buf, len);
 }
 
 int memcg_of(const struct memcg *m, pid_t pid, char *buf, size_t len)
 {
-	struct cgroup_find c = {m->v1, buf, len};
-	int r;
-
-	if (!m->root[0])
-		return -ENOENT;
-	r = proc_scan(pid, "cgroup", cgroup_line, &c);
-	return r > 0 ? 0 : r;
+	return find_cgroup(m, NULL, pid, buf, len);
 }
 
 int memcg_open(struct memcg *m, const char *mountinfo, const char *self_cgroup)

@@ -158,6 +158,9 @@ out:
 	fuse_reply_err(req, -r);
 }
 
+/* The room for the texts of user.poolfs.ops and user.poolfs.counters. */
+#define COUNTERS_TEXT_MAX 4096
+
 /* The value of xattr `name` of `n` in a new buffer: its length, or a negative errno. `rss_bytes`:
  * the daemon's resident memory, for user.poolfs.counters. Lock held. */
 static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const char *name,
@@ -172,25 +175,18 @@ static int xattr_value(struct pool *p, fuse_req_t req, struct node *n, const cha
 #endif
 	if (strcmp(name, POOLFS_XATTR_REFS) == 0)
 		return pool_refs_text(p, n, out);
-	if (strcmp(name, POOLFS_XATTR_OPS) == 0 && n->ino == POOL_ROOT_INO) {
-		/* what others do is the pool owner's business only */
+	if ((strcmp(name, POOLFS_XATTR_OPS) == 0 || strcmp(name, POOLFS_XATTR_COUNTERS) == 0) &&
+	    n->ino == POOL_ROOT_INO) {
+		/* what others do, and what the daemon did for everyone: the pool owner's only */
 		r = pool_may_act(p, caller_uid(req), n, ACCESS_READ_COUNTERS);
 		if (r < 0)
 			return r;
-		*out = pool_alloc(p, 4096);
+		*out = pool_alloc(p, COUNTERS_TEXT_MAX);
 		if (!*out)
 			return -ENOMEM;
-		return opstats_format(&p->opstats, *out, 4096);
-	}
-	if (strcmp(name, POOLFS_XATTR_COUNTERS) == 0 && n->ino == POOL_ROOT_INO) {
-		/* what the daemon did for everyone: the pool owner's, as the request counters */
-		r = pool_may_act(p, caller_uid(req), n, ACCESS_READ_COUNTERS);
-		if (r < 0)
-			return r;
-		*out = pool_alloc(p, 4096);
-		if (!*out)
-			return -ENOMEM;
-		return pool_counters_text(p, rss_bytes, *out, 4096);
+		return strcmp(name, POOLFS_XATTR_OPS) == 0
+			       ? opstats_format(&p->opstats, *out, COUNTERS_TEXT_MAX)
+			       : pool_counters_text(p, rss_bytes, *out, COUNTERS_TEXT_MAX);
 	}
 	if (strcmp(name, POOLFS_XATTR_STAT) == 0) {
 		*out = pool_alloc(p, ((size_t)POOLFS_XATTR_VALUE_MAX));
