@@ -39,11 +39,8 @@ done <<<"$mounts"
 
 T=$(mktemp -d /tmp/poolfs-metrics.XXXXXX)
 chmod 755 "$T" # the two users reach the pool through it
-# The users run a copy of poolctl, with its libpoolfs beside it ($ORIGIN): the build tree may be
-# root's alone (a clone in /root).
-mkdir "$T/bin"
-cp "$poolctl" "$(dirname "$poolctl")"/libpoolfs.so.0 "$T/bin/"
-chmod -R a+rX "$T/bin"
+# The users run a copy of poolctl (copy_for_users): the build tree may be root's alone.
+copy_for_users "$T/bin" "$poolctl"
 poolctl=$T/bin/poolctl
 m=$T/pool
 text=$T/textfile

@@ -63,3 +63,18 @@ stop_pool() {
         wait "$pid" 2>/dev/null || true
     fi
 }
+
+# copy_for_users DIR FILE...: copies of FILEs in DIR (made if missing), readable and runnable by
+# every user, for tests that run them as test users, who may not read the tree (a clone in root's
+# 0700 home). A file with libpoolfs beside it (poolctl in the build dir) brings it along: the
+# copy finds it beside itself ($ORIGIN).
+copy_for_users() {
+    local dir=$1 f
+    shift
+    mkdir -p "$dir"
+    for f in "$@"; do
+        cp "$f" "$dir/"
+        [[ ! -e $(dirname "$f")/libpoolfs.so.0 ]] || cp "$(dirname "$f")/libpoolfs.so.0" "$dir/"
+    done
+    chmod -R a+rX "$dir"
+}
