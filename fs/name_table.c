@@ -28,6 +28,8 @@ int names_init(struct name_table *t, fault_alloc_fn alloc, void *alloc_ctx)
 
 void names_destroy(struct name_table *t)
 {
+	if (t->hash.buckets)
+		hash_settle(&t->hash);
 	for (size_t b = 0; t->hash.buckets && b < t->hash.nbuckets; b++) {
 		struct hash_link *l = t->hash.buckets[b], *next;
 		for (; l; l = next) {
@@ -116,8 +118,9 @@ void names_detach(struct name_table *t, struct name *nm)
 struct name *names_find(const struct name_table *t, const struct name_ends *dir, const char *text)
 {
 	size_t hash = name_hash(dir, text);
+	struct hash_walk w;
 
-	for (struct hash_link *l = hash_chain(&t->hash, hash); l; l = l->next) {
+	for (struct hash_link *l = hash_first(&t->hash, hash, &w); l; l = hash_next(&w, l)) {
 		struct name *nm = NAME_OF_LINK(l);
 
 		if (l->hash == hash && nm->dir == dir && strcmp(nm->text, text) == 0)

@@ -231,6 +231,7 @@ static int check_totals(struct check *c)
  * say must then hold whatever `unseen` missed. */
 static void refresh_all(struct pool *p)
 {
+	hash_settle(&p->inos); /* a walk of every bucket */
 	for (size_t b = 0; b < p->inos.nbuckets; b++) {
 		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
 		     n = POOL_NODE_OF_LINK(n->ino_link.next)) {
@@ -268,6 +269,7 @@ size_t pool_unsettled(struct pool *p, struct pool_unsettled *why)
 	size_t count = 0;
 
 	*why = (struct pool_unsettled){0};
+	hash_settle(&p->inos); /* a walk of every bucket */
 	for (size_t b = 0; b < p->inos.nbuckets; b++)
 		for (struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n;
 		     n = POOL_NODE_OF_LINK(n->ino_link.next)) {

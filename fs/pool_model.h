@@ -69,8 +69,8 @@
 #define POOL_NAME_COST 320u
 /* For container_of: a node from its embedded name ends. */
 #define POOL_NODE_OF_ENDS(e) ((struct node *)(void *)((char *)(e)-offsetof(struct node, ends)))
-/* The node of an entry table link, NULL for none: a walk of every node goes
- * `for b < p->inos.nbuckets: for n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n; n = POOL_NODE_OF_LINK(n->ino_link.next)`. */
+/* The node of an entry table link, NULL for none: a walk of every node goes, after
+ * hash_settle(&p->inos), `for b < p->inos.nbuckets: for n = POOL_NODE_OF_LINK(p->inos.buckets[b]); n; n = POOL_NODE_OF_LINK(n->ino_link.next)`. */
 #define POOL_NODE_OF_LINK(l)                                                                       \
 	((l) ? (struct node *)(void *)((char *)(l)-offsetof(struct node, ino_link)) : NULL)
 

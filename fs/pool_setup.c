@@ -90,6 +90,7 @@ void pool_destroy(struct pool *p)
 	/* First: its thread uses the store. */
 	pool_reaper_stop(p);
 	if (p->inos.buckets) {
+		hash_settle(&p->inos);
 		for (size_t b = 0; b < p->inos.nbuckets; b++) {
 			struct node *n = POOL_NODE_OF_LINK(p->inos.buckets[b]), *next;
 			for (; n; n = next) {

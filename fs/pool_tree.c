@@ -34,8 +34,9 @@ void pool_ino_remove(struct pool *p, struct node *n)
 struct node *pool_node(struct pool *p, uint64_t ino)
 {
 	size_t hash = ino_hash(ino);
+	struct hash_walk w;
 
-	for (struct hash_link *l = hash_chain(&p->inos, hash); l; l = l->next) {
+	for (struct hash_link *l = hash_first(&p->inos, hash, &w); l; l = hash_next(&w, l)) {
 		struct node *n = POOL_NODE_OF_LINK(l);
 
 		if (l->hash == hash && n->ino == ino)
