@@ -12,6 +12,10 @@ FOLDERS folders in it), then:
     with no load, while root loops user.poolfs.stat, while MAPPERS processes that each map a
     file are killed at once, and while one user removes REMOVE files (rm -rf, timed against the
     same tree on raw tmpfs);
+  - the same create+close probe on raw tmpfs under the same loads made on raw tmpfs (statvfs for
+    user.poolfs.stat): the floor this machine itself sets for a worst case;
+  - the daemon's own time per CREATE and LOOKUP during the create rate (user.poolfs.ops): what
+    of the create rate's change with size is the daemon's and what the kernel's;
   - the unmount time (umount to the daemon's exit) with what is left.
 
 Run as root (it mounts, and switches uids with fork + setuid: no passwd entries needed).
@@ -161,6 +165,24 @@ def probe_create(mnt, stop):
     return lat
 
 
+def probe_create_raw(folder, stop):
+    """probe_create on raw tmpfs: stat + open(O_CREAT) + close timed, each file then unlinked
+    untimed (on the pool it goes by itself at its close)."""
+    lat, i, me = [], 0, os.getpid()
+    while not stopped(stop):
+        name = os.path.join(folder, f'p{me}-{i}')
+        i += 1
+        t0 = time.perf_counter()
+        try:
+            os.stat(name)
+        except FileNotFoundError:
+            pass
+        os.close(os.open(name, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+        lat.append((time.perf_counter() - t0) * 1e3)
+        os.unlink(name)
+    return lat
+
+
 def probe_removal(mnt, stop):
     """A mapped file's removal: create, map, close the fd, then from the munmap poll stat until
     the name is gone; the latencies in ms, until told to stop."""
@@ -198,9 +220,9 @@ def mapper(path, ready_fd):
     return m
 
 
-def mappers_killed(mnt):
+def mappers_killed(mnt, raw=False):
     """MAPPERS processes each map a file of their own, then all are killed at once; seconds from
-    the kill until every name is gone."""
+    the kill until every name is gone (raw tmpfs: until all are reaped; the names stay)."""
     rd, wr = os.pipe()
     pids = []
     for i in range(MAPPERS):
@@ -226,17 +248,20 @@ def mappers_killed(mnt):
         os.kill(pid, signal.SIGKILL)
     for pid in pids:
         os.waitpid(pid, 0)
-    for name in names:
+    for name in [] if raw else names:
         while os.path.exists(name):
             if time.perf_counter() - t0 > 30:
                 raise RuntimeError(f'{name} still there 30 s after its mapper was killed')
     return time.perf_counter() - t0
 
 
-def stat_loop(mnt, stop):
+def stat_loop(mnt, stop, raw=False):
     n = 0
     while not stopped(stop):
-        os.getxattr(mnt, STAT)
+        if raw:
+            os.statvfs(mnt)
+        else:
+            os.getxattr(mnt, STAT)
         n += 1
     return n
 
@@ -249,13 +274,18 @@ def summary(ms):
             'p99': s[min(len(s) - 1, int(len(s) * 0.99))], 'max': s[-1]}
 
 
-def under_load(mnt, run_load):
+def under_load(mnt, run_load, raw=False):
     """The two probes (as another user) while run_load(stop) runs (at least LOAD_SECONDS); a
-    byte written to the pipe whose read end is `stop` ends them (and a load's loop)."""
+    byte written to the pipe whose read end is `stop` ends them (and a load's loop). On raw
+    tmpfs (mnt a folder there) only the create probe, and an empty removal summary."""
     stop, go = os.pipe()
     try:
-        probes = [start_as_user(PROBE_UID, probe_create, mnt, stop),
-                  start_as_user(PROBE_UID, probe_removal, mnt, stop)]
+        if raw:
+            probes = [start_as_user(PROBE_UID, probe_create_raw, mnt, stop),
+                      start_as_user(PROBE_UID, lambda _stop: [], stop)]
+        else:
+            probes = [start_as_user(PROBE_UID, probe_create, mnt, stop),
+                      start_as_user(PROBE_UID, probe_removal, mnt, stop)]
         try:
             t0 = time.perf_counter()
             extra = run_load(stop)
@@ -321,15 +351,23 @@ class Pool:
             os.rmdir(self.mnt)
 
 
-def raw_rm(work, count):
-    """rm -rf of count empty files in FOLDERS folders on raw tmpfs (/dev/shm): seconds."""
+def raw_tree(count):
+    """count empty files in FOLDERS folders on raw tmpfs (/dev/shm): the top folder."""
     top = os.path.join('/dev/shm', f'poolbench-scale-{os.getpid()}')
     make_tree(top, False)
-    try:
-        create_files(top, 0, count)
-        return rm_folders([top])
-    finally:
-        shutil.rmtree(top, ignore_errors=True)
+    create_files(top, 0, count)
+    return top
+
+
+def daemon_ops(mnt):
+    """The daemon's request counters (user.poolfs.ops, the pool owner's: root's here): {op:
+    (count, ns)}."""
+    ops = {}
+    for line in os.getxattr(mnt, 'user.poolfs.ops').decode().splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1].isdigit():
+            ops[f[0]] = (int(f[1]), int(f[2]))
+    return ops
 
 
 def raw_batch(count):
@@ -350,6 +388,16 @@ def one_size(args, size, rows):
 
 
 def measure(args, pool, size, rows):
+    rawdir = tempfile.mkdtemp(prefix='poolbench-scale-probe-', dir='/dev/shm')
+    try:
+        os.chmod(rawdir, 0o1777)
+        measure_in(args, pool, size, rows, rawdir)
+    finally:
+        shutil.rmtree(rawdir, ignore_errors=True)
+
+
+def measure_in(args, pool, size, rows, rawdir):
+    """measure() with rawdir: a folder of raw tmpfs every user may create in (the raw probes)."""
     mnt, per_user = pool.mnt, size // len(USERS)
     say(f'--- {size} entries: {pool.line}')
 
@@ -370,11 +418,21 @@ def measure(args, pool, size, rows):
     say(f'daemon RSS: {rss0} KiB after the mount, {rss} KiB filled: {per_entry:.0f} B per entry')
     row('daemon RSS per entry', 'B', 'pool', per_entry)
 
+    ops0 = daemon_ops(mnt)
     t_pool = as_user(USERS[0], create_batch, user_top(mnt, USERS[0]), BATCH)
+    ops1 = daemon_ops(mnt)
     t_raw = raw_batch(BATCH)
     say(f'create rate: {BATCH / t_pool:.0f}/s (raw tmpfs {BATCH / t_raw:.0f}/s)')
     row('create rate', 'creates/s', 'pool', BATCH / t_pool, f'the next {BATCH} of one user')
     row('create rate', 'creates/s', 'raw', BATCH / t_raw)
+    for op in ('create', 'lookup'):
+        n = ops1.get(op, (0, 0))[0] - ops0.get(op, (0, 0))[0]
+        ns = ops1.get(op, (0, 0))[1] - ops0.get(op, (0, 0))[1]
+        if n > 0:
+            say(f'daemon time per {op.upper()} during the create rate: {ns / n / 1e3:.1f} us'
+                f' ({n} requests)')
+            row(f'daemon time per {op.upper()}', 'us', 'pool', ns / n / 1e3,
+                f'{n} requests during the create rate')
 
     times = []
     for _ in range(STATS):
@@ -401,10 +459,20 @@ def measure(args, pool, size, rows):
             f'{removal["n"]} samples')
         row(f'removal worst, {load}', 'ms', 'pool', removal.get('max'))
 
+    def report_raw(load, create):
+        say(f'{load:<22} create+close on raw tmpfs: {create["n"]} samples, median'
+            f' {create.get("median", 0):.3f} ms, p99 {create.get("p99", 0):.3f}, worst'
+            f' {create.get("max", 0):.3f} ms')
+        row(f'create+close worst, {load}', 'ms', 'raw', create.get('max'),
+            f'{create["n"]} samples')
+        row(f'create+close p99, {load}', 'ms', 'raw', create.get('p99'))
+        row(f'create+close median, {load}', 'ms', 'raw', create.get('median'))
+
     def no_load(stop):
         return None
 
     report('no load', *under_load(mnt, no_load)[:2])
+    report_raw('no load', under_load(rawdir, no_load, raw=True)[0])
 
     def stats(stop):
         child = start_as_user(0, stat_loop, mnt, stop)
@@ -416,6 +484,15 @@ def measure(args, pool, size, rows):
     say(f'(root read user.poolfs.stat {n} times meanwhile)')
     report('stat loop', create, removal)
 
+    def raw_stats(stop):
+        child = start_as_user(0, stat_loop, rawdir, stop, True)
+        time.sleep(LOAD_SECONDS)
+        return child
+
+    create, _, child = under_load(rawdir, raw_stats, raw=True)
+    finish(child)
+    report_raw('stat loop', create)
+
     def kill(stop):
         time.sleep(0.5)
         return as_user(MAPPER_UID, mappers_killed, mnt)
@@ -424,6 +501,14 @@ def measure(args, pool, size, rows):
     say(f'({MAPPERS} mappers killed: every name gone {took * 1e3:.0f} ms after the kill)')
     row('killed mappers: all names gone', 'ms', 'pool', took * 1e3, f'{MAPPERS} mappers')
     report('mappers killed', create, removal)
+
+    def raw_kill(stop):
+        time.sleep(0.5)
+        return as_user(MAPPER_UID, mappers_killed, rawdir, True)
+
+    report_raw('mappers killed', under_load(rawdir, raw_kill, raw=True)[0])
+    for name in os.listdir(rawdir):
+        os.unlink(os.path.join(rawdir, name))
 
     remove = min(REMOVE, per_user)
     folders = max(1, round(FOLDERS * remove / per_user))
@@ -434,11 +519,16 @@ def measure(args, pool, size, rows):
         return as_user(USERS[0], rm_folders, paths)
 
     create, removal, t_rm = under_load(mnt, rm)
-    t_raw = raw_rm(args.work, remove)
+    top = raw_tree(remove)
+    try:
+        create_raw, _, t_raw = under_load(rawdir, lambda stop: rm_folders([top]), raw=True)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
     say(f'rm -rf of {remove} files: {t_rm:.2f} s (raw tmpfs {t_raw:.2f} s)')
     row('rm -rf', 's', 'pool', t_rm, f'{remove} files')
     row('rm -rf', 's', 'raw', t_raw, f'{remove} files')
     report('rm -rf', create, removal)
+    report_raw('rm -rf', create_raw)
 
     left = entries + BATCH + 1 - remove - folders  # the rate batch and its folder stay
     t = pool.unmount()
