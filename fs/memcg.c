@@ -1,9 +1,13 @@
 /* memcg: charging allocations to the caller's memory cgroup (see memcg.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memcg.h"
@@ -104,6 +108,12 @@ int memcg_open(struct memcg *m, const char *mountinfo, const char *self_cgroup)
 	m->root[0] = m->self[0] = '\0';
 	m->v1 = false;
 	atomic_init(&m->warned, false);
+	m->idle = NULL;
+	m->lock_ready = false;
+	r = -pthread_mutex_init(&m->lock, NULL);
+	if (r < 0)
+		return r;
+	m->lock_ready = true;
 	r = file_scan(mountinfo, mount_line, &f);
 	if (r < 0 && r != -ENOENT)
 		return r;
@@ -117,11 +127,67 @@ int memcg_open(struct memcg *m, const char *mountinfo, const char *self_cgroup)
 	return r;
 }
 
-/* In the child: nothing but async-signal-safe calls (the daemon has threads). The exit code is
- * fallocate's errno, 0, or JOIN_FAILED. */
+/* ---- chargers ----------------------------------------------------------------------------- */
+
+/* A request: fallocate(fd, mode, off, len), the fd passed along (SCM_RIGHTS); the answer is an
+ * int, fallocate's errno or 0. */
+struct charge_request {
+	int mode;
+	off_t off;
+	off_t len;
+};
+
+struct memcg_charger {
+	struct memcg_charger *next;
+	pid_t pid;
+	int sock;		/* the daemon's end of the socket pair */
+	uint64_t idle_since_ms; /* when it answered last (on the idle list) */
+	char cg[];
+};
+
+/* A charger exit code: it could not join its cgroup. Others are an errno, or 0: it left. */
 #define JOIN_FAILED 255
 
-static void child_allocate(int procs_fd, int fd, int mode, off_t off, off_t len)
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A charger's one request: 1 and the request, 0 at the end of the stream, -1 on a bad one. */
+static int charger_receive(int sock, struct charge_request *req, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = req, .iov_len = sizeof(*req)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	cm = n == (ssize_t)sizeof(*req) ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return 1;
+}
+
+/* The charger, in the child: nothing but system calls (the daemon has threads). It joins its
+ * cgroup through procs_fd, keeps only `sock`, and serves requests until the daemon closes its end
+ * or none came for MEMCG_IDLE_MS. */
+static void charger_main(int sock, int procs_fd)
 {
 	int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 
@@ -136,40 +202,224 @@ static void child_allocate(int procs_fd, int fd, int mode, off_t off, off_t len)
 	}
 	if (write(procs_fd, "0", 1) != 1)
 		_exit(JOIN_FAILED);
-	if (fallocate(fd, mode, off, len) < 0)
-		_exit(errno > 0 && errno < JOIN_FAILED ? errno : EIO);
-	_exit(0);
+	/* Nothing of the daemon's stays open here: not /dev/fuse (a charger must not keep a dead
+	 * daemon's mount alive), not another charger's socket. */
+	if (sock > 0)
+		close_range(0, (unsigned)sock - 1, 0);
+	close_range((unsigned)sock + 1, ~0u, 0);
+	for (;;) {
+		struct pollfd pfd = {.fd = sock, .events = POLLIN};
+		struct charge_request req;
+		int fd = -1, err, r = poll(&pfd, 1, MEMCG_IDLE_MS);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			_exit(0); /* idle: leave the job's cgroup */
+		r = charger_receive(sock, &req, &fd);
+		if (r == 0)
+			_exit(0);
+		if (r < 0)
+			_exit(EPROTO);
+		err = fallocate(fd, req.mode, req.off, req.len) < 0 ? errno : 0;
+		close(fd);
+		if (send(sock, &err, sizeof(err), MSG_NOSIGNAL) != (ssize_t)sizeof(err))
+			_exit(0);
+	}
 }
 
-int memcg_fallocate(const struct memcg *m, const char *cg, int fd, int mode, off_t off, off_t len)
+/* A new charger in `cg`, or NULL and *err: -errno (-EPERM: the cgroup cannot be joined). */
+static struct memcg_charger *charger_start(const struct memcg *m, const char *cg, int *err)
 {
 	char procs[PATH_MAX * 2 + 16];
-	int procs_fd, status, r;
+	struct memcg_charger *c;
+	int procs_fd, sv[2], r;
 	pid_t pid;
 
-	if (!cg || !m->root[0] || strcmp(cg, m->self) == 0)
-		return fallocate(fd, mode, off, len) < 0 ? -errno : 0;
 	if ((size_t)snprintf(procs, sizeof(procs), "%s%s/cgroup.procs", m->root, cg) >=
-	    sizeof(procs))
-		return -ENAMETOOLONG;
+	    sizeof(procs)) {
+		*err = -ENAMETOOLONG;
+		return NULL;
+	}
+	c = malloc(sizeof(*c) + strlen(cg) + 1);
+	if (!c) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
-	if (procs_fd < 0)
-		return errno == EACCES ? -EPERM : -errno;
+	if (procs_fd < 0) {
+		r = errno == EACCES ? -EPERM : -errno;
+		goto fail;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		r = -errno;
+		goto fail_procs;
+	}
 	pid = fork();
 	if (pid == 0)
-		child_allocate(procs_fd, fd, mode, off, len);
+		charger_main(sv[1], procs_fd);
 	r = pid < 0 ? -errno : 0;
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		goto fail_procs;
+	}
 	close(procs_fd);
-	if (r < 0)
-		return r;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	/* Killed: only the OOM killer of cg kills it (its pid is no one else's). That, or ENOMEM
-	 * from the charge itself, means the caller's cgroup is at its limit: its quota. */
-	if (WIFSIGNALED(status) || WEXITSTATUS(status) == ENOMEM)
+	c->next = NULL;
+	c->pid = pid;
+	c->sock = sv[0];
+	c->idle_since_ms = 0;
+	memcpy(c->cg, cg, strlen(cg) + 1);
+	return c;
+
+fail_procs:
+	close(procs_fd);
+fail:
+	free(c);
+	*err = r;
+	return NULL;
+}
+
+/* End charger `c` (it leaves at the end of its stream, if it has not yet) and free it: what its
+ * exit says of a request it did not answer. -EAGAIN: it left, idle, before reading it; -EDQUOT:
+ * it was killed (only its cgroup's OOM killer, or the job's end, kills it); -EPERM: it could not
+ * join; -EIO for anything else. */
+static int charger_end(struct memcg_charger *c)
+{
+	int status = 0, r;
+
+	close(c->sock);
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	free(c);
+	if (WIFSIGNALED(status))
 		return -EDQUOT;
-	if (WEXITSTATUS(status) == JOIN_FAILED)
-		return -EPERM;
-	return -WEXITSTATUS(status);
+	r = WEXITSTATUS(status);
+	return r == 0 ? -EAGAIN : r == JOIN_FAILED ? -EPERM : r == ENOMEM ? -EDQUOT : -EIO;
+}
+
+/* Ask `c` for the fallocate: 1 and *result (0 or -errno) if it answered, 0 if it is gone. */
+static int charger_ask(struct memcg_charger *c, int fd, int mode, off_t off, off_t len, int *result)
+{
+	struct charge_request req = {.mode = mode, .off = off, .len = len};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	ssize_t n;
+	int err;
+
+	memset(u.buf, 0, sizeof(u.buf));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	do
+		n = sendmsg(c->sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(req))
+		return 0;
+	do
+		n = recv(c->sock, &err, sizeof(err), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(err))
+		return 0;
+	/* ENOMEM: the charge itself failed (the cgroup's OOM killer off): the job's limit. */
+	*result = err == ENOMEM ? -EDQUOT : -err;
+	return 1;
+}
+
+/* An idle charger of `cg`, taken off the list, or NULL. Every charger idle for half its time or
+ * more comes off the list too, into *done: it leaves (or has left) by itself, and the caller
+ * ends it (charger_end, outside the lock): a request is never sent to one about to leave. */
+static struct memcg_charger *charger_take(struct memcg *m, const char *cg,
+					  struct memcg_charger **done)
+{
+	struct memcg_charger *found = NULL, **pp, *c;
+	uint64_t now = now_ms();
+
+	pthread_mutex_lock(&m->lock);
+	for (pp = &m->idle; (c = *pp);) {
+		if (now - c->idle_since_ms >= MEMCG_IDLE_MS / 2) {
+			*pp = c->next;
+			c->next = *done;
+			*done = c;
+		} else if (!found && strcmp(c->cg, cg) == 0) {
+			*pp = c->next;
+			found = c;
+		} else {
+			pp = &c->next;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return found;
+}
+
+static void charger_put(struct memcg *m, struct memcg_charger *c)
+{
+	c->idle_since_ms = now_ms();
+	pthread_mutex_lock(&m->lock);
+	c->next = m->idle;
+	m->idle = c;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void chargers_end(struct memcg_charger *list)
+{
+	while (list) {
+		struct memcg_charger *next = list->next;
+		(void)charger_end(list); /* idle: nothing was asked of it */
+		list = next;
+	}
+}
+
+int memcg_fallocate(struct memcg *m, const char *cg, int fd, int mode, off_t off, off_t len)
+{
+	struct memcg_charger *c, *done = NULL;
+	bool fresh = false;
+	int r = 0;
+
+	if (!cg || !m->root[0] || !m->lock_ready || strcmp(cg, m->self) == 0)
+		return fallocate(fd, mode, off, len) < 0 ? -errno : 0;
+	c = charger_take(m, cg, &done);
+	chargers_end(done);
+	for (;;) {
+		if (!c) {
+			c = charger_start(m, cg, &r);
+			if (!c)
+				return r;
+			fresh = true;
+		}
+		if (charger_ask(c, fd, mode, off, len, &r)) {
+			charger_put(m, c);
+			return r;
+		}
+		r = charger_end(c);
+		c = NULL;
+		/* One taken from the list may have left just before the request came: a fresh one
+		 * then; a fresh one does not leave before its first request. */
+		if (r != -EAGAIN || fresh)
+			return r == -EAGAIN ? -EIO : r;
+	}
+}
+
+void memcg_close(struct memcg *m)
+{
+	struct memcg_charger *list;
+
+	if (!m->lock_ready)
+		return;
+	pthread_mutex_lock(&m->lock);
+	list = m->idle;
+	m->idle = NULL;
+	pthread_mutex_unlock(&m->lock);
+	chargers_end(list);
+	pthread_mutex_destroy(&m->lock);
+	m->lock_ready = false;
 }

@@ -2,19 +2,32 @@
  * whose write, store or fallocate allocates it; what the daemon allocates itself (a file's
  * growth, allocated at the ftruncate so that a full pool fails there and not with SIGBUS at a
  * later store; the data of a page-cache WRITE) would be the daemon's. So such an allocation runs
- * in a short-lived child of the daemon that first joins the memory cgroup of the process that
- * asked, and the pages are that job's, as on tmpfs (docs/decisions.md "Who pays for pool
- * memory"). cgroup v1 (the memory controller's own hierarchy) and v2 alike. Needs no FUSE, no log
- * and no pool (the unit tests run it on texts of their own). */
+ * in a child of the daemon that has joined the memory cgroup of the process that asked, and the
+ * pages are that job's, as on tmpfs (docs/decisions.md "Who pays for pool memory"). cgroup v1
+ * (the memory controller's own hierarchy) and v2 alike.
+ *
+ * A child (a "charger") serves one cgroup: it takes requests over a socket, one at a time, and
+ * leaves by itself after MEMCG_IDLE_MS without one, so that it keeps no job's cgroup populated
+ * for longer (a zombie does not: its parent reaps it at the next call or at memcg_close). Joining
+ * a cgroup costs the kernel a wait for an RCU grace period (about 12 ms here) when no join came
+ * just before; a fork per allocation cost 0.4 ms more: a charger pays both once per burst.
+ *
+ * Needs no FUSE, no log and no pool (the unit tests run its readers on texts of their own). */
 #ifndef POOLFS_MEMCG_H
 #define POOLFS_MEMCG_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* How long a charger waits for its next request before it leaves its cgroup. */
+#define MEMCG_IDLE_MS 1000
+
+struct memcg_charger; /* memcg.c */
 
 struct memcg {
 	/* Where the hierarchy with the memory controller is mounted ("" none), whether it is cgroup
@@ -23,12 +36,18 @@ struct memcg {
 	bool v1;
 	char self[PATH_MAX];
 	atomic_bool warned; /* backing_fallocate_charged said once that the daemon pays */
+	/* The chargers not serving a request now (a leaf lock: held for list changes only). */
+	pthread_mutex_t lock;
+	bool lock_ready;
+	struct memcg_charger *idle;
 };
 
 /* Find the memory controller's hierarchy in `mountinfo` (normally "/proc/self/mountinfo") and
  * the daemon's own cgroup in it, from `self_cgroup` (normally "/proc/self/cgroup"). 0; -ENOENT if
  * no memory controller is mounted (then every allocation is the daemon's own); -errno. */
 int memcg_open(struct memcg *m, const char *mountinfo, const char *self_cgroup);
+/* End every charger and wait for it (accepts a zeroed memcg that memcg_open never reached). */
+void memcg_close(struct memcg *m);
 
 /* The memory cgroup of process (or thread) `pid`, as a path below m->root ("/a/b"), into buf.
  * 0, -ESRCH (gone), -ENOENT (no memory controller), -ENAMETOOLONG or -errno. memcg_in_file reads
@@ -36,13 +55,13 @@ int memcg_open(struct memcg *m, const char *mountinfo, const char *self_cgroup);
 int memcg_of(const struct memcg *m, pid_t pid, char *buf, size_t len);
 int memcg_in_file(const struct memcg *m, const char *cgroup_file, char *buf, size_t len);
 
-/* fallocate(2) of `fd` charged to the memory cgroup `cg` (a path from memcg_of): run by a child
- * that joins cg first, unless cg is the daemon's own (or NULL: the daemon's). The child is the OOM
- * killer's first pick in cg (oom_score_adj 1000): if cg has no room, the allocation fails, and
- * no process of the job dies for an allocation the daemon made for it. 0 or fallocate's -errno;
- * -EDQUOT if cg had no room (the child was OOM-killed, or the charge failed); -EPERM if the child
- * could not join cg (not root: see backing_fallocate_charged). What the child allocated before a
- * failure stays in the file: the caller undoes it. */
-int memcg_fallocate(const struct memcg *m, const char *cg, int fd, int mode, off_t off, off_t len);
+/* fallocate(2) of `fd` charged to the memory cgroup `cg` (a path from memcg_of): run by a charger
+ * in cg, unless cg is the daemon's own (or NULL: the daemon's). A charger is the OOM killer's
+ * first pick in its cgroup (oom_score_adj 1000): if cg has no room, the allocation fails, and no
+ * process of the job dies for an allocation the daemon made for it. 0 or fallocate's -errno;
+ * -EDQUOT if cg had no room (the charger was killed, or the charge failed); -EPERM if the charger
+ * could not join cg (not root: see backing_fallocate_charged). What the charger allocated before
+ * a failure stays in the file: the caller undoes it. Safe from any thread. */
+int memcg_fallocate(struct memcg *m, const char *cg, int fd, int mode, off_t off, off_t len);
 
 #endif

@@ -121,6 +121,8 @@ void pool_destroy(struct pool *p)
 	pool_sources_free(p);
 	hash_destroy(&p->inos);
 	names_destroy(&p->names);
+	/* Before the store: a charger may still hold one of its files for a moment. */
+	memcg_close(&p->memcg);
 	backing_close(&p->backing);
 	if (p->linger_timer_fd >= 0)
 		close(p->linger_timer_fd);

@@ -15,6 +15,10 @@
 #include <stdbool.h>
 #include <sys/mman.h>
 
+/* How long the daemon's charger for a cgroup stays after its last request: fs/memcg.h's
+ * MEMCG_IDLE_MS. */
+#define CHARGER_IDLE_MS 1000
+
 #define LIMIT (64L << 20)
 #define BIG (256L << 20)
 #define SMALL (24L << 20)
@@ -214,11 +218,23 @@ static void make_groups(const struct pool_fixture *p)
 	move_pid(cg.daemon, p->daemon_pid);
 }
 
+/* rmdir of a cgroup, waiting while it is busy: the daemon's charger for the job's cgroup leaves
+ * it by itself CHARGER_IDLE_MS after its last request. */
+static int remove_group(const char *dir)
+{
+	for (int waited = 0; rmdir(dir) < 0; waited += 50) {
+		if (errno != EBUSY || waited >= CHARGER_IDLE_MS + 5000)
+			return -errno;
+		usleep(50 * 1000);
+	}
+	return 0;
+}
+
 /* Undo make_groups, whatever part of it was done: the daemon home, the job's processes killed
  * (none should be left), the cgroups removed. */
 static void remove_groups(void)
 {
-	if (cg.daemon_pid > 0 && cg.daemon_home[0]) {
+	if (cg.daemon_pid > 0 && cg.daemon_home[0] && kill(cg.daemon_pid, 0) == 0) {
 		char text[32];
 		snprintf(text, sizeof(text), "%d", (int)cg.daemon_pid);
 		if (write_file(cg.daemon_home, "cgroup.procs", text) < 0)
@@ -228,8 +244,9 @@ static void remove_groups(void)
 	tu_kill_children();
 	for (int i = 0; i < 2; i++) {
 		char *dir = i ? cg.daemon : cg.job;
-		if (dir[0] && rmdir(dir) < 0 && errno != ENOENT)
-			fprintf(stderr, "# rmdir %s: %s\n", dir, errname(errno));
+		int r = dir[0] ? remove_group(dir) : 0;
+		if (r < 0 && r != -ENOENT)
+			fprintf(stderr, "# rmdir %s: %s\n", dir, errname(-r));
 		dir[0] = '\0';
 	}
 }
@@ -245,10 +262,14 @@ static int setup_per_user(void **state)
 	return tu_setup(state, "autohold=none,max_user_size=1G");
 }
 
+/* The pool first: its daemon ends its chargers (fs/memcg.h), so the job's cgroup can go even
+ * after a failed test left one in it. */
 static int teardown(void **state)
 {
+	int r = tu_teardown(state);
+
 	remove_groups();
-	return tu_teardown(state);
+	return r;
 }
 
 enum how { BY_WRITE, BY_MAPPING };
@@ -398,6 +419,87 @@ static void test_mapping_within_the_limit_is_charged_to_the_job(void **state)
 	within_the_limit(state, BY_MAPPING);
 }
 
+/* The parent of process `pid`, -1 if it is gone. */
+static long long ppid_of(int pid)
+{
+	char path[64], *text, *at;
+	long long ppid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = pool_read_text(path);
+	if (!text)
+		return -1;
+	at = strstr(text, "\nPPid:");
+	if (!at || sscanf(at + 6, "%lld", &ppid) != 1)
+		ppid = -1;
+	free(text);
+	return ppid;
+}
+
+/* The processes in cgroup `dir` other than the job's (it has ended): each must be the daemon's
+ * child, a charger (fs/memcg.h); how many. */
+static int chargers_in(const char *dir, pid_t daemon)
+{
+	char path[PATH_MAX * 2], *text, *line;
+	int count = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	text = pool_read_text(path);
+	if (!text)
+		fail_msg("cannot read %s: %s", path, errname(errno));
+	for (line = text; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		long long ppid;
+		int pid = atoi(line);
+
+		if (pid <= 0)
+			continue;
+		ppid = ppid_of(pid);
+		if (ppid >= 0 && ppid != daemon)
+			fail_msg("process %d (parent %lld) is in the ended job's cgroup", pid,
+				 ppid);
+		count += ppid >= 0;
+	}
+	free(text);
+	return count;
+}
+
+/* The daemon's allocations for a job run in one charger at a time in the job's cgroup, and it
+ * leaves by itself once the job makes no more: it never keeps a finished job's cgroup from being
+ * removed for longer than its idle time (fs/memcg.h). */
+static void test_charger_leaves_the_job_cgroup(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	long long t0;
+	int n;
+	PATH(pool_file, p, "burst");
+
+	make_groups(p);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(run_job(pool_file, BY_MAPPING, SMALL), 0);
+		ASSERT_GONE(pool_file);
+		n = chargers_in(cg.job, p->daemon_pid);
+		if (n != 1)
+			fail_msg(
+				"after job %d, %d chargers of the daemon are in the job's cgroup, not 1",
+				i + 1, n);
+	}
+	t0 = pool_now_ms();
+	while ((n = chargers_in(cg.job, p->daemon_pid)) > 0 &&
+	       pool_now_ms() - t0 < CHARGER_IDLE_MS + 5000)
+		usleep(20 * 1000);
+	if (n > 0)
+		fail_msg("the charger is still in the job's cgroup %lld ms after the job's last "
+			 "allocation",
+			 pool_now_ms() - t0);
+	fprintf(stderr, "# the charger left the job's cgroup %lld ms after the last job ended\n",
+		pool_now_ms() - t0);
+	if (rmdir(cg.job) < 0)
+		fail_msg("the job's cgroup cannot be removed once the charger left: %s",
+			 errname(errno));
+	cg.job[0] = '\0';
+}
+
 /* A full pool still refuses at the ftruncate that grows a file, for a job in a cgroup with room
  * to spare: the pool's own limit answers (ENOSPC), not the job's, and never a SIGBUS later. */
 static int setup_full(void **state)
@@ -452,6 +554,8 @@ int main(void)
 						setup_per_user, teardown),
 		cmocka_unit_test_setup_teardown(test_per_user_mapping_within_the_limit_is_charged,
 						setup_per_user, teardown),
+		cmocka_unit_test_setup_teardown(test_charger_leaves_the_job_cgroup, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_full_pool_refuses_at_the_ftruncate, setup_full,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_write_within_the_limit_is_charged_to_the_job,
