@@ -90,6 +90,7 @@ void names_attach(struct name_table *t, struct name *nm, struct name_ends *dir,
 	hash_insert(&t->hash, &nm->hash, name_hash(dir, nm->text));
 	list_push(&dir->children, nm, true);
 	dir->nchildren++;
+	dir->gen++;
 	dir->subdirs += entry->is_dir;
 	list_push(&entry->names, nm, false);
 	entry->nnames++;
@@ -104,6 +105,7 @@ void names_detach(struct name_table *t, struct name *nm)
 	hash_remove(&t->hash, &nm->hash);
 	list_take(&dir->children, nm, true);
 	dir->nchildren--;
+	dir->gen++;
 	dir->subdirs -= entry->is_dir;
 	list_take(&entry->names, nm, false);
 	entry->nnames--;

@@ -30,6 +30,9 @@ struct name_ends {
 	uint32_t nchildren;
 	uint32_t subdirs; /* folders: how many of the names in it name folders */
 	bool is_dir;	  /* set at creation: a folder's name counts in its folder's subdirs */
+	/* Folders: moved at every attach and detach in it, so that a walk of `children` that let
+	 * go of the pool lock can tell that its place is still good (with nchildren). */
+	uint16_t gen;
 };
 
 struct name {

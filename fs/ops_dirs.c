@@ -27,24 +27,30 @@ struct dir_entry {
 
 struct dir_handle {
 	struct handle_link link; /* first: the pool's list of open folder handles */
-	size_t count;
+	size_t count, cap;
 	struct dir_entry *entries;
 };
+
+static void dir_entries_clear(struct dir_handle *d)
+{
+	for (size_t i = 0; i < d->count; i++)
+		free(d->entries[i].name);
+	d->count = 0;
+}
 
 static void dir_handle_free(struct dir_handle *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->count; i++)
-		free(d->entries[i].name);
+	dir_entries_clear(d);
 	free(d->entries);
 	free(d);
 }
 
-static int dir_entry_add(struct pool *p, struct dir_handle *d, size_t cap, uint64_t ino,
-			 mode_t type, const char *name)
+static int dir_entry_add(struct pool *p, struct dir_handle *d, uint64_t ino, mode_t type,
+			 const char *name)
 {
-	if (d->count >= cap)
+	if (d->count >= d->cap)
 		return -EOVERFLOW;
 	d->entries[d->count].name = pool_strdup(p, name);
 	if (!d->entries[d->count].name)
@@ -55,12 +61,80 @@ static int dir_entry_add(struct pool *p, struct dir_handle *d, size_t cap, uint6
 	return 0;
 }
 
+/* Names copied per lock section of a snapshot while another request waits for the lock, and
+ * how many times a snapshot starts over before it takes the rest in one section. */
+#define SNAPSHOT_CHUNK 256
+#define SNAPSHOT_RETRIES 3
+
+/* Room in d for the entries of a folder of `children` names. 0 or -ENOMEM. */
+static int dir_room(struct pool *p, struct dir_handle *d, size_t children)
+{
+	size_t cap = children + 2;
+	struct dir_entry *grown;
+
+	if (cap <= d->cap)
+		return 0;
+	grown = pool_alloc(p, cap * sizeof(*d->entries));
+	if (!grown)
+		return -ENOMEM;
+	free(d->entries);
+	d->entries = grown;
+	d->cap = cap;
+	return 0;
+}
+
+/* Folder *np's entries the caller may list, into d (after "." and ".."), lock held. The copy
+ * grows with the folder, so while other requests wait for the lock it lets go every
+ * SNAPSHOT_CHUNK names (docs/design.md "Work that grows with the pool"): its place stays good
+ * only if no name came or went in the folder meanwhile (its gen and count), else the copy starts
+ * over with the folder found again by inode, at most SNAPSHOT_RETRIES times. 0 or -errno; *np is
+ * the folder as last found. */
+static int dir_snapshot(struct pool *p, uid_t caller, fuse_ino_t ino, struct node **np,
+			struct dir_handle *d)
+{
+	for (int tries = 0;; tries++) {
+		struct node *n = *np;
+		uint16_t gen = n->ends.gen;
+		uint32_t count = n->ends.nchildren;
+		size_t copied = 0;
+		bool moved = false;
+		int r;
+
+		dir_entries_clear(d);
+		r = dir_room(p, d, count);
+		if (r == 0)
+			r = dir_entry_add(p, d, n->ino, S_IFDIR, ".");
+		if (r == 0)
+			r = dir_entry_add(p, d, pool_parent(n) ? pool_parent(n)->ino : n->ino,
+					  S_IFDIR, "..");
+		for (struct name *c = n->ends.children; c && r == 0; c = c->sib_next) {
+			const struct node *e = pool_name_entry(c);
+
+			if (++copied % SNAPSHOT_CHUNK == 0 && tries < SNAPSHOT_RETRIES &&
+			    pool_lock_wanted(p)) {
+				pool_commit(p);
+				pool_lock(p);
+				n = *np = pool_node(p, ino);
+				if (!n || n->ends.gen != gen || n->ends.nchildren != count) {
+					moved = true;
+					break;
+				}
+			}
+			if (access_may_list(&p->policy, caller, e->uid))
+				r = dir_entry_add(p, d, e->ino, e->type, c->text);
+		}
+		if (!moved || r < 0)
+			return r;
+		if (!n)
+			return -ENOENT;
+	}
+}
+
 void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct pool *p = pool_of(req);
 	struct dir_handle *d = NULL;
 	struct node *n;
-	size_t cap;
 	int r;
 
 	pool_lock(p);
@@ -72,22 +146,12 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		goto fail;
 	}
 	/* A snapshot taken at opendir: offsets stay stable whatever happens to the folder. */
-	cap = (size_t)n->life.children + 2;
 	d = pool_alloc(p, sizeof(*d));
-	if (!d || !(d->entries = pool_alloc(p, cap * sizeof(*d->entries)))) {
+	if (!d) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = dir_entry_add(p, d, cap, n->ino, S_IFDIR, ".");
-	if (r == 0)
-		r = dir_entry_add(p, d, cap, pool_parent(n) ? pool_parent(n)->ino : n->ino, S_IFDIR,
-				  "..");
-	for (struct name *c = n->ends.children; c && r == 0; c = c->sib_next) {
-		const struct node *e = pool_name_entry(c);
-
-		if (access_may_list(&p->policy, caller_uid(req), e->uid))
-			r = dir_entry_add(p, d, cap, e->ino, e->type, c->text);
-	}
+	r = dir_snapshot(p, caller_uid(req), ino, &n, d);
 	if (r < 0)
 		goto fail;
 	fi->fh = (uint64_t)(uintptr_t)d;

@@ -10,6 +10,9 @@
 
 /* ---- pool_core.c ---- */
 void pool_lock(struct pool *p);
+/* Whether another thread waits in pool_lock now: for a section whose work grows with its input
+ * (a folder's snapshot, a batch of FORGETs), to let go between chunks. */
+bool pool_lock_wanted(struct pool *p);
 /* Only unlock: a section that goes on after a system call (what it marked waits for the commit
  * that ends it) or that changed nothing. Every other section ends with pool_commit. */
 void pool_unlock(struct pool *p);

@@ -12,7 +12,14 @@
 
 void pool_lock(struct pool *p)
 {
+	atomic_fetch_add_explicit(&p->lock_waiters, 1, memory_order_relaxed);
 	pthread_mutex_lock(&p->lock);
+	atomic_fetch_sub_explicit(&p->lock_waiters, 1, memory_order_relaxed);
+}
+
+bool pool_lock_wanted(struct pool *p)
+{
+	return atomic_load_explicit(&p->lock_waiters, memory_order_relaxed) > 0;
 }
 
 void pool_unlock(struct pool *p)

@@ -221,6 +221,9 @@ struct stale_threads {
 
 struct pool {
 	pthread_mutex_t lock;
+	/* Threads in pool_lock now: a section that grows with its input lets go between chunks
+	 * while any waits (pool_lock_wanted). */
+	atomic_uint lock_waiters;
 	pthread_cond_t probe_done; /* a node's `releasing` went false (with `lock`) */
 	/* Entries with no name that nothing uses, kept only while the kernel may still open them
 	 * (docs/design.md "The LOOKUP/OPEN race"), and a broadcast (with `lock`) each time one of

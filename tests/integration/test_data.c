@@ -945,6 +945,83 @@ static void test_readdir_many(void **state)
 	}
 }
 
+/* A churner: creates and removes names in `dir` until killed (0 on an error's exit code). */
+static int churn_names(void *arg)
+{
+	const char *dir = arg;
+	char path[PATH_MAX];
+
+	for (unsigned i = 0;; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/churn-%u", dir, i % 64);
+		fd = open(path, O_CREAT | O_RDWR, 0600);
+		if (fd < 0 && errno != ENOENT)
+			return 1;
+		if (fd >= 0)
+			close(fd);
+		if (unlink(path) < 0 && errno != ENOENT)
+			return 2;
+	}
+	return 0;
+}
+
+/* The snapshot of a folder bigger than a lock section (SNAPSHOT_CHUNK in fs/ops_dirs.c) taken
+ * while names come and go in it and the lock is wanted: each listing has every name that stayed
+ * throughout exactly once, and nothing else but the churner's names (docs/design.md "Work that
+ * grows with the pool": the copy starts over when the folder moved under it). */
+static void test_readdir_big_folder_while_it_changes(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	enum { N = 3000, ROUNDS = 20 };
+	static char seen[N];
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	pid_t churners[2];
+
+	assert_int_equal(pool_path(p, "big", dir, sizeof(dir)), 0);
+	CHECK(mkdir(dir, 0700));
+	/* pinned: its files stay after their close (autohold=none) */
+	CHECK(setxattr(dir, POOLFS_XATTR_HOLD, POOLFS_SCOPE_WORD_PIN, strlen(POOLFS_SCOPE_WORD_PIN),
+		       0));
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "%s/stay-%d", dir, i);
+		CHECK(close(create_open(path)));
+	}
+	for (int c = 0; c < 2; c++)
+		churners[c] = tu_spawn(churn_names, dir);
+	for (int round = 0; round < ROUNDS; round++) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		assert_non_null(d);
+		memset(seen, 0, sizeof(seen));
+		while ((e = readdir(d))) {
+			int i;
+
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+			    !strncmp(e->d_name, "churn-", 6))
+				continue;
+			if (sscanf(e->d_name, "stay-%d", &i) != 1 || i < 0 || i >= N)
+				fail_msg("round %d: unexpected entry %s", round, e->d_name);
+			if (seen[i]++)
+				fail_msg("round %d: %s listed twice", round, e->d_name);
+		}
+		closedir(d);
+		for (int i = 0; i < N; i++)
+			if (!seen[i])
+				fail_msg("round %d: stay-%d not listed", round, i);
+	}
+	for (int c = 0; c < 2; c++) {
+		int end;
+
+		kill(churners[c], SIGKILL);
+		end = tu_reap(churners[c], CHILD_MS);
+		if (end != 128 + SIGKILL)
+			fail_msg("churner %d ended with %d before it was stopped", c, end);
+	}
+	CHECK(removexattr(dir, POOLFS_XATTR_HOLD));
+}
+
 /* ---- mount and unmount ---- */
 
 static void test_mount_reports_datapath(void **state)
@@ -1176,6 +1253,7 @@ int main(void)
 		T(test_setattr_and_fallocate),
 		T(test_statfs),
 		T(test_readdir_many),
+		T(test_readdir_big_folder_while_it_changes),
 		cmocka_unit_test(test_bad_options_refused),
 		T(test_clean_unmount),
 		T(test_sigterm_unmounts_cleanly),
