@@ -301,7 +301,7 @@ static int charger_end(struct memcg_charger *c)
 /* Ask `c` for the fallocate: 1 and *result (0 or -errno) if it answered, 0 if it is gone. */
 static int charger_ask(struct memcg_charger *c, int fd, int mode, off_t off, off_t len, int *result)
 {
-	struct charge_request req = {.mode = mode, .off = off, .len = len};
+	struct charge_request req;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -315,6 +315,11 @@ static int charger_ask(struct memcg_charger *c, int fd, int mode, off_t off, off
 	ssize_t n;
 	int err;
 
+	/* All of it, the padding after `mode` too: it crosses into another process. */
+	memset(&req, 0, sizeof(req));
+	req.mode = mode;
+	req.off = off;
+	req.len = len;
 	memset(u.buf, 0, sizeof(u.buf));
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
