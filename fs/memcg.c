@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,11 +376,15 @@ static void charger_put(struct memcg *m, struct memcg_charger *c)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* End idle chargers: nothing was asked of them. Killed rather than left to read the end of
+ * their stream: one in a frozen cgroup (v2's freezer, a suspended Slurm job) would never read it,
+ * and the daemon would wait for it, at unmount too; a fatal signal ends a frozen task. */
 static void chargers_end(struct memcg_charger *list)
 {
 	while (list) {
 		struct memcg_charger *next = list->next;
-		(void)charger_end(list); /* idle: nothing was asked of it */
+		kill(list->pid, SIGKILL);
+		(void)charger_end(list);
 		list = next;
 	}
 }

@@ -8,7 +8,8 @@
  *
  * A child (a "charger") serves one cgroup: it takes requests over a socket, one at a time, and
  * leaves by itself after MEMCG_IDLE_MS without one, so that it keeps no job's cgroup populated
- * for longer (a zombie does not: its parent reaps it at the next call or at memcg_close). Joining
+ * for longer (a zombie does not); the daemon stops asking one idle half that long, and kills and
+ * reaps it at its next call or at memcg_close. Joining
  * a cgroup costs the kernel a wait for an RCU grace period (about 12 ms here) when no join came
  * just before; a fork per allocation cost 0.4 ms more: a charger pays both once per burst.
  *
