@@ -148,9 +148,10 @@ def stopped(stop):
     return bool(select.select([stop], [], [], 0)[0])
 
 
-def probe_create(mnt, stop):
+def probe_create(mnt, stop, raw=False):
     """Another user's stat + open(O_CREAT) + close of new names in the root (each goes at its
-    close: autohold=none) until told to stop: the latencies in ms."""
+    close: autohold=none) until told to stop: the latencies in ms. On raw tmpfs (mnt a folder
+    there) each file is then unlinked, untimed: on the pool it goes by itself."""
     lat, i, me = [], 0, os.getpid()
     while not stopped(stop):
         name = os.path.join(mnt, f'p{me}-{i}')
@@ -162,24 +163,8 @@ def probe_create(mnt, stop):
             pass
         os.close(os.open(name, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
         lat.append((time.perf_counter() - t0) * 1e3)
-    return lat
-
-
-def probe_create_raw(folder, stop):
-    """probe_create on raw tmpfs: stat + open(O_CREAT) + close timed, each file then unlinked
-    untimed (on the pool it goes by itself at its close)."""
-    lat, i, me = [], 0, os.getpid()
-    while not stopped(stop):
-        name = os.path.join(folder, f'p{me}-{i}')
-        i += 1
-        t0 = time.perf_counter()
-        try:
-            os.stat(name)
-        except FileNotFoundError:
-            pass
-        os.close(os.open(name, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
-        lat.append((time.perf_counter() - t0) * 1e3)
-        os.unlink(name)
+        if raw:
+            os.unlink(name)
     return lat
 
 
@@ -281,7 +266,7 @@ def under_load(mnt, run_load, raw=False):
     stop, go = os.pipe()
     try:
         if raw:
-            probes = [start_as_user(PROBE_UID, probe_create_raw, mnt, stop),
+            probes = [start_as_user(PROBE_UID, probe_create, mnt, stop, True),
                       start_as_user(PROBE_UID, lambda _stop: [], stop)]
         else:
             probes = [start_as_user(PROBE_UID, probe_create, mnt, stop),
