@@ -15,8 +15,7 @@
 #include <stdbool.h>
 #include <sys/mman.h>
 
-/* How long the daemon's charger for a cgroup stays after its last request: fs/memcg.h's
- * MEMCG_IDLE_MS. */
+/* How long the daemon's idle charger stays: fs/memcg.h's MEMCG_IDLE_MS. */
 #define CHARGER_IDLE_MS 1000
 
 #define LIMIT (64L << 20)
@@ -218,8 +217,7 @@ static void make_groups(const struct pool_fixture *p)
 	move_pid(cg.daemon, p->daemon_pid);
 }
 
-/* rmdir of a cgroup, waiting while it is busy: the daemon's charger for the job's cgroup leaves
- * it by itself CHARGER_IDLE_MS after its last request. */
+/* rmdir of a cgroup, waiting a while if it is busy (a failed test may leave a process in it). */
 static int remove_group(const char *dir)
 {
 	for (int waited = 0; rmdir(dir) < 0; waited += 50) {
@@ -436,8 +434,8 @@ static long long ppid_of(int pid)
 	return ppid;
 }
 
-/* The processes in cgroup `dir` other than the job's (it has ended): each must be the daemon's
- * child, a charger (fs/memcg.h); how many. */
+/* The processes in cgroup `dir`, where the job has ended: none may be other than the daemon's
+ * children (chargers, fs/memcg.h); how many of those. */
 static int chargers_in(const char *dir, pid_t daemon)
 {
 	char path[PATH_MAX * 2], *text, *line;
@@ -464,13 +462,13 @@ static int chargers_in(const char *dir, pid_t daemon)
 	return count;
 }
 
-/* The daemon's allocations for a job run in one charger at a time in the job's cgroup, and it
- * leaves by itself once the job makes no more: it never keeps a finished job's cgroup from being
- * removed for longer than its idle time (fs/memcg.h). */
+/* The daemon's allocations for a job run in a charger (fs/memcg.h) that joins the job's cgroup
+ * for each and goes back to the daemon's before it answers: once a job has ended its cgroup holds
+ * no process, and can be removed at once, as Slurm's cgroup v1 plugin does without retrying when
+ * it finds one. Three jobs in a row, the cgroup checked after each. */
 static void test_charger_leaves_the_job_cgroup(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	long long t0;
 	int n;
 	PATH(pool_file, p, "burst");
 
@@ -479,24 +477,12 @@ static void test_charger_leaves_the_job_cgroup(void **state)
 		assert_int_equal(run_job(pool_file, BY_MAPPING, SMALL), 0);
 		ASSERT_GONE(pool_file);
 		n = chargers_in(cg.job, p->daemon_pid);
-		if (n != 1)
-			fail_msg(
-				"after job %d, %d chargers of the daemon are in the job's cgroup, not 1",
-				i + 1, n);
+		if (n != 0)
+			fail_msg("after job %d, %d processes of the daemon are in the job's cgroup",
+				 i + 1, n);
 	}
-	t0 = pool_now_ms();
-	while ((n = chargers_in(cg.job, p->daemon_pid)) > 0 &&
-	       pool_now_ms() - t0 < CHARGER_IDLE_MS + 5000)
-		usleep(20 * 1000);
-	if (n > 0)
-		fail_msg("the charger is still in the job's cgroup %lld ms after the job's last "
-			 "allocation",
-			 pool_now_ms() - t0);
-	fprintf(stderr, "# the charger left the job's cgroup %lld ms after the last job ended\n",
-		pool_now_ms() - t0);
 	if (rmdir(cg.job) < 0)
-		fail_msg("the job's cgroup cannot be removed once the charger left: %s",
-			 errname(errno));
+		fail_msg("the ended job's cgroup cannot be removed: %s", errname(errno));
 	cg.job[0] = '\0';
 }
 
