@@ -446,8 +446,18 @@ int memcg_fallocate(struct memcg *m, const char *cg, int fd, int mode, off_t off
 			fresh = true;
 		}
 		if (charger_ask(c, fd, mode, off, len, &r)) {
-			charger_put(m, c);
-			return r;
+			if (r != -EPERM) {
+				charger_put(m, c);
+				return r;
+			}
+			/* It could not join: its cgroup may be gone, or made again under the same
+			 * name after it opened the old one. Not kept; a fresh one opens the name anew. */
+			kill(c->pid, SIGKILL);
+			(void)charger_end(c);
+			c = NULL;
+			if (fresh)
+				return r;
+			continue;
 		}
 		r = charger_end(c);
 		c = NULL;

@@ -486,6 +486,38 @@ static void test_charger_leaves_the_job_cgroup(void **state)
 	cg.job[0] = '\0';
 }
 
+/* A job's cgroup removed and made again under the same name (a scheduler reusing a name): the
+ * next job there is charged in the new one, not the daemon. The daemon's charger for that name
+ * still holds the old one (fs/memcg.h: it moved back home, and waits for the next request). */
+static void test_cgroup_made_again_is_charged(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	long long daemon_before;
+	char limit[32];
+	int keep;
+	PATH(pool_file, p, "again");
+
+	make_groups(p);
+	assert_int_equal(run_job(pool_file, BY_MAPPING, SMALL), 0);
+	ASSERT_GONE(pool_file);
+	CHECK(rmdir(cg.job));
+	CHECK(mkdir(cg.job, 0755));
+	snprintf(limit, sizeof(limit), "%ld", LIMIT);
+	CHECK_0(write_file(cg.job, cg.v1 ? "memory.limit_in_bytes" : "memory.max", limit));
+	CHECK(keep = open(pool_file, O_RDWR | O_CREAT, 0600));
+	daemon_before = shmem_of(cg.daemon);
+	assert_int_equal(run_job(pool_file, BY_MAPPING, SMALL), 0);
+	if (shmem_of(cg.job) < SMALL)
+		fail_msg("the cgroup made again holds %lld bytes of tmpfs pages after its job made "
+			 "%ld MiB",
+			 shmem_of(cg.job), SMALL >> 20);
+	if (shmem_of(cg.daemon) > daemon_before + DAEMON_SLACK)
+		fail_msg("the daemon's cgroup's tmpfs pages grew from %lld to %lld bytes",
+			 daemon_before, shmem_of(cg.daemon));
+	CHECK(close(keep));
+	ASSERT_GONE(pool_file);
+}
+
 /* A full pool still refuses at the ftruncate that grows a file, for a job in a cgroup with room
  * to spare: the pool's own limit answers (ENOSPC), not the job's, and never a SIGBUS later. */
 static int setup_full(void **state)
@@ -542,6 +574,7 @@ int main(void)
 						setup_per_user, teardown),
 		cmocka_unit_test_setup_teardown(test_charger_leaves_the_job_cgroup, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup_made_again_is_charged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_pool_refuses_at_the_ftruncate, setup_full,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_write_within_the_limit_is_charged_to_the_job,
