@@ -157,27 +157,41 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* A charger's one request: 1 and the request, 0 at the end of the stream, -1 on a bad one. */
-static int charger_receive(int sock, struct charge_request *req, int *fd)
-{
+/* A request as it crosses the socket: the request and room for the one descriptor with it. */
+struct charge_message {
+	struct msghdr msg;
+	struct iovec iov;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
-	} u;
-	struct iovec iov = {.iov_base = req, .iov_len = sizeof(*req)};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
+	} control;
+};
+
+/* Lay out `cm` around `req`, all of it zeroed (it crosses into another process). */
+static void charge_message_init(struct charge_message *cm, struct charge_request *req)
+{
+	memset(cm, 0, sizeof(*cm));
+	cm->iov = (struct iovec){.iov_base = req, .iov_len = sizeof(*req)};
+	cm->msg.msg_iov = &cm->iov;
+	cm->msg.msg_iovlen = 1;
+	cm->msg.msg_control = cm->control.buf;
+	cm->msg.msg_controllen = sizeof(cm->control.buf);
+}
+
+/* A charger's one request: 1 and the request, 0 at the end of the stream, -1 on a bad one. */
+static int charger_receive(int sock, struct charge_request *req, int *fd)
+{
+	struct charge_message m;
 	struct cmsghdr *cm;
 	ssize_t n;
 
+	charge_message_init(&m, req);
 	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
 		return 0;
-	cm = n == (ssize_t)sizeof(*req) ? CMSG_FIRSTHDR(&msg) : NULL;
+	cm = n == (ssize_t)sizeof(*req) ? CMSG_FIRSTHDR(&m.msg) : NULL;
 	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
 	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
 		return -1;
@@ -254,6 +268,14 @@ static void charger_main(int sock, int procs_fd, int home_fd)
 	}
 }
 
+/* A cgroup's file to move the charger by, opened: the fd, or -errno (-EPERM: not ours to use). */
+static int open_mover(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	return fd >= 0 ? fd : errno == EACCES ? -EPERM : -errno;
+}
+
 /* A new charger in `cg`, or NULL and *err: -errno (-EPERM: the cgroup cannot be joined). */
 static struct memcg_charger *charger_start(const struct memcg *m, const char *cg, int *err)
 {
@@ -278,16 +300,12 @@ static struct memcg_charger *charger_start(const struct memcg *m, const char *cg
 		*err = -ENOMEM;
 		return NULL;
 	}
-	procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
-	if (procs_fd < 0) {
-		r = errno == EACCES ? -EPERM : -errno;
+	procs_fd = r = open_mover(procs);
+	if (r < 0)
 		goto fail;
-	}
-	home_fd = open(home, O_WRONLY | O_CLOEXEC);
-	if (home_fd < 0) {
-		r = errno == EACCES ? -EPERM : -errno;
+	home_fd = r = open_mover(home);
+	if (r < 0)
 		goto fail_procs;
-	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
 		goto fail_home;
@@ -342,16 +360,8 @@ static int charger_end(struct memcg_charger *c)
 static int charger_ask(struct memcg_charger *c, int fd, int mode, off_t off, off_t len, int *result)
 {
 	struct charge_request req;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	struct charge_message m;
+	struct cmsghdr *cm;
 	ssize_t n;
 	int err;
 
@@ -360,13 +370,14 @@ static int charger_ask(struct memcg_charger *c, int fd, int mode, off_t off, off
 	req.mode = mode;
 	req.off = off;
 	req.len = len;
-	memset(u.buf, 0, sizeof(u.buf));
+	charge_message_init(&m, &req);
+	cm = CMSG_FIRSTHDR(&m.msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	do
-		n = sendmsg(c->sock, &msg, MSG_NOSIGNAL);
+		n = sendmsg(c->sock, &m.msg, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)sizeof(req))
 		return 0;
@@ -439,34 +450,33 @@ int memcg_fallocate(struct memcg *m, const char *cg, int fd, int mode, off_t off
 	c = charger_take(m, cg, &done);
 	chargers_end(done);
 	for (;;) {
+		bool answered;
+		int end;
+
 		if (!c) {
 			c = charger_start(m, cg, &r);
 			if (!c)
 				return r;
 			fresh = true;
 		}
-		if (charger_ask(c, fd, mode, off, len, &r)) {
-			if (r != -EPERM) {
-				charger_put(m, c);
-				return r;
-			}
-			/* It could not join: its cgroup may be gone, or made again under the same
-			 * name after it opened the old one. Not kept; a fresh one opens the name anew. */
-			kill(c->pid, SIGKILL);
-			(void)charger_end(c);
-			c = NULL;
-			if (fresh)
-				return r;
-			continue;
+		answered = charger_ask(c, fd, mode, off, len, &r);
+		if (answered && r != -EPERM) {
+			charger_put(m, c);
+			return r;
 		}
-		r = charger_end(c);
+		/* Not kept. It could not join (its cgroup may be gone, or made again under the same
+		 * name after it opened the old one), or it is gone: one taken from the list may have
+		 * left, or been killed, before the request came (it waits in the daemon's cgroup, the
+		 * OOM killer's first pick there too). A fresh one then, which opens the name anew and
+		 * says what the request meets; a fresh one does not leave before its first request. */
+		if (answered)
+			kill(c->pid, SIGKILL);
+		end = charger_end(c);
 		c = NULL;
-		/* One taken from the list may have left, or been killed, before the request came (it
-		 * waits in the daemon's cgroup, the OOM killer's first pick there too): a fresh one
-		 * then, which says what the request meets; a fresh one does not leave before its
-		 * first request. */
+		if (!answered)
+			r = end == -EAGAIN ? -EIO : end;
 		if (fresh)
-			return r == -EAGAIN ? -EIO : r;
+			return r;
 	}
 }
 
