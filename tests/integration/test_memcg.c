@@ -197,12 +197,11 @@ static void home_of(pid_t pid, char *out)
 }
 
 /* The job's cgroup with its limit, and the daemon moved into one of its own. */
-static void make_groups(const struct pool_fixture *p)
+/* The job's cgroup (made again if it was removed) with its limit. */
+static void make_job_group(void)
 {
 	char limit[32];
 
-	if (!cg.v1) /* v2: children get the controller only where the parent hands it down */
-		(void)write_file(cg.root, "cgroup.subtree_control", "+memory");
 	make_group(cg.job, "job");
 	snprintf(limit, sizeof(limit), "%ld", LIMIT);
 	CHECK_0(write_file(cg.job, cg.v1 ? "memory.limit_in_bytes" : "memory.max", limit));
@@ -211,6 +210,13 @@ static void make_groups(const struct pool_fixture *p)
 		(void)write_file(cg.job, "memory.swappiness", "0");
 	else
 		(void)write_file(cg.job, "memory.swap.max", "0");
+}
+
+static void make_groups(const struct pool_fixture *p)
+{
+	if (!cg.v1) /* v2: children get the controller only where the parent hands it down */
+		(void)write_file(cg.root, "cgroup.subtree_control", "+memory");
+	make_job_group();
 	make_group(cg.daemon, "daemon");
 	home_of(p->daemon_pid, cg.daemon_home);
 	cg.daemon_pid = p->daemon_pid;
@@ -378,16 +384,14 @@ static void test_mapping_over_the_limit_is_oom_killed(void **state)
 	over_the_limit(state, BY_MAPPING);
 }
 
-/* Within its limit the job finishes, and the pages it made are its cgroup's: the job's cgroup
- * holds them after the job has ended (the file still has them), the daemon's does not. */
-static void within_the_limit(void **state, enum how how)
+/* A job making SMALL bytes in `pool_file` finishes, and the pages it made are its cgroup's:
+ * the job's cgroup holds them after the job has ended (the file still has them), the daemon's
+ * does not. */
+static void assert_charged_to_the_job(const char *pool_file, enum how how)
 {
-	struct pool_fixture *p = tu_pool(state);
 	long long daemon_before, job_before;
 	int end, keep;
-	PATH(pool_file, p, "small");
 
-	make_groups(p);
 	/* Our descriptor keeps the file, and so its pages, after the job has ended. */
 	CHECK(keep = open(pool_file, O_RDWR | O_CREAT, 0600));
 	daemon_before = shmem_of(cg.daemon);
@@ -405,6 +409,15 @@ static void within_the_limit(void **state, enum how how)
 			 daemon_before, shmem_of(cg.daemon));
 	CHECK(close(keep));
 	ASSERT_GONE(pool_file);
+}
+
+static void within_the_limit(void **state, enum how how)
+{
+	struct pool_fixture *p = tu_pool(state);
+	PATH(pool_file, p, "small");
+
+	make_groups(p);
+	assert_charged_to_the_job(pool_file, how);
 }
 
 static void test_write_within_the_limit_is_charged_to_the_job(void **state)
@@ -492,30 +505,14 @@ static void test_charger_leaves_the_job_cgroup(void **state)
 static void test_cgroup_made_again_is_charged(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
-	long long daemon_before;
-	char limit[32];
-	int keep;
 	PATH(pool_file, p, "again");
 
 	make_groups(p);
 	assert_int_equal(run_job(pool_file, BY_MAPPING, SMALL), 0);
 	ASSERT_GONE(pool_file);
 	CHECK(rmdir(cg.job));
-	CHECK(mkdir(cg.job, 0755));
-	snprintf(limit, sizeof(limit), "%ld", LIMIT);
-	CHECK_0(write_file(cg.job, cg.v1 ? "memory.limit_in_bytes" : "memory.max", limit));
-	CHECK(keep = open(pool_file, O_RDWR | O_CREAT, 0600));
-	daemon_before = shmem_of(cg.daemon);
-	assert_int_equal(run_job(pool_file, BY_MAPPING, SMALL), 0);
-	if (shmem_of(cg.job) < SMALL)
-		fail_msg("the cgroup made again holds %lld bytes of tmpfs pages after its job made "
-			 "%ld MiB",
-			 shmem_of(cg.job), SMALL >> 20);
-	if (shmem_of(cg.daemon) > daemon_before + DAEMON_SLACK)
-		fail_msg("the daemon's cgroup's tmpfs pages grew from %lld to %lld bytes",
-			 daemon_before, shmem_of(cg.daemon));
-	CHECK(close(keep));
-	ASSERT_GONE(pool_file);
+	make_job_group();
+	assert_charged_to_the_job(pool_file, BY_MAPPING);
 }
 
 /* A full pool still refuses at the ftruncate that grows a file, for a job in a cgroup with room
