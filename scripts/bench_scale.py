@@ -355,6 +355,13 @@ def daemon_ops(mnt):
     return ops
 
 
+def ops_between(before, after, op):
+    """(requests, handler ns) of type `op` between two daemon_ops readings."""
+    n0, ns0 = before.get(op, (0, 0))
+    n1, ns1 = after.get(op, (0, 0))
+    return n1 - n0, ns1 - ns0
+
+
 def raw_batch(count):
     top = os.path.join('/dev/shm', f'poolbench-scale-rate-{os.getpid()}')
     os.mkdir(top, 0o700)
@@ -411,8 +418,7 @@ def measure_in(args, pool, size, rows, rawdir):
     row('create rate', 'creates/s', 'pool', BATCH / t_pool, f'the next {BATCH} of one user')
     row('create rate', 'creates/s', 'raw', BATCH / t_raw)
     for op in ('create', 'lookup'):
-        n = ops1.get(op, (0, 0))[0] - ops0.get(op, (0, 0))[0]
-        ns = ops1.get(op, (0, 0))[1] - ops0.get(op, (0, 0))[1]
+        n, ns = ops_between(ops0, ops1, op)
         if n > 0:
             say(f'daemon time per {op.upper()} during the create rate: {ns / n / 1e3:.1f} us'
                 f' ({n} requests)')
@@ -429,8 +435,8 @@ def measure_in(args, pool, size, rows, rawdir):
     say(f'user.poolfs.stat: median {statistics.median(times):.3f} ms, worst {max(times):.3f} ms')
     row('user.poolfs.stat', 'ms', 'pool', statistics.median(times), f'median of {STATS}')
     # the daemon's own part: GETXATTR handler time (the counters' own read is one more)
-    n = ops1.get('getxattr', (0, 0))[0] - ops0.get('getxattr', (0, 0))[0] - 1
-    ns = ops1.get('getxattr', (0, 0))[1] - ops0.get('getxattr', (0, 0))[1]
+    n, ns = ops_between(ops0, ops1, 'getxattr')
+    n -= 1
     if n > 0:
         say(f'daemon time per GETXATTR of user.poolfs.stat: {ns / n / 1e3:.1f} us')
         row('daemon time per user.poolfs.stat', 'us', 'pool', ns / n / 1e3,
@@ -440,27 +446,25 @@ def measure_in(args, pool, size, rows, rawdir):
     say(f'poolctl ls of a folder of {per_user // FOLDERS} entries: {t * 1e3:.1f} ms')
     row('poolctl ls of one folder', 'ms', 'pool', t * 1e3, f'{per_user // FOLDERS} entries in it')
 
+    def create_rows(load, target, create):
+        """The create+close probe's rows; its summary as text."""
+        row(f'create+close worst, {load}', 'ms', target, create.get('max'),
+            f'{create["n"]} samples')
+        row(f'create+close p99, {load}', 'ms', target, create.get('p99'))
+        row(f'create+close median, {load}', 'ms', target, create.get('median'))
+        return (f'{create["n"]} samples, median {create.get("median", 0):.3f} ms, p99'
+                f' {create.get("p99", 0):.3f}, worst {create.get("max", 0):.3f} ms')
+
     def report(load, create, removal):
-        say(f'{load:<22} create+close: {create["n"]} samples, median {create.get("median", 0):.3f}'
-            f' ms, p99 {create.get("p99", 0):.3f}, worst {create.get("max", 0):.3f} ms; removal:'
+        say(f'{load:<22} create+close: {create_rows(load, "pool", create)}; removal:'
             f' {removal["n"]} samples, median {removal.get("median", 0):.3f} ms, worst'
             f' {removal.get("max", 0):.3f} ms')
-        row(f'create+close worst, {load}', 'ms', 'pool', create.get('max'),
-            f'{create["n"]} samples')
-        row(f'create+close p99, {load}', 'ms', 'pool', create.get('p99'))
-        row(f'create+close median, {load}', 'ms', 'pool', create.get('median'))
         row(f'removal median, {load}', 'ms', 'pool', removal.get('median'),
             f'{removal["n"]} samples')
         row(f'removal worst, {load}', 'ms', 'pool', removal.get('max'))
 
     def report_raw(load, create):
-        say(f'{load:<22} create+close on raw tmpfs: {create["n"]} samples, median'
-            f' {create.get("median", 0):.3f} ms, p99 {create.get("p99", 0):.3f}, worst'
-            f' {create.get("max", 0):.3f} ms')
-        row(f'create+close worst, {load}', 'ms', 'raw', create.get('max'),
-            f'{create["n"]} samples')
-        row(f'create+close p99, {load}', 'ms', 'raw', create.get('p99'))
-        row(f'create+close median, {load}', 'ms', 'raw', create.get('median'))
+        say(f'{load:<22} create+close on raw tmpfs: {create_rows(load, "raw", create)}')
 
     def no_load(stop):
         return None
@@ -468,39 +472,36 @@ def measure_in(args, pool, size, rows, rawdir):
     report('no load', *under_load(mnt, no_load)[:2])
     report_raw('no load', under_load(rawdir, no_load, raw=True)[0])
 
-    def stats(stop):
-        child = start_as_user(0, stat_loop, mnt, stop)
-        time.sleep(LOAD_SECONDS)
-        return child
+    def stats(where, raw=False):
+        """The stat loop as a load on `where` (statvfs on raw tmpfs)."""
+        def load(stop):
+            child = start_as_user(0, stat_loop, where, stop, raw)
+            time.sleep(LOAD_SECONDS)
+            return child
+        return load
 
-    create, removal, child = under_load(mnt, stats)
+    create, removal, child = under_load(mnt, stats(mnt))
     n = finish(child)
     say(f'(root read user.poolfs.stat {n} times meanwhile)')
     report('stat loop', create, removal)
 
-    def raw_stats(stop):
-        child = start_as_user(0, stat_loop, rawdir, stop, True)
-        time.sleep(LOAD_SECONDS)
-        return child
-
-    create, _, child = under_load(rawdir, raw_stats, raw=True)
+    create, _, child = under_load(rawdir, stats(rawdir, True), raw=True)
     finish(child)
     report_raw('stat loop', create)
 
-    def kill(stop):
-        time.sleep(0.5)
-        return as_user(MAPPER_UID, mappers_killed, mnt)
+    def kill(where, raw=False):
+        """MAPPERS mappers in `where` killed at once, as a load."""
+        def load(stop):
+            time.sleep(0.5)
+            return as_user(MAPPER_UID, mappers_killed, where, raw)
+        return load
 
-    create, removal, took = under_load(mnt, kill)
+    create, removal, took = under_load(mnt, kill(mnt))
     say(f'({MAPPERS} mappers killed: every name gone {took * 1e3:.0f} ms after the kill)')
     row('killed mappers: all names gone', 'ms', 'pool', took * 1e3, f'{MAPPERS} mappers')
     report('mappers killed', create, removal)
 
-    def raw_kill(stop):
-        time.sleep(0.5)
-        return as_user(MAPPER_UID, mappers_killed, rawdir, True)
-
-    report_raw('mappers killed', under_load(rawdir, raw_kill, raw=True)[0])
+    report_raw('mappers killed', under_load(rawdir, kill(rawdir, True), raw=True)[0])
     for name in os.listdir(rawdir):
         os.unlink(os.path.join(rawdir, name))
 
