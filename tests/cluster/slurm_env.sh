@@ -154,10 +154,13 @@ cluster_teardown() {
         done
     done
     stop_remembered
-    # A job whose slurmstepd was killed leaves its (empty) freezer groups behind.
-    if [[ $CLUSTER_PROCTRACK == cgroup-v1 && -d /sys/fs/cgroup/freezer/slurm_$NODE ]]; then
-        find "/sys/fs/cgroup/freezer/slurm_$NODE" -depth -type d -exec rmdir {} \; 2>/dev/null || true
-    fi
+    # A job whose slurmstepd was killed leaves its (empty) groups behind: freezer (proctrack/
+    # cgroup) and memory (task/cgroup), which Slurm 22.05 does not remove. Only this node's
+    # hierarchy, and rmdir takes only empty groups.
+    for f in freezer memory; do
+        [[ -d /sys/fs/cgroup/$f/slurm_$NODE ]] || continue
+        find "/sys/fs/cgroup/$f/slurm_$NODE" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+    done
     if [[ -n ${POOL:-} ]] && mountpoint -q "$POOL" 2>/dev/null; then
         fusermount3 -u "$POOL" 2>/dev/null || fusermount3 -uz "$POOL" 2>/dev/null || true
     fi
