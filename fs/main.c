@@ -17,6 +17,7 @@
 
 #include "cgroup2.h"
 #include "datapath.h"
+#include "idle_halt.h"
 #include "log.h"
 #include "mountopts.h"
 #include "notify.h"
@@ -454,6 +455,14 @@ int main(int argc, char *argv[])
 		ret = r == -EOPNOTSUPP ? EXIT_NO_DATAPATH : 1;
 		goto out;
 	}
+	/* Said, never changed: like the io_uring switch it is the machine's (idle_halt.h). */
+	if (idle_halt_at_once("/sys") == 1)
+		log_info("this VM halts its idle CPUs at once (cpuidle driver haltpoll, "
+			 "guest_halt_poll_ns 0): each request that wakes an idle CPU waits for the "
+			 "host, and small files run several times slower; as root, echo 200000 > "
+			 "/sys" IDLE_HALT_POLL_NS
+			 " polls 200 us first (docs/performance.md \"Tuning "
+			 "a node\")");
 
 	signal(SIGPIPE, SIG_IGN);
 	/* A lease break (passthrough's mapping probe) raises SIGIO; it must never kill us. */

@@ -32,7 +32,7 @@ LAYERS = [
     ('base', ['fault', 'array.h', 'log', 'access', 'options', 'holds', 'lifetime', 'hash_table',
               'name_table', 'name_rules', 'timer_heap', 'part_set', 'xattrs', 'mountopts', 'opstats',
               'poolstats', 'procfs', 'session', 'cgroup2', 'memcg', 'tmpfs_instance', 'sdnotify',
-              'unmount_guard', 'watch', 'notify',
+              'idle_halt', 'unmount_guard', 'watch', 'notify',
               'backing']),
     # tables, then accounting, attributes, removal and holds (docs/design.md "Layout")
     ('pool', ['pool_model.h', 'pool_core', 'pool_reaper', 'pool_tree', 'pool_usage', 'pool_names', 'pool_attrs',
