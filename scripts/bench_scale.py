@@ -4,7 +4,8 @@ a fresh multi-user pool (allow_other,autohold=none, default data path and transp
 that many entries by several users, each in folders of their own (one pinned folder per user,
 FOLDERS folders in it), then:
 
-  - the create rate of one user's next BATCH creates (open O_CREAT + close), against raw tmpfs;
+  - the create rate of one user's next BATCH creates (open O_CREAT + close), against raw tmpfs:
+    the best of RATE_ROUNDS rounds, and the first (right after the fill) as a row of its own;
   - the daemon's RSS per entry (VmRSS after the fill minus after the mount, over the entries);
   - the time of getxattr user.poolfs.stat on the root and of `poolctl ls` of one folder;
   - the worst latency of another user's stat + open(O_CREAT) + close, and the removal latency of
@@ -44,6 +45,7 @@ PROBE_UID = 60109  # another user: the create+close and removal probes
 MAPPER_UID = 60110  # the mappers
 FOLDERS = 8  # per user
 BATCH = 5000
+RATE_ROUNDS = 3
 MAPPERS = 200
 REMOVE = 100000
 LOAD_SECONDS = 3.0
@@ -120,9 +122,9 @@ def create_files(top, first, count):
     return time.perf_counter() - t0
 
 
-def create_batch(top, count):
-    """count creates in a new folder of top: seconds taken."""
-    d = os.path.join(top, 'rate')
+def create_batch(top, count, name='rate'):
+    """count creates in a new folder `name` of top: seconds taken."""
+    d = os.path.join(top, name)
     os.mkdir(d, 0o700)
     t0 = time.perf_counter()
     for i in range(count):
@@ -410,20 +412,40 @@ def measure_in(args, pool, size, rows, rawdir):
     say(f'daemon RSS: {rss0} KiB after the mount, {rss} KiB filled: {per_entry:.0f} B per entry')
     row('daemon RSS per entry', 'B', 'pool', per_entry)
 
-    ops0 = daemon_ops(mnt)
-    t_pool = as_user(USERS[0], create_batch, user_top(mnt, USERS[0]), BATCH)
-    ops1 = daemon_ops(mnt)
-    t_raw = raw_batch(BATCH)
-    say(f'create rate: {BATCH / t_pool:.0f}/s (raw tmpfs {BATCH / t_raw:.0f}/s)')
-    row('create rate', 'creates/s', 'pool', BATCH / t_pool, f'the next {BATCH} of one user')
-    row('create rate', 'creates/s', 'raw', BATCH / t_raw)
+    # Rounds of BATCH creates in a new folder, each removed (untimed) after it so that the pool
+    # stays at its size; pool and raw in turn. The first round comes right after the fill, whose
+    # aftermath slows the machine's creates for a moment, raw tmpfs's as much (a folder of 10^6
+    # raw files takes creates as fast as an empty one once it has passed): it is a row of its own,
+    # the best round is the rate at this size.
+    best = None
+    for k in range(RATE_ROUNDS):
+        ops0 = daemon_ops(mnt)
+        t_pool = as_user(USERS[0], create_batch, user_top(mnt, USERS[0]), BATCH, f'rate{k}')
+        ops1 = daemon_ops(mnt)
+        as_user(USERS[0], rm_folders, [os.path.join(user_top(mnt, USERS[0]), f'rate{k}')])
+        t_raw = raw_batch(BATCH)
+        say(f'create rate, round {k + 1}: {BATCH / t_pool:.0f}/s (raw tmpfs {BATCH / t_raw:.0f}/s)')
+        if k == 0:
+            row('create rate, first round', 'creates/s', 'pool', BATCH / t_pool,
+                f'the {BATCH} creates right after the fill')
+            row('create rate, first round', 'creates/s', 'raw', BATCH / t_raw)
+            best_raw = t_raw
+        if best is None or t_pool < best[0]:
+            best = (t_pool, ops0, ops1)
+        best_raw = min(best_raw, t_raw)
+    t_pool, ops0, ops1 = best
+    say(f'create rate: {BATCH / t_pool:.0f}/s (raw tmpfs {BATCH / best_raw:.0f}/s), best of '
+        f'{RATE_ROUNDS} rounds')
+    row('create rate', 'creates/s', 'pool', BATCH / t_pool,
+        f'best of {RATE_ROUNDS} rounds of {BATCH} creates of one user')
+    row('create rate', 'creates/s', 'raw', BATCH / best_raw, f'best of {RATE_ROUNDS} rounds')
     for op in ('create', 'lookup'):
         n, ns = ops_between(ops0, ops1, op)
         if n > 0:
             say(f'daemon time per {op.upper()} during the create rate: {ns / n / 1e3:.1f} us'
                 f' ({n} requests)')
             row(f'daemon time per {op.upper()}', 'us', 'pool', ns / n / 1e3,
-                f'{n} requests during the create rate')
+                f'{n} requests during the best round of the create rate')
 
     times = []
     ops0 = daemon_ops(mnt)
