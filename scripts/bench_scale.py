@@ -49,7 +49,7 @@ RATE_ROUNDS = 3
 MAPPERS = 200
 REMOVE = 100000
 LOAD_SECONDS = 3.0
-STATS = 20
+STATS = 200
 HOLD = 'user.poolfs.hold'
 STAT = 'user.poolfs.stat'
 
@@ -364,6 +364,21 @@ def ops_between(before, after, op):
     return n1 - n0, ns1 - ns0
 
 
+def settle(mnt, quiet=0.2, limit=5.0):
+    """Wait (at most `limit` s) until the daemon gets no request but our own reads of its
+    counters for `quiet` s: the FORGETs and removals a big rm -rf leaves behind are done."""
+    def others(ops):
+        return sum(n for op, (n, _) in ops.items() if op not in ('getxattr', 'total'))
+    end = time.monotonic() + limit
+    last = others(daemon_ops(mnt))
+    while time.monotonic() < end:
+        time.sleep(quiet)
+        now = others(daemon_ops(mnt))
+        if now == last:
+            return
+        last = now
+
+
 def raw_batch(count):
     top = os.path.join('/dev/shm', f'poolbench-scale-rate-{os.getpid()}')
     os.mkdir(top, 0o700)
@@ -434,6 +449,8 @@ def measure_in(args, pool, size, rows, rawdir):
             best = (t_pool, ops0, ops1)
         best_raw = min(best_raw, t_raw)
     t_pool, ops0, ops1 = best
+    # The removals' FORGETs come later, in batches: the next rows wait for them.
+    settle(mnt)
     say(f'create rate: {BATCH / t_pool:.0f}/s (raw tmpfs {BATCH / best_raw:.0f}/s), best of '
         f'{RATE_ROUNDS} rounds')
     row('create rate', 'creates/s', 'pool', BATCH / t_pool,
