@@ -413,6 +413,13 @@ static void cleanup(struct daemon *d)
 {
 	struct pool *pool = d->pool;
 
+	/* Ending already: a SIGTERM, SIGINT or SIGHUP now (a stop that crosses an unmount) asks for
+	 * nothing more, and must not cut the teardown short. Once libfuse takes its handlers away
+	 * they would kill the daemon before backing_close empties a directory store, and before
+	 * the chargers are reaped. Set before that removal: libfuse then leaves them ignored. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	/* Nothing may queue an invalidation once the notify thread is gone: the watch thread
 	 * (holds that end, timers) and the data path's watchers stop first. */
 	if (pool && pool->watch) {

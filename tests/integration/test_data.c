@@ -1127,6 +1127,68 @@ static void test_sigterm_unmounts_cleanly(void **state)
 	}
 }
 
+/* A stop that crosses an unmount (systemd's SIGTERM while the pool goes away): SIGTERMs again
+ * and again from the unmount until the daemon is reaped must not cut its teardown short. Killed
+ * there it would exit by the signal and leave a directory store's folder behind (the next daemon
+ * with that store sweeps it, but nothing should leak till then). 10,000 pinned entries make the
+ * teardown (freeing them, emptying the store) long enough to be hit many times over. */
+static void test_sigterm_during_teardown(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	enum { N = 10000 };
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	pid_t daemon = p->daemon_pid;
+	long long deadline;
+	int status = 0, sent = 0;
+	pid_t r;
+
+	assert_int_equal(pool_path(p, "many", dir, sizeof(dir)), 0);
+	CHECK(mkdir(dir, 0700));
+	CHECK(setxattr(dir, POOLFS_XATTR_HOLD, POOLFS_SCOPE_WORD_PIN, strlen(POOLFS_SCOPE_WORD_PIN),
+		       0));
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "%s/f%d", dir, i);
+		CHECK(close(create_open(path)));
+	}
+	CHECK(umount2(p->mnt, 0));
+	deadline = pool_now_ms() + GONE_MS;
+	while ((r = waitpid(daemon, &status, WNOHANG)) == 0) {
+		if (pool_now_ms() >= deadline)
+			fail_msg("daemon %ld still there %d ms after its unmount", (long)daemon,
+				 GONE_MS);
+		CHECK(kill(daemon, SIGTERM));
+		sent++;
+		usleep(100);
+	}
+	CHECK(r);
+	p->daemon_pid = 0;
+	p->exit_status = status;
+	p->store[0] = '\0';
+	p->mounted = 0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg(
+			"daemon wait status %#x after %d SIGTERMs during its teardown, want exit 0",
+			status, sent);
+	if (p->private_store) {
+		CHECK_0(pool_wait_store_gone(p, GONE_MS));
+		return;
+	}
+	{
+		DIR *d = opendir(p->backing);
+		struct dirent *ent;
+		int n = 0;
+
+		assert_non_null(d);
+		while ((ent = readdir(d)))
+			if (strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0) {
+				fprintf(stderr, "# left in the store: %s\n", ent->d_name);
+				n++;
+			}
+		closedir(d);
+		assert_int_equal(n, 0);
+	}
+}
+
 /* umount -l while a file is open and mapped: the pool keeps serving it, and once both are gone
  * the daemon exits 0 and leaves the backing dir empty. */
 static void test_lazy_unmount_with_open_file(void **state)
@@ -1257,6 +1319,7 @@ int main(void)
 		cmocka_unit_test(test_bad_options_refused),
 		T(test_clean_unmount),
 		T(test_sigterm_unmounts_cleanly),
+		T(test_sigterm_during_teardown),
 		T(test_fusermount_unmount),
 		T(test_lazy_unmount_with_open_file),
 		T(test_killed_daemon_swept_by_next),
