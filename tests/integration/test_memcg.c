@@ -196,7 +196,6 @@ static void home_of(pid_t pid, char *out)
 	fail_msg("no memory cgroup line for pid %d", (int)pid);
 }
 
-/* The job's cgroup with its limit, and the daemon moved into one of its own. */
 /* The job's cgroup (made again if it was removed) with its limit. */
 static void make_job_group(void)
 {
