@@ -1,34 +1,38 @@
 /* idle_halt: does this VM halt its idle CPUs at once (see idle_halt.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "idle_halt.h"
+#include "procfs.h"
+
+struct line_buf {
+	char *buf;
+	size_t len;
+};
+
+/* file_scan's callback: keep the first line, and stop there. */
+static int keep_first(char *line, void *ctx)
+{
+	struct line_buf *lb = ctx;
+
+	snprintf(lb->buf, lb->len, "%s", line);
+	return 1;
+}
 
 /* The first line of `sysfs``rel` into buf, without its newline: 0 or a negative errno. */
 static int read_line(const char *sysfs, const char *rel, char *buf, size_t len)
 {
 	char path[PATH_MAX];
-	ssize_t n;
-	int fd, err;
+	struct line_buf lb = {buf, len};
+	int r;
 
 	if (snprintf(path, sizeof(path), "%s%s", sysfs, rel) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	err = errno;
-	close(fd);
-	if (n < 0)
-		return err ? -err : -EIO;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
+	r = file_scan(path, keep_first, &lb);
+	return r == 1 ? 0 : r;
 }
 
 int idle_halt_at_once(const char *sysfs)
