@@ -966,6 +966,23 @@ static int churn_names(void *arg)
 	return 0;
 }
 
+/* Folder `name` of the pool (its path into dir, PATH_MAX), pinned, with n empty files
+ * PREFIX0 .. PREFIX(n-1): they stay after their close (autohold=none). */
+static void make_pinned_files(const struct pool_fixture *p, const char *name, const char *prefix,
+			      int n, char *dir)
+{
+	char path[PATH_MAX + 32];
+
+	assert_int_equal(pool_path(p, name, dir, PATH_MAX), 0);
+	CHECK(mkdir(dir, 0700));
+	CHECK(setxattr(dir, POOLFS_XATTR_HOLD, POOLFS_SCOPE_WORD_PIN, strlen(POOLFS_SCOPE_WORD_PIN),
+		       0));
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s%d", dir, prefix, i);
+		CHECK(close(create_open(path)));
+	}
+}
+
 /* The snapshot of a folder bigger than a lock section (SNAPSHOT_CHUNK in fs/ops_dirs.c) taken
  * while names come and go in it and the lock is wanted: each listing has every name that stayed
  * throughout exactly once, and nothing else but the churner's names (docs/design.md "Work that
@@ -975,18 +992,10 @@ static void test_readdir_big_folder_while_it_changes(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	enum { N = 3000, ROUNDS = 20 };
 	static char seen[N];
-	char dir[PATH_MAX], path[PATH_MAX + 32];
+	char dir[PATH_MAX];
 	pid_t churners[2];
 
-	assert_int_equal(pool_path(p, "big", dir, sizeof(dir)), 0);
-	CHECK(mkdir(dir, 0700));
-	/* pinned: its files stay after their close (autohold=none) */
-	CHECK(setxattr(dir, POOLFS_XATTR_HOLD, POOLFS_SCOPE_WORD_PIN, strlen(POOLFS_SCOPE_WORD_PIN),
-		       0));
-	for (int i = 0; i < N; i++) {
-		snprintf(path, sizeof(path), "%s/stay-%d", dir, i);
-		CHECK(close(create_open(path)));
-	}
+	make_pinned_files(p, "big", "stay-", N, dir);
 	for (int c = 0; c < 2; c++)
 		churners[c] = tu_spawn(churn_names, dir);
 	for (int round = 0; round < ROUNDS; round++) {
@@ -1092,6 +1101,23 @@ static void test_clean_unmount_default_autohold(void **state)
 	clean_unmount(state);
 }
 
+/* The entries a directory store (p->backing) still holds, each named on stderr. */
+static int store_entries_left(const struct pool_fixture *p)
+{
+	DIR *d = opendir(p->backing);
+	struct dirent *ent;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((ent = readdir(d)))
+		if (strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0) {
+			fprintf(stderr, "# left in the store: %s\n", ent->d_name);
+			n++;
+		}
+	closedir(d);
+	return n;
+}
+
 /* SIGTERM is a clean unmount too: exit 0, mount gone, backing dir empty. */
 static void test_sigterm_unmounts_cleanly(void **state)
 {
@@ -1114,17 +1140,7 @@ static void test_sigterm_unmounts_cleanly(void **state)
 		return;
 	}
 	assert_int_equal(pool_backing_files(p), 0);
-	{
-		DIR *d = opendir(p->backing);
-		struct dirent *ent;
-		int n = 0;
-
-		assert_non_null(d);
-		while ((ent = readdir(d)))
-			n += strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0;
-		closedir(d);
-		assert_int_equal(n, 0);
-	}
+	assert_int_equal(store_entries_left(p), 0);
 }
 
 /* A stop that crosses an unmount (systemd's SIGTERM while the pool goes away): SIGTERMs again
@@ -1136,20 +1152,13 @@ static void test_sigterm_during_teardown(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
 	enum { N = 10000 };
-	char dir[PATH_MAX], path[PATH_MAX + 32];
+	char dir[PATH_MAX];
 	pid_t daemon = p->daemon_pid;
 	long long deadline;
 	int status = 0, sent = 0;
 	pid_t r;
 
-	assert_int_equal(pool_path(p, "many", dir, sizeof(dir)), 0);
-	CHECK(mkdir(dir, 0700));
-	CHECK(setxattr(dir, POOLFS_XATTR_HOLD, POOLFS_SCOPE_WORD_PIN, strlen(POOLFS_SCOPE_WORD_PIN),
-		       0));
-	for (int i = 0; i < N; i++) {
-		snprintf(path, sizeof(path), "%s/f%d", dir, i);
-		CHECK(close(create_open(path)));
-	}
+	make_pinned_files(p, "many", "f", N, dir);
 	CHECK(umount2(p->mnt, 0));
 	deadline = pool_now_ms() + GONE_MS;
 	while ((r = waitpid(daemon, &status, WNOHANG)) == 0) {
@@ -1173,20 +1182,7 @@ static void test_sigterm_during_teardown(void **state)
 		CHECK_0(pool_wait_store_gone(p, GONE_MS));
 		return;
 	}
-	{
-		DIR *d = opendir(p->backing);
-		struct dirent *ent;
-		int n = 0;
-
-		assert_non_null(d);
-		while ((ent = readdir(d)))
-			if (strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0) {
-				fprintf(stderr, "# left in the store: %s\n", ent->d_name);
-				n++;
-			}
-		closedir(d);
-		assert_int_equal(n, 0);
-	}
+	assert_int_equal(store_entries_left(p), 0);
 }
 
 /* umount -l while a file is open and mapped: the pool keeps serving it, and once both are gone
