@@ -432,7 +432,7 @@ def measure_in(args, pool, size, rows, rawdir):
     # aftermath slows the machine's creates for a moment, raw tmpfs's as much (a folder of 10^6
     # raw files takes creates as fast as an empty one once it has passed): it is a row of its own,
     # the best round is the rate at this size.
-    best = None
+    best = best_raw = None
     for k in range(RATE_ROUNDS):
         ops0 = daemon_ops(mnt)
         t_pool = as_user(USERS[0], create_batch, user_top(mnt, USERS[0]), BATCH, f'rate{k}')
@@ -444,10 +444,9 @@ def measure_in(args, pool, size, rows, rawdir):
             row('create rate, first round', 'creates/s', 'pool', BATCH / t_pool,
                 f'the {BATCH} creates right after the fill')
             row('create rate, first round', 'creates/s', 'raw', BATCH / t_raw)
-            best_raw = t_raw
         if best is None or t_pool < best[0]:
             best = (t_pool, ops0, ops1)
-        best_raw = min(best_raw, t_raw)
+        best_raw = min(best_raw, t_raw) if k else t_raw
     t_pool, ops0, ops1 = best
     # The removals' FORGETs come later, in batches: the next rows wait for them.
     settle(mnt)
