@@ -2,12 +2,20 @@
  * what keeps it alive (open handles, a mapping, children, each hold with scope and owner, a hold
  * on a folder above), or "lingering" when nothing does; --json prints the same as one array of
  * objects. Reads only lstat() and user.poolfs.refs, so listing never keeps anything alive
- * itself. */
+ * itself.
+ *
+ * A folder's entries are asked about from inside it (chdir, then names relative to it): a full
+ * path would walk from the pool's root again for each entry, and in a multi-user pool every walk
+ * through a name in the root reaches the daemon (docs/design.md "Caching"), two requests more per
+ * entry than its one user.poolfs.refs. User and group names are kept once looked up: the name
+ * service reads /etc/passwd and /etc/group at every call, a miss (an id with no name) costing as
+ * much as a hit. */
 #include "poolctl_ls.h"
 #include "poolfs.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <unistd.h>
@@ -27,7 +35,8 @@ struct above {
 };
 
 struct entry {
-	const char *path, *name;
+	/* path: as shown; at: as asked (the name alone once in its folder, list_folder) */
+	const char *path, *at, *name;
 	struct stat st;
 	/* Files and folders only: the kernel gives symlinks, FIFOs and sockets no user.* xattrs,
 	 * so what keeps them (their holds, or a folder's above) is not readable (has_refs false). */
@@ -36,9 +45,23 @@ struct entry {
 	const struct above *above;
 };
 
+/* Ids whose names were looked up, the newest over the oldest: a folder's entries mostly share
+ * one owner and group. */
+#define ID_NAMES 16
+
+struct id_names {
+	unsigned used, next;
+	struct {
+		unsigned long id;
+		bool group;
+		char name[64];
+	} slot[ID_NAMES];
+};
+
 struct out {
 	bool json;
 	unsigned printed; /* JSON objects written so far (for the commas) */
+	struct id_names ids;
 };
 
 static void ls_error(const char *path, int err)
@@ -48,10 +71,17 @@ static void ls_error(const char *path, int err)
 }
 
 /* The name of a user (or, with `group`, a group) id, else the number. */
-static void id_name(unsigned long id, bool group, char *buf, size_t len)
+static void id_name(struct id_names *ids, unsigned long id, bool group, char *buf, size_t len)
 {
 	char tmp[4096];
 	const char *name = NULL;
+
+	for (unsigned k = 0; k < ids->used; k++) {
+		if (ids->slot[k].id == id && ids->slot[k].group == group) {
+			snprintf(buf, len, "%s", ids->slot[k].name);
+			return;
+		}
+	}
 
 	if (group) {
 		struct group gr, *res = NULL;
@@ -66,6 +96,13 @@ static void id_name(unsigned long id, bool group, char *buf, size_t len)
 		snprintf(buf, len, "%s", name);
 	else
 		snprintf(buf, len, "%lu", id);
+	unsigned k = ids->next;
+	ids->next = (k + 1) % ID_NAMES;
+	if (ids->used < ID_NAMES)
+		ids->used++;
+	ids->slot[k].id = id;
+	ids->slot[k].group = group;
+	snprintf(ids->slot[k].name, sizeof(ids->slot[k].name), "%s", buf);
 }
 
 /* The folders from `dir` up to its pool's root that hold holds (a hold keeps the whole subtree). */
@@ -137,21 +174,21 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
-static void print_text(const struct entry *e)
+static void print_text(struct out *o, const struct entry *e)
 {
 	char mode[11], user[64], group[64], when[32];
 	struct tm tm;
 
 	mode_text(e->st.st_mode, mode);
-	id_name(e->st.st_uid, false, user, sizeof(user));
-	id_name(e->st.st_gid, true, group, sizeof(group));
+	id_name(&o->ids, e->st.st_uid, false, user, sizeof(user));
+	id_name(&o->ids, e->st.st_gid, true, group, sizeof(group));
 	localtime_r(&e->st.st_mtime, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	printf("%s %2lu %-8s %-8s %10lld %s %s ", mode, (unsigned long)e->st.st_nlink, user, group,
 	       (long long)e->st.st_size, when, e->name);
 	if (S_ISLNK(e->st.st_mode)) {
 		char target[PATH_MAX];
-		ssize_t n = readlink(e->path, target, sizeof(target) - 1);
+		ssize_t n = readlink(e->at, target, sizeof(target) - 1);
 
 		if (n >= 0) {
 			target[n] = '\0';
@@ -169,7 +206,7 @@ static void print_text(const struct entry *e)
 	if (e->refs.children)
 		printf(" children=%llu", (unsigned long long)e->refs.children);
 	for (unsigned k = 0; k < e->refs.nlisted; k++) {
-		id_name(e->refs.holds[k].uid, false, user, sizeof(user));
+		id_name(&o->ids, e->refs.holds[k].uid, false, user, sizeof(user));
 		printf(" hold=%s(%s)", e->refs.holds[k].text, user);
 	}
 	if (e->refs.nholds > e->refs.nlisted)
@@ -185,7 +222,7 @@ static void print_json(struct out *o, const struct entry *e)
 {
 	char user[64];
 
-	id_name(e->st.st_uid, false, user, sizeof(user));
+	id_name(&o->ids, e->st.st_uid, false, user, sizeof(user));
 	printf("%s\n  {\"path\": ", o->printed++ ? "," : "");
 	json_string(e->path);
 	printf(", \"name\": ");
@@ -218,19 +255,21 @@ static void print_json(struct out *o, const struct entry *e)
 	printf("], \"lingering\": %s}", is_lingering(e) ? "true" : "false");
 }
 
-/* One entry at `path` (shown as `name`): 0, or 1 after a message (gone meanwhile, not a pool). */
-static int show_entry(struct out *o, const char *path, const char *name, const struct above *a)
+/* One entry at `path`, asked for as `at` (the same, or relative to the current folder) and shown
+ * as `name`: 0, or 1 after a message (gone meanwhile, not a pool). */
+static int show_entry(struct out *o, const char *path, const char *at, const char *name,
+		      const struct above *a)
 {
-	struct entry e = {.path = path, .name = name, .above = a};
+	struct entry e = {.path = path, .at = at, .name = name, .above = a};
 	int r;
 
-	if (lstat(path, &e.st) < 0) {
+	if (lstat(at, &e.st) < 0) {
 		ls_error(path, errno);
 		return 1;
 	}
 	e.has_refs = S_ISREG(e.st.st_mode) || S_ISDIR(e.st.st_mode);
 	/* Never asked of a symlink: getxattr would follow it to whatever it names. */
-	r = e.has_refs ? poolfs_refs(path, &e.refs) : 0;
+	r = e.has_refs ? poolfs_refs(at, &e.refs) : 0;
 	if (r < 0) {
 		ls_error(path, -r);
 		return 1;
@@ -238,7 +277,7 @@ static int show_entry(struct out *o, const char *path, const char *name, const s
 	if (o->json)
 		print_json(o, &e);
 	else
-		print_text(&e);
+		print_text(o, &e);
 	return 0;
 }
 
@@ -284,12 +323,39 @@ static int read_names(const char *dir, char ***names, size_t *count)
 	return r;
 }
 
-static int list_folder(struct out *o, const char *dir, bool header)
+/* Into `dir`, to ask about its entries by their names alone (see the top of the file); *back: where
+ * we were, or -1 when we did not move (a folder we may read but not search: its entries are asked
+ * for by full path, each failing as it would have). */
+static void enter_folder(const char *dir, int *back)
+{
+	*back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*back >= 0 && chdir(dir) < 0) {
+		close(*back);
+		*back = -1;
+	}
+}
+
+/* Back from enter_folder: 0, or a negative errno (then relative operands after this one would be
+ * taken from the wrong place). */
+static int leave_folder(int back)
+{
+	int r = 0;
+
+	if (back < 0)
+		return 0;
+	if (fchdir(back) < 0)
+		r = -errno;
+	close(back);
+	return r;
+}
+
+/* *stop set when the listing cannot go on: we could not come back to where we started. */
+static int list_folder(struct out *o, const char *dir, bool header, bool *stop)
 {
 	char **names = NULL, path[PATH_MAX];
 	struct above *a;
 	size_t n = 0;
-	int status = 0, r;
+	int status = 0, back, r;
 
 	/* One message for a folder that is not on a pool, not one per entry. */
 	r = poolfs_pool_root(dir, path, sizeof(path));
@@ -310,17 +376,25 @@ static int list_folder(struct out *o, const char *dir, bool header)
 	find_holds_above(dir, a);
 	if (header && !o->json)
 		printf("%s:\n", dir);
+	enter_folder(dir, &back);
 	for (size_t i = 0; i < n; i++) {
 		if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path)) {
 			ls_error(names[i], ENAMETOOLONG);
 			status = 1;
 		} else {
-			status |= show_entry(o, path, names[i], a);
+			status |= show_entry(o, path, back >= 0 ? names[i] : path, names[i], a);
 		}
 		free(names[i]);
 	}
 	free(names);
 	free(a);
+	r = leave_folder(back);
+	if (r < 0) {
+		fprintf(stderr, "poolctl: ls: cannot go back to the folder it started in: %s\n",
+			strerror(-r));
+		*stop = true;
+		status = 1;
+	}
 	return status;
 }
 
@@ -339,7 +413,7 @@ static int list_file(struct out *o, const char *path)
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
 		 slash ? path : ".");
 	find_holds_above(dir, a);
-	status = show_entry(o, path, path, a);
+	status = show_entry(o, path, path, path, a);
 	free(a);
 	return status;
 }
@@ -350,6 +424,7 @@ int poolctl_ls(int n, char **paths, bool json)
 	char *dflt[] = {dot};
 	struct out o = {.json = json};
 	struct stat st;
+	bool stop = false;
 	int status = 0;
 
 	if (n == 0) {
@@ -358,14 +433,14 @@ int poolctl_ls(int n, char **paths, bool json)
 	}
 	if (json)
 		printf("[");
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && !stop; i++) {
 		if (lstat(paths[i], &st) < 0) {
 			ls_error(paths[i], errno);
 			status = 1;
 		} else if (S_ISDIR(st.st_mode)) {
 			if (i > 0 && !json)
 				putchar('\n');
-			status |= list_folder(&o, paths[i], n > 1);
+			status |= list_folder(&o, paths[i], n > 1, &stop);
 		} else {
 			status |= list_file(&o, paths[i]);
 		}

@@ -14,6 +14,8 @@ PY=/usr/bin/python3
 T=$(mktemp -d /tmp/poolfs-ls.XXXXXX)
 m=$T/pool
 DAEMON=""
+DAEMON2=""
+m2=""
 HELPERS=()
 afd=""
 cleanup() {
@@ -23,6 +25,7 @@ cleanup() {
         kill "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
     done
+    [[ -z $DAEMON2 ]] || stop_pool "$m2" "$DAEMON2"
     stop_pool "$m" "$DAEMON"
     rm -rf "$T"
 }
@@ -135,6 +138,35 @@ grep -q 'not on a poolfs pool' "$T/err" || fail "ls on a non-pool: $(cat "$T/err
 rc=0
 "$poolctl" ls --bogus 2>/dev/null || rc=$?
 [[ $rc -eq 2 ]] || fail "ls --bogus: rc $rc"
+
+# Relative operands after a folder: each taken from where poolctl started (it lists a folder from
+# inside it). "." after "$jname" must be the pool's root, not the job folder.
+(cd "$m" && "$poolctl" ls "$jname" .) >"$T/rel.txt" || fail "ls of relative operands"
+sed -n '/^\.:$/,$p' "$T/rel.txt" | grep -Eq " $jname .*children=[0-9]" ||
+    fail "ls JOB . did not list the root as '.': $(cat "$T/rel.txt")"
+sed -n "/^$jname:\$/,/^\.:\$/p" "$T/rel.txt" | grep -Eq " a .*open=1" ||
+    fail "ls JOB . did not list the job: $(cat "$T/rel.txt")"
+
+# In a multi-user pool every walk through a name in the root reaches the daemon: listing a folder's
+# entries by full path would cost two LOOKUPs each beside its user.poolfs.refs.
+m2=$T/shared
+mkdir -p "$m2"
+"$poolfs" -f -o "allow_other,autohold=none,backing=$T" "$m2" 2>"$T/daemon2.err" &
+DAEMON2=$!
+wait_for "the shared mount" mountpoint -q "$m2"
+mkdir "$m2/top" && setfattr -n user.poolfs.hold -v pin "$m2/top"
+for i in $(seq 50); do : >"$m2/top/f$i"; done
+setfattr -n user.poolfs.ops -v reset "$m2"
+"$poolctl" ls "$m2/top" >"$T/shared.txt" || fail "ls in a multi-user pool"
+[[ $(grep -c ' f[0-9]* ' "$T/shared.txt") -eq 50 ]] || fail "ls listed: $(cat "$T/shared.txt")"
+ops=$(getfattr --only-values -n user.poolfs.ops "$m2")
+lookups=$(awk '$1 == "lookup" { print $2 }' <<<"$ops")
+refs=$(awk '$1 == "getxattr" { print $2 }' <<<"$ops")
+# A few walks to the folder itself (finding the pool's root, the holds above, reading it) are
+# the same for any size; none may be per entry.
+[[ ${lookups:-0} -lt 50 ]] || fail "ls of 50 entries sent ${lookups} LOOKUPs (${refs} GETXATTRs)"
+stop_pool "$m2" "$DAEMON2"
+DAEMON2=""
 
 # stat: data path, limits, and the caller's own line with its share of the quota.
 "$poolctl" stat "$m" >"$T/stat" || fail "stat"
