@@ -5,7 +5,8 @@ that many entries by several users, each in folders of their own (one pinned fol
 FOLDERS folders in it), then:
 
   - the create rate of one user's next BATCH creates (open O_CREAT + close), against raw tmpfs:
-    the best of RATE_ROUNDS rounds, and the first (right after the fill) as a row of its own;
+    the best and the median of RATE_ROUNDS rounds, each started on a quiet daemon, and the
+    first (right after the fill) as a row of its own;
   - the daemon's RSS per entry (VmRSS after the fill minus after the mount, over the entries);
   - the time of getxattr user.poolfs.stat on the root and of `poolctl ls` of one folder;
   - the worst latency of another user's stat + open(O_CREAT) + close, and the removal latency of
@@ -45,7 +46,7 @@ PROBE_UID = 60109  # another user: the create+close and removal probes
 MAPPER_UID = 60110  # the mappers
 FOLDERS = 8  # per user
 BATCH = 5000
-RATE_ROUNDS = 3
+RATE_ROUNDS = 7
 MAPPERS = 200
 REMOVE = 100000
 LOAD_SECONDS = 3.0
@@ -430,10 +431,16 @@ def measure_in(args, pool, size, rows, rawdir):
     # Rounds of BATCH creates in a new folder, each removed (untimed) after it so that the pool
     # stays at its size; pool and raw in turn. The first round comes right after the fill, whose
     # aftermath slows the machine's creates for a moment, raw tmpfs's as much (a folder of 10^6
-    # raw files takes creates as fast as an empty one once it has passed): it is a row of its own,
-    # the best round is the rate at this size.
+    # raw files takes creates as fast as an empty one once it has passed): it is a row of its own.
+    # Every later round starts once the daemon is quiet: the last round's removal sends its
+    # FORGETs in batches after `rm` returns, and they are that removal's work, not this round's.
+    # A round is a few tenths of a second on a 2-CPU machine, so one round swings by a fifth
+    # either way: the best round is the rate at this size, the median says how steady it was.
     best = best_raw = None
+    rates, raw_rates = [], []
     for k in range(RATE_ROUNDS):
+        if k:
+            settle(mnt)
         ops0 = daemon_ops(mnt)
         t_pool = as_user(USERS[0], create_batch, user_top(mnt, USERS[0]), BATCH, f'rate{k}')
         ops1 = daemon_ops(mnt)
@@ -444,6 +451,8 @@ def measure_in(args, pool, size, rows, rawdir):
             row('create rate, first round', 'creates/s', 'pool', BATCH / t_pool,
                 f'the {BATCH} creates right after the fill')
             row('create rate, first round', 'creates/s', 'raw', BATCH / t_raw)
+        rates.append(BATCH / t_pool)
+        raw_rates.append(BATCH / t_raw)
         if best is None or t_pool < best[0]:
             best = (t_pool, ops0, ops1)
         best_raw = min(best_raw, t_raw) if k else t_raw
@@ -455,6 +464,12 @@ def measure_in(args, pool, size, rows, rawdir):
     row('create rate', 'creates/s', 'pool', BATCH / t_pool,
         f'best of {RATE_ROUNDS} rounds of {BATCH} creates of one user')
     row('create rate', 'creates/s', 'raw', BATCH / best_raw, f'best of {RATE_ROUNDS} rounds')
+    say(f'create rate, median round: {statistics.median(rates):.0f}/s (raw tmpfs '
+        f'{statistics.median(raw_rates):.0f}/s)')
+    row('create rate, median round', 'creates/s', 'pool', statistics.median(rates),
+        f'median of the {RATE_ROUNDS} rounds')
+    row('create rate, median round', 'creates/s', 'raw', statistics.median(raw_rates),
+        f'median of the {RATE_ROUNDS} rounds')
     for op in ('create', 'lookup'):
         n, ns = ops_between(ops0, ops1, op)
         if n > 0:

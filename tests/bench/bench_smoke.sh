@@ -245,6 +245,7 @@ scale)
     cat "$tmp/out"
     [[ $rc -eq 0 ]] || { cat "$tmp/err" >&2; fail "scripts/bench exited $rc"; }
     for line in "^fill: 236 entries" "^daemon RSS: .* B per entry" "^create rate: [0-9]+/s" \
+        "^create rate, round 7: [0-9]+/s" "^create rate, median round: [0-9]+/s" \
         "^user.poolfs.stat: median $num ms" "^poolctl ls of a folder" "^rm -rf of 50 files" \
         "^unmount with 5179 entries: [0-9]+ ms"; do
         grep -Eq "$line" "$tmp/out" || fail "no line matching '$line'"
