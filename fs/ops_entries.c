@@ -79,27 +79,27 @@ void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	fuse_reply_none(req);
 }
 
-/* Forgets of a batch handled per lock section: the kernel sends thousands at once after an
- * `rm -rf` or a dropped cache, and every other request waits while the lock is held (docs/design.md
- * "Work that grows with the pool"). */
-#define FORGETS_PER_SECTION 64
+/* Forgets of a batch handled in chunks: the kernel sends thousands at once after an `rm -rf` or a
+ * dropped cache, and every other request waits while the lock is held, so between chunks a
+ * waiting request has its turn (docs/design.md "Work that grows with the pool"). */
+#define FORGETS_PER_CHUNK 64
 
 void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
 	struct pool *p = pool_of(req);
 
 	fault_delay_at(&p->fault, FAULT_FORGET);
-	for (size_t i = 0; i < count;) {
-		size_t end = count - i > FORGETS_PER_SECTION ? i + FORGETS_PER_SECTION : count;
+	pool_lock(p);
+	for (size_t i = 0; i < count; i++) {
+		struct node *n;
 
-		pool_lock(p);
-		for (; i < end; i++) {
-			struct node *n = pool_node(p, forgets[i].ino);
-			if (n)
-				pool_forget(p, n, forgets[i].nlookup);
-		}
-		pool_commit(p);
+		if (i > 0 && i % FORGETS_PER_CHUNK == 0)
+			pool_yield(p);
+		n = pool_node(p, forgets[i].ino);
+		if (n)
+			pool_forget(p, n, forgets[i].nlookup);
 	}
+	pool_commit(p);
 	fuse_reply_none(req);
 }
 

@@ -205,6 +205,10 @@ int pool_counters_text(struct pool *p, uint64_t rss_bytes, char *buf, size_t len
  * turn), unlock, then hand invalidations to the notify thread, free forgotten nodes and unlink
  * or queue removed files' backing files. */
 void pool_commit(struct pool *p);
+/* Between the chunks of a section whose work grows with its input: commit, and lock again, after
+ * a turn of another thread if one waits (pool_lock_wanted). Nothing found before may be used
+ * after without being found again. */
+void pool_yield(struct pool *p);
 /* Fire lingering removals that are due. */
 void pool_linger_expire(struct pool *p);
 /* The kernel dropped `count` references to `n` (FORGET). */

@@ -15,6 +15,9 @@ void pool_lock(struct pool *p)
 	atomic_fetch_add_explicit(&p->lock_waiters, 1, memory_order_relaxed);
 	pthread_mutex_lock(&p->lock);
 	atomic_fetch_sub_explicit(&p->lock_waiters, 1, memory_order_relaxed);
+	p->lock_turns++;
+	if (p->lock_yielders)
+		pthread_cond_broadcast(&p->lock_turn);
 }
 
 bool pool_lock_wanted(struct pool *p)

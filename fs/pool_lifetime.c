@@ -392,3 +392,18 @@ void pool_commit(struct pool *p)
 	}
 	unlock_and_hand_on(p);
 }
+
+void pool_yield(struct pool *p)
+{
+	uint64_t mine;
+
+	pool_commit(p);
+	pool_lock(p);
+	/* Usually this thread took the lock back first: wait, without it, for another's turn. A
+	 * thread counted in lock_waiters is in pool_lock, so it takes the lock while we wait. */
+	mine = p->lock_turns;
+	p->lock_yielders++;
+	while (p->lock_turns == mine && pool_lock_wanted(p))
+		pthread_cond_wait(&p->lock_turn, &p->lock);
+	p->lock_yielders--;
+}

@@ -224,6 +224,12 @@ struct pool {
 	/* Threads in pool_lock now: a section that grows with its input lets go between chunks
 	 * while any waits (pool_lock_wanted). */
 	atomic_uint lock_waiters;
+	/* Times pool_lock took the lock, and the sections in pool_yield waiting (on lock_turn, with
+	 * `lock`) for another thread's turn: the mutex is not fair, so a section that lets go and
+	 * locks again would take it back before the thread it woke got a CPU. */
+	uint64_t lock_turns;
+	unsigned lock_yielders;
+	pthread_cond_t lock_turn;
 	pthread_cond_t probe_done; /* a node's `releasing` went false (with `lock`) */
 	/* Entries with no name that nothing uses, kept only while the kernel may still open them
 	 * (docs/design.md "The LOOKUP/OPEN race"), and a broadcast (with `lock`) each time one of

@@ -41,6 +41,8 @@ int pool_init(struct pool *p, const struct pool_options *opts)
 		r = pthread_cond_init(&p->releases_drained, NULL);
 	if (!r)
 		r = pthread_cond_init(&p->forgotten_cond, NULL);
+	if (!r)
+		r = pthread_cond_init(&p->lock_turn, NULL);
 	if (r)
 		return -r;
 	fault_use(&p->fault);
@@ -133,5 +135,6 @@ void pool_destroy(struct pool *p)
 	pthread_cond_destroy(&p->probe_done);
 	pthread_cond_destroy(&p->releases_drained);
 	pthread_cond_destroy(&p->forgotten_cond);
+	pthread_cond_destroy(&p->lock_turn);
 	pthread_mutex_destroy(&p->lock);
 }
