@@ -83,6 +83,29 @@ static int dir_room(struct pool *p, struct dir_handle *d, size_t children)
 	return 0;
 }
 
+/* Room in d for folder *np's entries, made with the lock let go: a big allocation may first sort
+ * every small chunk freed since the last one (glibc consolidates them), milliseconds after an
+ * `rm -rf` of a big folder, and it zeroes its pages, each a fault on first touch (docs/design.md
+ * "Work that grows with the pool"). Lock held, and again on return; *np is the folder found
+ * again. 0 or -errno. */
+static int dir_make_room(struct pool *p, fuse_ino_t ino, struct node **np, struct dir_handle *d)
+{
+	while ((*np)->ends.nchildren + 2 > d->cap) {
+		size_t children = (*np)->ends.nchildren;
+		int r;
+
+		pool_unlock(p);
+		r = dir_room(p, d, children + children / 8);
+		pool_lock(p);
+		*np = pool_node(p, ino);
+		if (r < 0)
+			return r;
+		if (!*np)
+			return -ENOENT;
+	}
+	return 0;
+}
+
 /* Folder *np's entries the caller may list, into d (after "." and ".."), lock held. The copy
  * grows with the folder, so while other requests wait for the lock it lets go every
  * SNAPSHOT_CHUNK names (docs/design.md "Work that grows with the pool"): its place stays good
@@ -93,17 +116,20 @@ static int dir_snapshot(struct pool *p, uid_t caller, fuse_ino_t ino, struct nod
 			struct dir_handle *d)
 {
 	for (int tries = 0;; tries++) {
+		int r = dir_make_room(p, ino, np, d);
 		struct node *n = *np;
-		uint16_t gen = n->ends.gen;
-		uint32_t count = n->ends.nchildren;
+		uint16_t gen;
+		uint32_t count;
 		size_t copied = 0;
 		bool moved = false;
-		int r;
+
+		if (r < 0)
+			return r;
+		gen = n->ends.gen;
+		count = n->ends.nchildren;
 
 		dir_entries_clear(d);
-		r = dir_room(p, d, count);
-		if (r == 0)
-			r = dir_entry_add(p, d, n->ino, S_IFDIR, ".");
+		r = dir_entry_add(p, d, n->ino, S_IFDIR, ".");
 		if (r == 0)
 			r = dir_entry_add(p, d, pool_parent(n) ? pool_parent(n)->ino : n->ino,
 					  S_IFDIR, "..");
@@ -112,8 +138,7 @@ static int dir_snapshot(struct pool *p, uid_t caller, fuse_ino_t ino, struct nod
 
 			if (++copied % SNAPSHOT_CHUNK == 0 && tries < SNAPSHOT_RETRIES &&
 			    pool_lock_wanted(p)) {
-				pool_commit(p);
-				pool_lock(p);
+				pool_yield(p);
 				n = *np = pool_node(p, ino);
 				if (!n || n->ends.gen != gen || n->ends.nchildren != count) {
 					moved = true;
