@@ -395,7 +395,7 @@ void pool_commit(struct pool *p)
 
 void pool_yield(struct pool *p)
 {
-	uint64_t mine;
+	uint64_t before = p->lock_turns, mine;
 
 	pool_commit(p);
 	pool_lock(p);
@@ -406,4 +406,7 @@ void pool_yield(struct pool *p)
 	while (p->lock_turns == mine && pool_lock_wanted(p))
 		pthread_cond_wait(&p->lock_turn, &p->lock);
 	p->lock_yielders--;
+	/* Turns since this section's own: ours, and another's if any came between. */
+	if (p->lock_turns - before > 1)
+		p->lock_handoffs++;
 }

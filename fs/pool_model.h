@@ -230,6 +230,7 @@ struct pool {
 	uint64_t lock_turns;
 	unsigned lock_yielders;
 	pthread_cond_t lock_turn;
+	uint64_t lock_handoffs;	   /* turns pool_yield gave another thread (user.poolfs.counters) */
 	pthread_cond_t probe_done; /* a node's `releasing` went false (with `lock`) */
 	/* Entries with no name that nothing uses, kept only while the kernel may still open them
 	 * (docs/design.md "The LOOKUP/OPEN race"), and a broadcast (with `lock`) each time one of

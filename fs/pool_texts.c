@@ -104,9 +104,10 @@ int pool_counters_text(struct pool *p, uint64_t rss_bytes, char *buf, size_t len
 	/* Only counters kept as things change: no walk of the table, whatever its size. */
 	r = text_add(&t,
 		     "rss_bytes %" PRIu64 "\nlingering %zu\nawaiting_forget %zu\nestale %" PRIu64
-		     "\nswept_folders %" PRIu64 "\nswept_files %" PRIu64 "\ntransport %s\n",
+		     "\nswept_folders %" PRIu64 "\nswept_files %" PRIu64 "\nlock_handoffs %" PRIu64
+		     "\ntransport %s\n",
 		     rss_bytes, p->lingering, p->awaiting_forget, p->stale.answers,
-		     p->backing.swept_folders, p->backing.swept_files,
+		     p->backing.swept_folders, p->backing.swept_files, p->lock_handoffs,
 		     atomic_load(&p->uring_seen) ? "io_uring" : "dev_fuse");
 	if (r < 0)
 		return r;

@@ -36,6 +36,24 @@ int itest_datapath_unsupported(void)
 	return 0;
 }
 
+long itest_counter(const struct pool_fixture *p, const char *name)
+{
+	static char text[65536];
+	char word[64];
+	long n;
+	ssize_t len = getxattr(p->mnt, POOLFS_XATTR_COUNTERS, text, sizeof(text) - 1);
+
+	if (len < 0)
+		fail_msg("getxattr %s: %s", POOLFS_XATTR_COUNTERS, errname(errno));
+	text[len] = '\0';
+	for (const char *line = text; *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+		if (sscanf(line, "%63s %ld", word, &n) == 2 && strcmp(word, name) == 0)
+			return n;
+	fail_msg("no \"%s\" in %s", name, POOLFS_XATTR_COUNTERS);
+	return -1;
+}
+
 long itest_ops_count(const struct pool_fixture *p, const char *type)
 {
 	char text[4096], name[32];

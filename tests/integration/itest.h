@@ -24,6 +24,10 @@ int itest_datapath_unsupported(void);
  * Fails the running test if the counters cannot be read. */
 long itest_ops_count(const struct pool_fixture *p, const char *type);
 
+/* One `NAME VALUE` line of the root's user.poolfs.counters ("lock_handoffs", ...); fails the
+ * running test if it cannot be read or has no such line. */
+long itest_counter(const struct pool_fixture *p, const char *name);
+
 #define ITEST_RUN(tests)                                                                           \
 	(itest_filter_from_env(),                                                                  \
 	 itest_datapath_unsupported() ? 0 : cmocka_run_group_tests((tests), NULL, NULL))

@@ -1031,6 +1031,51 @@ static void test_readdir_big_folder_while_it_changes(void **state)
 	CHECK(removexattr(dir, POOLFS_XATTR_HOLD));
 }
 
+/* Asks the daemon about `arg` (a path) until killed: a request that wants the pool lock. */
+static int ask_refs(void *arg)
+{
+	char buf[4096];
+
+	for (;;)
+		if (getxattr(arg, POOLFS_XATTR_REFS, buf, sizeof(buf)) < 0)
+			return 1;
+}
+
+/* A folder's snapshot is longer than a lock section: while another process's requests wait for
+ * the lock, it lets one in between its chunks (`pool_yield`, docs/design.md "Work that grows
+ * with the pool") and counts it (lock_handoffs). A section that unlocked and at once locked
+ * again would almost always take the lock back first, the waiter sitting out the whole copy. */
+static void test_snapshot_gives_waiters_turns(void **state)
+{
+	struct pool_fixture *p = tu_pool(state);
+	enum { N = 20000, ROUNDS = 10 };
+	char dir[PATH_MAX];
+	long before, after;
+	pid_t asker;
+
+	make_pinned_files(p, "big", "f", N, dir);
+	asker = tu_spawn(ask_refs, dir);
+	before = itest_counter(p, "lock_handoffs");
+	for (int round = 0; round < ROUNDS; round++) {
+		DIR *d = opendir(dir);
+		int names = 0;
+
+		assert_non_null(d);
+		while (readdir(d))
+			names++;
+		closedir(d);
+		assert_int_equal(names, N + 2);
+	}
+	after = itest_counter(p, "lock_handoffs");
+	kill(asker, SIGKILL);
+	if (tu_reap(asker, CHILD_MS) != 128 + SIGKILL)
+		fail_msg("the asking process ended before it was stopped");
+	if (after <= before)
+		fail_msg("%d snapshots of %d names with another process asking: no turn given",
+			 ROUNDS, N);
+	CHECK(removexattr(dir, POOLFS_XATTR_HOLD));
+}
+
 /* ---- mount and unmount ---- */
 
 static void test_mount_reports_datapath(void **state)
@@ -1312,6 +1357,7 @@ int main(void)
 		T(test_statfs),
 		T(test_readdir_many),
 		T(test_readdir_big_folder_while_it_changes),
+		T(test_snapshot_gives_waiters_turns),
 		cmocka_unit_test(test_bad_options_refused),
 		T(test_clean_unmount),
 		T(test_sigterm_unmounts_cleanly),

@@ -22,7 +22,7 @@ static const char stat_text[] = "entries 3\nbytes 4096\nmeta 96\nmax_size 8192\n
 				"user 1000 entries 2 bytes 4096 meta 0\n";
 static const char counters_text[] =
 	"rss_bytes 2146304\nlingering 1\nawaiting_forget 0\nestale 2\nswept_folders 1\n"
-	"swept_files 5\ntransport io_uring\nopen_handles 4\nmaybe_mapped 1\nheld 2\n"
+	"swept_files 5\nlock_handoffs 11\ntransport io_uring\nopen_handles 4\nmaybe_mapped 1\nheld 2\n"
 	"removed other 0\nremoved last_close 6\nremoved unlink 1\nrefused EDQUOT 3\n"
 	"refused EACCES 0\ndenied 9\ndenied_logged 8\nlatency 10000 5\nlatency 25000 8\n"
 	"latency inf 12\nlatency_sum_ns 730561\n";
@@ -143,6 +143,7 @@ static void test_two_pools_written(void **state)
 	assert_has_line(text, "poolfs_daemon_resident_memory_bytes{pool=\"/a\"} 2146304");
 	assert_has_line(text, "poolfs_held_entries{pool=\"/a\"} 2");
 	assert_has_line(text, "poolfs_crash_swept_files_total{pool=\"/a\"} 5");
+	assert_has_line(text, "poolfs_lock_handoffs_total{pool=\"/a\"} 11");
 	assert_has_line(text, "poolfs_removed_entries_total{pool=\"/a\",reason=\"last_close\"} 6");
 	assert_has_line(text, "poolfs_refusals_total{pool=\"/a\",errno=\"EDQUOT\"} 3");
 	assert_has_line(text, "poolfs_denied_log_lines_total{pool=\"/a\"} 8");

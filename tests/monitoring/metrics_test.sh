@@ -204,6 +204,7 @@ at_least "poolfs_denied_log_lines_total{$p}" 1
 expect "poolfs_estale_retries_total{$p}" 0
 expect "poolfs_crash_swept_folders_total{$p}" 0
 expect "poolfs_crash_swept_files_total{$p}" 0
+at_least "poolfs_lock_handoffs_total{$p}" 0
 at_least "poolfs_requests_total{op=\"setattr\",$p}" 1
 at_least "poolfs_requests_total{op=\"create\",$p}" 5
 at_least "poolfs_request_handler_seconds_total{op=\"lookup\",$p}" 0
