@@ -45,7 +45,7 @@ long itest_counter(const struct pool_fixture *p, const char *name)
 
 	if (len < 0)
 		fail_msg("getxattr %s: %s", POOLFS_XATTR_COUNTERS, errname(errno));
-	text[len] = '\0';
+	text[len > 0 ? len : 0] = '\0';
 	for (const char *line = text; *line;
 	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
 		if (sscanf(line, "%63s %ld", word, &n) == 2 && strcmp(word, name) == 0)
