@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -25,34 +26,96 @@ struct dir_entry {
 	char *name;
 };
 
+/* A snapshot's names are copied into blocks of text, not malloc'd one by one: right after a big
+ * removal, the first malloc of a size that was rarely freed sorts every chunk freed since (glibc
+ * does it then), which took 10-14 ms under the lock at 10^6 entries (docs/design.md "Work that
+ * grows with the pool"). The first block comes with the handle, allocated before the lock; the
+ * others, for big folders, are mapped (mmap) for the handle alone. */
+#define TEXT_FIRST 4096
+#define TEXT_BLOCK ((size_t)64 << 10)
+
+struct text_block {
+	struct text_block *next;
+	size_t size, used; /* of text[] */
+	char text[];
+};
+
 struct dir_handle {
 	struct handle_link link; /* first: the pool's list of open folder handles */
 	size_t count, cap;
 	struct dir_entry *entries;
+	struct text_block *texts, *fill; /* every block, first the handle's own; the one filled */
 };
+
+/* A handle with its first text block: 0 or -ENOMEM. Before the lock, as it is a malloc. */
+static int dir_handle_new(struct pool *p, struct dir_handle **out)
+{
+	struct dir_handle *d = pool_alloc(p, sizeof(*d) + sizeof(struct text_block) + TEXT_FIRST);
+
+	if (!d)
+		return -ENOMEM;
+	d->texts = d->fill = (struct text_block *)(d + 1);
+	d->texts->size = TEXT_FIRST;
+	*out = d;
+	return 0;
+}
 
 static void dir_entries_clear(struct dir_handle *d)
 {
-	for (size_t i = 0; i < d->count; i++)
-		free(d->entries[i].name);
+	for (struct text_block *b = d->texts; b; b = b->next)
+		b->used = 0;
+	d->fill = d->texts;
 	d->count = 0;
 }
 
 static void dir_handle_free(struct dir_handle *d)
 {
+	struct text_block *b, *next;
+
 	if (!d)
 		return;
-	dir_entries_clear(d);
+	for (b = d->texts->next; b; b = next) {
+		next = b->next;
+		munmap(b, sizeof(*b) + b->size);
+	}
 	free(d->entries);
 	free(d);
 }
 
-static int dir_entry_add(struct pool *p, struct dir_handle *d, uint64_t ino, mode_t type,
-			 const char *name)
+/* A copy of `name` in d's text blocks (the next one, or a new one after the last), or NULL. */
+static char *dir_text(struct dir_handle *d, const char *name)
+{
+	size_t len = strlen(name) + 1;
+	struct text_block *b = d->fill;
+	char *copy;
+
+	while (b->size - b->used < len && b->next)
+		b = b->next;
+	if (b->size - b->used < len) {
+		size_t size = len > TEXT_BLOCK ? len : TEXT_BLOCK;
+		struct text_block *nb = mmap(NULL, sizeof(*nb) + size, PROT_READ | PROT_WRITE,
+					     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (nb == MAP_FAILED)
+			return NULL;
+		nb->next = NULL;
+		nb->size = size;
+		nb->used = 0;
+		b->next = nb;
+		b = nb;
+	}
+	d->fill = b;
+	copy = b->text + b->used;
+	memcpy(copy, name, len);
+	b->used += len;
+	return copy;
+}
+
+static int dir_entry_add(struct dir_handle *d, uint64_t ino, mode_t type, const char *name)
 {
 	if (d->count >= d->cap)
 		return -EOVERFLOW;
-	d->entries[d->count].name = pool_strdup(p, name);
+	d->entries[d->count].name = dir_text(d, name);
 	if (!d->entries[d->count].name)
 		return -ENOMEM;
 	d->entries[d->count].ino = ino;
@@ -129,10 +192,10 @@ static int dir_snapshot(struct pool *p, uid_t caller, fuse_ino_t ino, struct nod
 		count = n->ends.nchildren;
 
 		dir_entries_clear(d);
-		r = dir_entry_add(p, d, n->ino, S_IFDIR, ".");
+		r = dir_entry_add(d, n->ino, S_IFDIR, ".");
 		if (r == 0)
-			r = dir_entry_add(p, d, pool_parent(n) ? pool_parent(n)->ino : n->ino,
-					  S_IFDIR, "..");
+			r = dir_entry_add(d, pool_parent(n) ? pool_parent(n)->ino : n->ino, S_IFDIR,
+					  "..");
 		for (struct name *c = n->ends.children; c && r == 0; c = c->sib_next) {
 			const struct node *e = pool_name_entry(c);
 
@@ -146,7 +209,7 @@ static int dir_snapshot(struct pool *p, uid_t caller, fuse_ino_t ino, struct nod
 				}
 			}
 			if (access_may_list(&p->policy, caller, e->uid))
-				r = dir_entry_add(p, d, e->ino, e->type, c->text);
+				r = dir_entry_add(d, e->ino, e->type, c->text);
 		}
 		if (!moved || r < 0)
 			return r;
@@ -160,20 +223,19 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct pool *p = pool_of(req);
 	struct dir_handle *d = NULL;
 	struct node *n;
-	int r;
+	/* A snapshot taken at opendir: offsets stay stable whatever happens to the folder. */
+	int r = dir_handle_new(p, &d);
 
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
 	pool_lock(p);
 	r = get_owned(p, req, ino, "list", &n);
 	if (r < 0)
 		goto fail;
 	if (!node_is_dir(n)) {
 		r = -ENOTDIR;
-		goto fail;
-	}
-	/* A snapshot taken at opendir: offsets stay stable whatever happens to the folder. */
-	d = pool_alloc(p, sizeof(*d));
-	if (!d) {
-		r = -ENOMEM;
 		goto fail;
 	}
 	r = dir_snapshot(p, caller_uid(req), ino, &n, d);
