@@ -34,6 +34,7 @@ REASONS = [
     (ALLOWED, "a cgroup this machine lacks (writable cgroup v2, a memory controller)", None,
      r"^no writable cgroup v2 here\b|^no memory cgroup controller\b"),
     (ALLOWED, "not root", None, r"^not root\b|\bneeds? root\b"),
+    (ALLOWED, "fewer than two CPUs to run on", None, r"^fewer than two CPUs\b"),
     (ENVIRONMENT, "a Debian package is missing (scripts/test installs it)", None,
      r"is not installed|are not installed|not installed\b|cannot be imported|"
      r"missing Debian packages|Debian packages? [a-z0-9]|\(package [a-z0-9.+-]+\)"),

@@ -1115,7 +1115,7 @@ static void test_snapshot_gives_waiters_turns(void **state)
 	int waited, end;
 
 	if (!two_cpus(&lister.cpu, &asking.cpu))
-		skip();
+		TU_SKIP("fewer than two CPUs to run on: the lister and the asker need one each");
 	make_pinned_files(p, "big", "f", SNAPSHOT_NAMES, dir);
 	before = itest_counter(p, "lock_handoffs");
 	asker = tu_spawn(ask_refs, &asking);
