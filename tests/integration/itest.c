@@ -36,36 +36,37 @@ int itest_datapath_unsupported(void)
 	return 0;
 }
 
-long itest_counter(const struct pool_fixture *p, const char *name)
+/* The value of the `NAME VALUE` line `name` of the root's xattr `xattr` into *value: whether
+ * there is one. Fails the running test if the xattr cannot be read. */
+static bool root_value(const struct pool_fixture *p, const char *xattr, const char *name,
+		       long *value)
 {
 	static char text[65536];
 	char word[64];
-	long n;
-	ssize_t len = getxattr(p->mnt, POOLFS_XATTR_COUNTERS, text, sizeof(text) - 1);
+	ssize_t len = getxattr(p->mnt, xattr, text, sizeof(text) - 1);
 
 	if (len < 0)
-		fail_msg("getxattr %s: %s", POOLFS_XATTR_COUNTERS, errname(errno));
+		fail_msg("getxattr %s: %s", xattr, errname(errno));
 	text[len > 0 ? len : 0] = '\0';
 	for (const char *line = text; *line;
 	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
-		if (sscanf(line, "%63s %ld", word, &n) == 2 && strcmp(word, name) == 0)
-			return n;
-	fail_msg("no \"%s\" in %s", name, POOLFS_XATTR_COUNTERS);
-	return -1;
+		if (sscanf(line, "%63s %ld", word, value) == 2 && strcmp(word, name) == 0)
+			return true;
+	return false;
+}
+
+long itest_counter(const struct pool_fixture *p, const char *name)
+{
+	long n = -1;
+
+	if (!root_value(p, POOLFS_XATTR_COUNTERS, name, &n))
+		fail_msg("no \"%s\" in %s", name, POOLFS_XATTR_COUNTERS);
+	return n;
 }
 
 long itest_ops_count(const struct pool_fixture *p, const char *type)
 {
-	char text[4096], name[32];
-	long count = 0, n;
-	ssize_t len = getxattr(p->mnt, POOLFS_XATTR_OPS, text, sizeof(text) - 1);
+	long n;
 
-	if (len < 0)
-		fail_msg("getxattr %s: %s", POOLFS_XATTR_OPS, errname(errno));
-	text[len > 0 ? len : 0] = '\0';
-	for (const char *line = text; *line;
-	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
-		if (sscanf(line, "%31s %ld", name, &n) == 2 && strcmp(name, type) == 0)
-			count = n;
-	return count;
+	return root_value(p, POOLFS_XATTR_OPS, type, &n) ? n : 0;
 }
