@@ -436,7 +436,7 @@ def measure_in(args, pool, size, rows, rawdir):
     # FORGETs in batches after `rm` returns, and they are that removal's work, not this round's.
     # A round is a few tenths of a second on a 2-CPU machine, so one round swings by a fifth
     # either way: the best round is the rate at this size, the median says how steady it was.
-    best = best_raw = None
+    best = None
     rates, raw_rates = [], []
     for k in range(RATE_ROUNDS):
         if k:
@@ -455,15 +455,14 @@ def measure_in(args, pool, size, rows, rawdir):
         raw_rates.append(BATCH / t_raw)
         if best is None or t_pool < best[0]:
             best = (t_pool, ops0, ops1)
-        best_raw = min(best_raw, t_raw) if k else t_raw
     t_pool, ops0, ops1 = best
     # The removals' FORGETs come later, in batches: the next rows wait for them.
     settle(mnt)
-    say(f'create rate: {BATCH / t_pool:.0f}/s (raw tmpfs {BATCH / best_raw:.0f}/s), best of '
+    say(f'create rate: {BATCH / t_pool:.0f}/s (raw tmpfs {max(raw_rates):.0f}/s), best of '
         f'{RATE_ROUNDS} rounds')
     row('create rate', 'creates/s', 'pool', BATCH / t_pool,
         f'best of {RATE_ROUNDS} rounds of {BATCH} creates of one user')
-    row('create rate', 'creates/s', 'raw', BATCH / best_raw, f'best of {RATE_ROUNDS} rounds')
+    row('create rate', 'creates/s', 'raw', max(raw_rates), f'best of {RATE_ROUNDS} rounds')
     say(f'create rate, median round: {statistics.median(rates):.0f}/s (raw tmpfs '
         f'{statistics.median(raw_rates):.0f}/s)')
     row('create rate, median round', 'creates/s', 'pool', statistics.median(rates),
