@@ -29,6 +29,10 @@ static int passthrough_init(struct pool *p, struct fuse_conn_info *conn)
 	fuse_set_feature_flag(conn, FUSE_CAP_PASSTHROUGH);
 	/* Passthrough and the writeback cache exclude each other. */
 	fuse_unset_feature_flag(conn, FUSE_CAP_WRITEBACK_CACHE);
+	/* Page-cache handles never share a file with passthrough ones, and their first open drops
+	 * what a passthrough handle went around (keep_cache): the kernel need not drop the cache
+	 * when it sees mtime move, which would throw away what cache_push put there. */
+	fuse_unset_feature_flag(conn, FUSE_CAP_AUTO_INVAL_DATA);
 	/* The backing tmpfs is not stacked: one level (us) on top of it. Without a depth > 0 the
 	 * kernel silently turns passthrough off. */
 	conn->max_backing_stack_depth = 1;
@@ -38,38 +42,81 @@ static int passthrough_init(struct pool *p, struct fuse_conn_info *conn)
 /* Below this size a read-only first open takes the page cache instead of passthrough. */
 #define CACHED_OPEN_MAX ((off_t)1 << 20)
 
+/* Up to this size a file's first cached open hands the kernel its content (cache_push). A READ
+ * would copy the same bytes, one round trip later; the bound keeps what the opener may never
+ * read, and the pool lock's hold, small. */
+#define CACHE_PUSH_MAX ((size_t)64 << 10)
+
 /* Which way the handles of `n` go, chosen by its first open (the kernel refuses to mix the two
  * on one inode): a small file opened read-only is read through the daemon and the page cache,
  * like on the page-cache path. Then the kernel sends RELEASE only after the last mapping, so its
  * last close needs no registration, no lease probe and no close event: what `grep -r` over a
  * tree pays per file. Big files and every writer keep zero-copy passthrough, and so does a file
- * a passthrough mapping may still use: a page-cache reader would not see its stores. */
-static bool open_cached(struct node *n, int fd, const struct fuse_file_info *fi)
+ * a passthrough mapping may still use: a page-cache reader would not see its stores. *size is
+ * the file's size where a first open read it, else -1. */
+static bool open_cached(struct node *n, int fd, const struct fuse_file_info *fi, off_t *size)
 {
 	struct stat st;
 
+	*size = -1;
 	if (n->life.opens > 1)
 		return n->io_cached;
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || n->life.maybe_mapped)
 		return false;
 	/* An idle file's size is in its node (pool_stat filled it at the LOOKUP): no fstat. */
 	if (n->battr_valid)
-		return n->battr.st_size < CACHED_OPEN_MAX;
-	return fstat(fd, &st) == 0 && st.st_size < CACHED_OPEN_MAX;
+		*size = n->battr.st_size;
+	else if (fstat(fd, &st) == 0)
+		*size = st.st_size;
+	return *size >= 0 && *size < CACHED_OPEN_MAX;
+}
+
+/* Give the kernel's page cache of `n` the whole file, `size` bytes of `fd`, before the answer to
+ * its first cached open: the read that follows finds it there instead of asking with a READ, a
+ * round trip that `grep -r` and a data loader's first epoch pay per file (docs/design.md
+ * "Passthrough path"). Only where the cache is empty (cache_used unset) and this open is the only handle:
+ * the store then overwrites nothing and meets no page that a reader holds locked while it waits
+ * for a READ (one queued behind this very request on its io_uring ring would never be served);
+ * the pool lock, held, keeps every other open out until the answer. 0, or a negative errno: the
+ * first read then asks, as it would without. */
+static int cache_push(struct pool *p, struct node *n, int fd, off_t size)
+{
+	char buf[CACHE_PUSH_MAX];
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT((size_t)size);
+	ssize_t got;
+
+	got = pread(fd, buf, (size_t)size, 0);
+	if (got < 0)
+		return -errno;
+	if (got != size)
+		return -EAGAIN; /* an idle file cannot change its size: not seen */
+	bv.buf[0].mem = buf;
+	return fuse_lowlevel_notify_store(p->session, n->ino, 0, &bv, 0);
 }
 
 static int passthrough_open(struct pool *p, struct node *n, fuse_req_t req, int fd, int *spare_id,
 			    struct fuse_file_info *fi)
 {
+	off_t size;
 	int r;
 
-	n->io_cached = open_cached(n, fd, fi);
+	n->io_cached = open_cached(n, fd, fi, &size);
 	if (n->io_cached) {
 		/* The cache is dropped only if a passthrough handle was opened since it was filled
 		 * (its writes and mapped stores bypass it): an unchanged file is read again from
 		 * the cache, with no READ and no stale atime (docs/design.md "Caching"). */
 		fi->keep_cache = n->cache_fresh;
+		if (!n->cache_used && n->life.opens == 1 && size > 0 &&
+		    (size_t)size <= CACHE_PUSH_MAX) {
+			r = cache_push(p, n, fd, size);
+			if (r == 0)
+				fi->keep_cache = 1; /* the cache holds what was just put there */
+			else
+				log_debug("inode %" PRIu64 ": page cache not filled at open: %s",
+					  n->ino, strerror(-r));
+		}
 		n->cache_fresh = true;
+		n->cache_used = true;
 		return 0;
 	}
 	n->cache_fresh = false;

@@ -323,6 +323,7 @@ void pool_forget(struct pool *p, struct node *n, uint64_t count)
 	n->life.lookups = count > n->life.lookups ? 0 : n->life.lookups - count;
 	if (n->ino == POOL_ROOT_INO || n->life.lookups)
 		return;
+	n->cache_used = false; /* the kernel's inode, and its page cache, are gone */
 	if (lifetime_can_free(&n->life)) {
 		pool_ino_remove(p, n);
 		n->zombie_next = p->zombies;

@@ -108,6 +108,10 @@ struct node {
 	 * holds: only page-cache handles were opened since the cache was last dropped, so no
 	 * passthrough write or mapped store went around it. The next cached open keeps it. */
 	bool cache_fresh;
+	/* Passthrough: the kernel's page cache of the inode may hold pages: a page-cache handle
+	 * was opened since the kernel last forgot the inode (its eviction empties the cache). While
+	 * unset a first cached open fills the cache itself (datapath_passthrough.c cache_push). */
+	bool cache_used;
 	/* Passthrough: a handle that could map the file (opened for reading: mmap needs it) was
 	 * opened since the file was last known unmapped. Without one, the last RELEASE has nothing
 	 * to prove (write-only handles, as `tar -x` and `cp` make). */

@@ -463,6 +463,128 @@ static void test_small_file_two_views(void **state)
 	tu_backing_back_to_base(state);
 }
 
+/* ---- a small file's first read ---- */
+
+static unsigned char first_read_byte(size_t i, unsigned round)
+{
+	return (unsigned char)(i * 7 + round * 31 + (i >> 12));
+}
+
+/* Until no handle of `f` is counted and no mapping may be left: the next open is then the
+ * file's first, alone (RELEASE comes after close() returns). */
+static void wait_idle(const char *f)
+{
+	long long deadline = pool_now_ms() + GONE_MS;
+	struct refs r;
+
+	do {
+		assert_int_equal(refs_get(f, &r), 0);
+		if (r.opens == 0 && !r.mapped)
+			return;
+		pool_sleep_ms(2);
+	} while (pool_now_ms() < deadline);
+	fail_msg("%s: still in use after %d ms:\n%s", f, GONE_MS, r.text);
+}
+
+/* Read all of `f` (`size` bytes) through a fresh read-only handle and check it is round
+ * `round`'s content; the daemon's READs meanwhile. */
+static long read_back(const struct pool_fixture *p, const char *f, size_t size, unsigned round)
+{
+	long before = itest_ops_count(p, "read");
+	unsigned char *buf = malloc(size + 1);
+	ssize_t got;
+	size_t at = 0;
+	int fd;
+
+	assert_non_null(buf);
+	CHECK(fd = open(f, O_RDONLY));
+	while ((got = read(fd, buf + at, size + 1 - at)) > 0)
+		at += (size_t)got;
+	CHECK(got);
+	CHECK(close(fd));
+	if (at != size)
+		fail_msg("%s: read %zu bytes of %zu (round %u)", f, at, size, round);
+	for (size_t i = 0; i < size; i++)
+		if (buf[i] != first_read_byte(i, round))
+			fail_msg("%s (%zu bytes): byte %zu is %u, round %u wrote %u", f, size, i,
+				 buf[i], round, first_read_byte(i, round));
+	free(buf);
+	return itest_ops_count(p, "read") - before;
+}
+
+static void write_round(const char *f, size_t size, unsigned round)
+{
+	unsigned char *buf = malloc(size);
+	int fd;
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < size; i++)
+		buf[i] = first_read_byte(i, round);
+	CHECK(fd = open(f, O_WRONLY));
+	assert_int_equal(pwrite(fd, buf, size, 0), (ssize_t)size);
+	CHECK(close(fd));
+	free(buf);
+	wait_idle(f);
+}
+
+/* On passthrough a small file's first read-only open hands the kernel the file with its answer
+ * (docs/design.md "Passthrough path"): the read that follows needs no READ, up to 64 KiB, and reads what
+ * the file holds, also after a passthrough writer changed it behind the kernel's cache. */
+static void test_small_file_first_read(void **state)
+{
+	static const size_t sizes[] = {1, 4095, 4096, 5000, 65536, 65537, 200000};
+	struct pool_fixture *p = tu_pool(state);
+	const char *datapath = getenv("POOLFS_DATAPATH");
+	bool passthrough = datapath && strcmp(datapath, "passthrough") == 0;
+	PATH(f, p, "first");
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t size = sizes[k];
+		long reads;
+		int fd;
+
+		/* a pin keeps it with no handle open */
+		CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
+		CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 3, 0));
+		CHECK(close(fd));
+		write_round(f, size, 1);
+		reads = read_back(p, f, size, 1);
+		if (passthrough && size <= 65536 && reads != 0)
+			fail_msg("%zu bytes: the first read asked the daemon %ld times", size,
+				 reads);
+		if (passthrough && size > 65536 && reads == 0)
+			fail_msg("%zu bytes: no READ, yet only files up to 64 KiB are handed over",
+				 size);
+		/* again: from the cache, on either path */
+		assert_int_equal(read_back(p, f, size, 1), 0);
+		/* a passthrough writer goes around the kernel's cache: the next open drops it */
+		write_round(f, size, 2);
+		read_back(p, f, size, 2);
+		/* two readers at once share the cache, and a writer joining them writes through it */
+		{
+			int r1, r2, w;
+			unsigned char c = 0;
+
+			CHECK(r1 = open(f, O_RDONLY));
+			CHECK(r2 = open(f, O_RDONLY));
+			CHECK(pread(r1, &c, 1, size - 1));
+			assert_int_equal(c, first_read_byte(size - 1, 2));
+			CHECK(w = open(f, O_WRONLY));
+			c = 0xA5;
+			assert_int_equal(pwrite(w, &c, 1, size - 1), 1);
+			c = 0;
+			CHECK(pread(r2, &c, 1, size - 1));
+			assert_int_equal(c, 0xA5);
+			CHECK(close(w));
+			CHECK(close(r2));
+			CHECK(close(r1));
+		}
+		CHECK(removexattr(f, POOLFS_XATTR_HOLD));
+		ASSERT_GONE(f);
+	}
+	tu_backing_back_to_base(state);
+}
+
 static void test_concurrent_writers_disjoint(void **state)
 {
 	struct pool_fixture *p = tu_pool(state);
@@ -1409,6 +1531,7 @@ int main(void)
 		T(test_random_rw_mmap),
 		T(test_large_file),
 		T(test_small_file_two_views),
+		T(test_small_file_first_read),
 		T(test_concurrent_writers_disjoint),
 		T(test_concurrent_writers_interleaved),
 		T(test_entry_kinds_unheld),

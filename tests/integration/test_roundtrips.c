@@ -182,6 +182,15 @@ static void setup_small_read(struct ctx *c)
 	read_file(f);
 }
 
+/* The writer's RELEASE first, as in setup_small_read: the run's open is the file's first
+ * read-only one, alone. */
+static void setup_first_read(struct ctx *c)
+{
+	SEQ_PATH(f, c, "f");
+	write_file(f, 4096);
+	wait_released(f);
+}
+
 static void run_reread(struct ctx *c)
 {
 	SEQ_PATH(f, c, "f");
@@ -355,6 +364,8 @@ static const struct seq private_seqs[] = {
 	 NULL, run_create_tar},
 	{"tar", "`tar -x` (GNU tar, as root) of a folder (0755) of 10 files (0644) of 4 KiB",
 	 setup_tarball, run_tar},
+	{"read", "`open` + `read` + `close` of a 4 KiB file written and closed before (`grep -r`)",
+	 setup_first_read, run_reread},
 	{"reread", "`open` + `read` + `close` of an unchanged 4 KiB file, again", setup_small_read,
 	 run_reread},
 	{"restat", "`stat` of a closed file, again", setup_stat, run_restat},
@@ -416,6 +427,13 @@ static const struct why whys[] = {
 	{"tar", "getattr", "libfuse 3.14 only: as for create_tar"},
 	{"tar", "opendir", "tar opens the folder to set its times"},
 	{"tar", "releasedir", "closes it"},
+	{"read", "open",
+	 "every open is the daemon's: lifetimes count handles; on passthrough the answer to a "
+	 "small file's first read-only open brings the file into the kernel's page cache "
+	 "(up to 64 KiB)"},
+	{"read", "getattr",
+	 "a write makes the kernel forget the size it knows, and a `read` that may reach the end "
+	 "asks for it (once; kernel, not negotiable)"},
 	{"reread", "open", "every open is the daemon's: lifetimes count handles"},
 	{"mkdir", "lookup", "the new name is not cached"},
 	{"mkdir", "mkdir", "makes the folder"},
