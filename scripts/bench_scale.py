@@ -153,7 +153,8 @@ def stopped(stop):
 
 def probe_create(mnt, stop, raw=False):
     """Another user's stat + open(O_CREAT) + close of new names in the root (each goes at its
-    close: autohold=none) until told to stop: the latencies in ms. On raw tmpfs (mnt a folder
+    close: autohold=none) until told to stop: [start, latency in ms] of each (start on
+    time.perf_counter's clock, CLOCK_MONOTONIC: every process's). On raw tmpfs (mnt a folder
     there) each file is then unlinked, untimed: on the pool it goes by itself."""
     lat, i, me = [], 0, os.getpid()
     while not stopped(stop):
@@ -165,7 +166,7 @@ def probe_create(mnt, stop, raw=False):
         except FileNotFoundError:
             pass
         os.close(os.open(name, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
-        lat.append((time.perf_counter() - t0) * 1e3)
+        lat.append((t0, (time.perf_counter() - t0) * 1e3))
         if raw:
             os.unlink(name)
     return lat
@@ -173,7 +174,7 @@ def probe_create(mnt, stop, raw=False):
 
 def probe_removal(mnt, stop):
     """A mapped file's removal: create, map, close the fd, then from the munmap poll stat until
-    the name is gone; the latencies in ms, until told to stop."""
+    the name is gone; [start, latency in ms] of each (as probe_create's), until told to stop."""
     lat, i, me = [], 0, os.getpid()
     while not stopped(stop):
         name = os.path.join(mnt, f'r{me}-{i}')
@@ -192,7 +193,7 @@ def probe_removal(mnt, stop):
                 break
             if time.perf_counter() - t0 > 10:
                 raise RuntimeError(f'{name} still there 10 s after its last munmap')
-        lat.append((time.perf_counter() - t0) * 1e3)
+        lat.append((t0, (time.perf_counter() - t0) * 1e3))
         time.sleep(0.002)
     return lat
 
@@ -209,8 +210,9 @@ def mapper(path, ready_fd):
 
 
 def mappers_killed(mnt, raw=False):
-    """MAPPERS processes each map a file of their own, then all are killed at once; seconds from
-    the kill until every name is gone (raw tmpfs: until all are reaped; the names stay)."""
+    """MAPPERS processes each map a file of their own, then all are killed at once: the kill's
+    time (time.perf_counter) and the seconds from it until every name is gone (raw tmpfs: until
+    all are reaped; the names stay)."""
     rd, wr = os.pipe()
     pids = []
     for i in range(MAPPERS):
@@ -240,7 +242,7 @@ def mappers_killed(mnt, raw=False):
         while os.path.exists(name):
             if time.perf_counter() - t0 > 30:
                 raise RuntimeError(f'{name} still there 30 s after its mapper was killed')
-    return time.perf_counter() - t0
+    return t0, time.perf_counter() - t0
 
 
 def stat_loop(mnt, stop, raw=False):
@@ -254,18 +256,22 @@ def stat_loop(mnt, stop, raw=False):
     return n
 
 
-def summary(ms):
-    if not ms:
+def summary(samples, after=None, before=None):
+    """Median, p99 and worst of the latencies of `samples` ([start, ms] pairs) that started at
+    or after `after` and before `before` (time.perf_counter), if given."""
+    s = sorted(ms for t, ms in samples
+               if (after is None or t >= after) and (before is None or t < before))
+    if not s:
         return {'n': 0}
-    s = sorted(ms)
     return {'n': len(s), 'median': statistics.median(s),
             'p99': s[min(len(s) - 1, int(len(s) * 0.99))], 'max': s[-1]}
 
 
 def under_load(mnt, run_load, raw=False):
     """The two probes (as another user) while run_load(stop) runs (at least LOAD_SECONDS); a
-    byte written to the pipe whose read end is `stop` ends them (and a load's loop). On raw
-    tmpfs (mnt a folder there) only the create probe, and an empty removal summary."""
+    byte written to the pipe whose read end is `stop` ends them (and a load's loop): their
+    samples (probe_create's) and what run_load returned. On raw tmpfs (mnt a folder there) only
+    the create probe, and no removal samples."""
     stop, go = os.pipe()
     try:
         if raw:
@@ -286,7 +292,7 @@ def under_load(mnt, run_load, raw=False):
     finally:
         os.close(stop)
         os.close(go)
-    return summary(create), summary(removal), extra
+    return create, removal, extra
 
 
 def rss_kib(pid):
@@ -521,8 +527,9 @@ def measure_in(args, pool, size, rows, rawdir):
     def no_load(stop):
         return None
 
-    report('no load', *under_load(mnt, no_load)[:2])
-    report_raw('no load', under_load(rawdir, no_load, raw=True)[0])
+    create, removal, _ = under_load(mnt, no_load)
+    report('no load', summary(create), summary(removal))
+    report_raw('no load', summary(under_load(rawdir, no_load, raw=True)[0]))
 
     def stats(where, raw=False):
         """The stat loop as a load on `where` (statvfs on raw tmpfs)."""
@@ -535,11 +542,11 @@ def measure_in(args, pool, size, rows, rawdir):
     create, removal, child = under_load(mnt, stats(mnt))
     n = finish(child)
     say(f'(root read user.poolfs.stat {n} times meanwhile)')
-    report('stat loop', create, removal)
+    report('stat loop', summary(create), summary(removal))
 
     create, _, child = under_load(rawdir, stats(rawdir, True), raw=True)
     finish(child)
-    report_raw('stat loop', create)
+    report_raw('stat loop', summary(create))
 
     def kill(where, raw=False):
         """MAPPERS mappers in `where` killed at once, as a load."""
@@ -548,12 +555,18 @@ def measure_in(args, pool, size, rows, rawdir):
             return as_user(MAPPER_UID, mappers_killed, where, raw)
         return load
 
-    create, removal, took = under_load(mnt, kill(mnt))
+    # Two loads in one: the mappers' start (each creates, sizes, maps and fills a file in the
+    # root at once: a storm of creates in one folder) and, from the kill on, their deaths. A
+    # sample counts where it began.
+    create, removal, (t_kill, took) = under_load(mnt, kill(mnt))
     say(f'({MAPPERS} mappers killed: every name gone {took * 1e3:.0f} ms after the kill)')
     row('killed mappers: all names gone', 'ms', 'pool', took * 1e3, f'{MAPPERS} mappers')
-    report('mappers killed', create, removal)
+    report('mappers start', summary(create, before=t_kill), summary(removal, before=t_kill))
+    report('mappers killed', summary(create, after=t_kill), summary(removal, after=t_kill))
 
-    report_raw('mappers killed', under_load(rawdir, kill(rawdir, True), raw=True)[0])
+    create, _, (t_kill, _) = under_load(rawdir, kill(rawdir, True), raw=True)
+    report_raw('mappers start', summary(create, before=t_kill))
+    report_raw('mappers killed', summary(create, after=t_kill))
     for name in os.listdir(rawdir):
         os.unlink(os.path.join(rawdir, name))
 
@@ -574,8 +587,8 @@ def measure_in(args, pool, size, rows, rawdir):
     say(f'rm -rf of {remove} files: {t_rm:.2f} s (raw tmpfs {t_raw:.2f} s)')
     row('rm -rf', 's', 'pool', t_rm, f'{remove} files')
     row('rm -rf', 's', 'raw', t_raw, f'{remove} files')
-    report('rm -rf', create, removal)
-    report_raw('rm -rf', create_raw)
+    report('rm -rf', summary(create), summary(removal))
+    report_raw('rm -rf', summary(create_raw))
 
     left = entries + BATCH + 1 - remove - folders  # the rate batch and its folder stay
     t = pool.unmount()

@@ -250,7 +250,7 @@ scale)
         "^unmount with 5179 entries: [0-9]+ ms"; do
         grep -Eq "$line" "$tmp/out" || fail "no line matching '$line'"
     done
-    for load in "no load" "stat loop" "mappers killed" "rm -rf"; do
+    for load in "no load" "stat loop" "mappers start" "mappers killed" "rm -rf"; do
         grep -Eq "^$load +create\+close: [1-9][0-9]* samples.* removal: [1-9][0-9]* samples" \
             "$tmp/out" || fail "no probe samples under '$load'"
     done
