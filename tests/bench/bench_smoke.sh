@@ -120,7 +120,7 @@ full)
         grep -Eq "^ls -l of 50 entries +fuse-ref +$num\$" "$tmp/out" || fail "no summary of ls -l on fuse-ref"
         grep -Eq "^create\+4KiB\+close\+removal +fuse-ref-uring-off +$num\$" "$tmp/out" ||
             fail "no summary of the create row on fuse-ref-uring-off"
-        grep -Eq "^scratch as user, worst step +fuse-ref-user +$num \((tar|ls|grep|find|rm|all|cpu1|read|stat|build)\)\$" "$tmp/out" ||
+        grep -Eq "^scratch as user, worst step +fuse-ref-user +$num \((tar|ls|grep|find|rm|all|cpu1|read1|read|stat|build)\)\$" "$tmp/out" ||
             fail "no summary of the scratch steps as the user on fuse-ref-user"
         grep -Eq "^ls -l of 50 entries, as user +fuse-ref-user +$num\$" "$tmp/out" ||
             fail "no summary of ls -l as the user on fuse-ref-user"
@@ -131,19 +131,19 @@ full)
     [[ $(grep -Ec '^scratch workload.*: 22 entries \(3 symbolic links\) from ' "$tmp/out") -eq 2 ]] ||
         fail "the scratch tree is not 22 entries with 3 symbolic links, twice: $(grep '^scratch workload' "$tmp/out")"
     rows=()
-    for step in tar ls grep find rm all cpu1 read stat build; do
+    for step in tar ls grep find rm all cpu1 read1 read stat build; do
         rows+=("^$step +$num +$num +$num +$num +$num$ref_cols\$")
     done
     check_rows '^scratch workload: ' '' "^step +raw +private +ratio +multi +ratio$ref_head\$" "${rows[@]}"
     check_rows '^ls -l of a folder of 50 entries, warm' '' "^step +raw +private +ratio +multi +ratio$ref_head\$" \
         "^ls-l +$num +$num +$num +$num +$num$ref_cols\$"
     rows=()
-    for step in tar ls grep find rm all cpu1 read stat build; do rows+=("^$step +$num +$num +$num$ref_cols\$"); done
+    for step in tar ls grep find rm all cpu1 read1 read stat build; do rows+=("^$step +$num +$num +$num$ref_cols\$"); done
     check_rows '^scratch workload as user [a-z_][a-z0-9_-]* \(uid [0-9]+\): ' '' \
         "^step +raw +multi +ratio$user_ref_head\$" "${rows[@]}"
     check_rows '^ls -l of a folder of 50 entries as user [a-z_][a-z0-9_-]* \(uid [0-9]+\), warm' '' \
         "^step +raw +multi +ratio$user_ref_head\$" "^ls-l +$num +$num +$num$ref_cols\$"
-    grep -Eq "^scratch as user, worst step +multi +$num \((tar|ls|grep|find|rm|all|cpu1|read|stat|build)\)\$" "$tmp/out" ||
+    grep -Eq "^scratch as user, worst step +multi +$num \((tar|ls|grep|find|rm|all|cpu1|read1|read|stat|build)\)\$" "$tmp/out" ||
         fail "no summary of the scratch steps as the user on multi"
     grep -Eq "^ls -l of 50 entries, as user +multi +$num\$" "$tmp/out" || fail "no summary of ls -l as the user on multi"
     # shm section: raw, the pools (the passthrough one where the daemon offers that data path:
@@ -174,7 +174,7 @@ full)
     grep -Eq "^create\+4KiB\+close\+unlink \(2 procs\) +ops/s +[0-9]+ +[0-9]+ +$num" "$tmp/out" ||
         fail "no complete create row for two processes"
     for pool in private multi; do
-        grep -Eq "^scratch, worst step +$pool +$num \((tar|ls|grep|find|rm|all|cpu1|read|stat|build)\)\$" "$tmp/out" ||
+        grep -Eq "^scratch, worst step +$pool +$num \((tar|ls|grep|find|rm|all|cpu1|read1|read|stat|build)\)\$" "$tmp/out" ||
             fail "no summary of the scratch steps on $pool"
         grep -Eq "^ls -l of 50 entries +$pool +$num\$" "$tmp/out" || fail "no summary of ls -l on $pool"
     done
