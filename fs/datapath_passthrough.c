@@ -74,10 +74,11 @@ static bool open_cached(struct node *n, int fd, const struct fuse_file_info *fi,
 /* Give the kernel's page cache of `n` the whole file, `size` bytes of `fd`, before the answer to
  * its first cached open: the read that follows finds it there instead of asking with a READ, a
  * round trip that `grep -r` and a data loader's first epoch pay per file (docs/design.md
- * "Passthrough path"). Only where the cache is empty (cache_used unset) and this open is the only handle:
- * the store then overwrites nothing and meets no page that a reader holds locked while it waits
- * for a READ (one queued behind this very request on its io_uring ring would never be served);
- * the pool lock, held, keeps every other open out until the answer. 0, or a negative errno: the
+ * "Passthrough path"). Only where the cache is empty (cache_used unset) and this open is the
+ * only handle: the store then overwrites nothing and meets no page that a reader holds locked
+ * while it waits for a READ (one queued behind this very request on its io_uring ring would
+ * never be served); the pool lock, held, keeps every other open out until the answer. The
+ * buffer is on the stack: request threads have megabytes of it. 0, or a negative errno: the
  * first read then asks, as it would without. */
 static int cache_push(struct pool *p, struct node *n, int fd, off_t size)
 {
