@@ -78,8 +78,8 @@ static bool open_cached(struct node *n, int fd, const struct fuse_file_info *fi,
  * only handle: the store then overwrites nothing and meets no page that a reader holds locked
  * while it waits for a READ (one queued behind this very request on its io_uring ring would
  * never be served); the pool lock, held, keeps every other open out until the answer. The
- * buffer is on the stack: request threads have megabytes of it. 0, or a negative errno: the
- * first read then asks, as it would without. */
+ * buffer is on the stack (a request thread's is RLIMIT_STACK's, 8 MiB by default), not a malloc
+ * under the lock. 0, or a negative errno: the first read then asks, as it would without. */
 static int cache_push(struct pool *p, struct node *n, int fd, off_t size)
 {
 	char buf[CACHE_PUSH_MAX];
