@@ -527,9 +527,33 @@ static void write_round(const char *f, size_t size, unsigned round)
 	wait_idle(f);
 }
 
+/* A new file `f` of `size` bytes of round 1, pinned (so it stays with no handle open), whose
+ * writer's handle the daemon no longer counts. */
+static void new_pinned_file(const char *f, size_t size)
+{
+	int fd;
+
+	CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
+	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 3, 0));
+	CHECK(close(fd));
+	write_round(f, size, 1);
+}
+
+static void unpin_gone(const char *f)
+{
+	CHECK(removexattr(f, POOLFS_XATTR_HOLD));
+	ASSERT_GONE(f);
+}
+
+/* Tries for a read that needs no READ: this VM's page cache is now and then dropped from outside
+ * (a balloon), which makes a READ of a page that was cached. The code failing makes one every
+ * time. */
+#define NO_READ_TRIES 3
+
 /* On passthrough a small file's first read-only open hands the kernel the file with its answer
- * (docs/design.md "Passthrough path"): the read that follows needs no READ, up to 64 KiB, and reads what
- * the file holds, also after a passthrough writer changed it behind the kernel's cache. */
+ * (docs/design.md "Passthrough path"): the read that follows needs no READ, up to 64 KiB, and
+ * reads what the file holds, also after a passthrough writer changed it behind the kernel's
+ * cache. */
 static void test_small_file_first_read(void **state)
 {
 	static const size_t sizes[] = {1, 4095, 4096, 5000, 65536, 65537, 200000};
@@ -540,23 +564,32 @@ static void test_small_file_first_read(void **state)
 
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		size_t size = sizes[k];
-		long reads;
-		int fd;
+		long reads = 0;
 
-		/* a pin keeps it with no handle open */
-		CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
-		CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 3, 0));
-		CHECK(close(fd));
-		write_round(f, size, 1);
-		reads = read_back(p, f, size, 1);
+		for (int t = 0; t < NO_READ_TRIES; t++) {
+			if (t > 0)
+				unpin_gone(f); /* the first open of a new file, again */
+			new_pinned_file(f, size);
+			reads = read_back(p, f, size, 1);
+			if (!passthrough || size > 65536 || reads == 0)
+				break;
+		}
 		if (passthrough && size <= 65536 && reads != 0)
-			fail_msg("%zu bytes: the first read asked the daemon %ld times", size,
-				 reads);
+			fail_msg(
+				"%zu bytes: the first read asked the daemon %ld times, %d times out "
+				"of %d",
+				size, reads, NO_READ_TRIES, NO_READ_TRIES);
 		if (passthrough && size > 65536 && reads == 0)
 			fail_msg("%zu bytes: no READ, yet only files up to 64 KiB are handed over",
 				 size);
 		/* again: from the cache, on either path */
-		assert_int_equal(read_back(p, f, size, 1), 0);
+		for (int t = 0; t < NO_READ_TRIES && (reads = read_back(p, f, size, 1)) != 0; t++)
+			;
+		if (reads != 0)
+			fail_msg(
+				"%zu bytes: a read of an unchanged file asked the daemon %ld times, "
+				"%d times out of %d",
+				size, reads, NO_READ_TRIES, NO_READ_TRIES);
 		/* a passthrough writer goes around the kernel's cache: the next open drops it */
 		write_round(f, size, 2);
 		read_back(p, f, size, 2);
@@ -579,8 +612,7 @@ static void test_small_file_first_read(void **state)
 			CHECK(close(r2));
 			CHECK(close(r1));
 		}
-		CHECK(removexattr(f, POOLFS_XATTR_HOLD));
-		ASSERT_GONE(f);
+		unpin_gone(f);
 	}
 	tu_backing_back_to_base(state);
 }
