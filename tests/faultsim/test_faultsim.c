@@ -823,18 +823,6 @@ static pid_t opener_after_failed_retry(struct fs_state *s, struct retry_arg *a, 
 }
 
 /* Until `path` (an entry's /proc/self/fd link) is used by no handle or mapping. */
-static void wait_unused(const char *path)
-{
-	struct refs r;
-
-	for (long long until = pool_now_ms() + GONE_MS;; pool_sleep_ms(2)) {
-		CHECK_0(refs_get(path, &r));
-		if (r.opens == 0 && !r.mapped)
-			return;
-		if (pool_now_ms() > until)
-			fail_msg("%s still in use:\n%s", path, r.text);
-	}
-}
 
 /* A retry's OPEN that waits (fault "open 1") on the file its LOOKUP found: `held`, a new file
  * of the same name opened here, with an O_PATH descriptor (`via` is its /proc/self/fd link) to
@@ -888,7 +876,7 @@ static void test_retry_opens_the_named_file(void **state)
 	CHECK(other = open(name, O_RDWR | O_CLOEXEC));
 	CHECK(close(other));
 	CHECK(close(r.held));
-	wait_unused(r.via);
+	tu_wait_unused(r.via, GONE_MS);
 	ASSERT_EXISTS(name);
 	end_stalled_retry(s, &a, opener, name, &r);
 }
@@ -921,7 +909,7 @@ static void test_retry_keeps_its_slot(void **state)
 	snprintf(reopen, sizeof(reopen), "/proc/self/fd/%d", gone);
 	stall_retry_on_new_file(s, &a, name, &r);
 	CHECK(close(r.held));
-	wait_unused(r.via);
+	tu_wait_unused(r.via, GONE_MS);
 	for (int i = 0; i < 2 * STALE_SLOTS; i++) {
 		CHECK(fd = open(reopen, O_RDONLY | O_CLOEXEC));
 		CHECK(close(fd));

@@ -438,24 +438,13 @@ static void test_small_file_two_views(void **state)
 	int fd;
 
 	for (int writer_first = 0; writer_first < 2; writer_first++) {
-		char refs[256] = "";
-		long long deadline = pool_now_ms() + GONE_MS;
-
 		/* a pin keeps it with no handle open, so the next open is the inode's first */
 		CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
 		CHECK(ftruncate(fd, 4096));
-		CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 3, 0));
+		CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
 		CHECK(close(fd));
 		/* and no mapping can be left: the reader's open may take the page cache */
-		while (pool_now_ms() < deadline) {
-			ssize_t n = getxattr(f, POOLFS_XATTR_REFS, refs, sizeof(refs) - 1);
-
-			CHECK(n);
-			refs[n] = '\0';
-			if (strstr(refs, "mapped no\n"))
-				break;
-			pool_sleep_ms(2);
-		}
+		tu_wait_unused(f, GONE_MS);
 		small_file_two_views(f, writer_first);
 		CHECK(removexattr(f, POOLFS_XATTR_HOLD));
 		ASSERT_GONE(f);
@@ -468,22 +457,6 @@ static void test_small_file_two_views(void **state)
 static unsigned char first_read_byte(size_t i, unsigned round)
 {
 	return (unsigned char)(i * 7 + round * 31 + (i >> 12));
-}
-
-/* Until no handle of `f` is counted and no mapping may be left: the next open is then the
- * file's first, alone (RELEASE comes after close() returns). */
-static void wait_idle(const char *f)
-{
-	long long deadline = pool_now_ms() + GONE_MS;
-	struct refs r;
-
-	do {
-		assert_int_equal(refs_get(f, &r), 0);
-		if (r.opens == 0 && !r.mapped)
-			return;
-		pool_sleep_ms(2);
-	} while (pool_now_ms() < deadline);
-	fail_msg("%s: still in use after %d ms:\n%s", f, GONE_MS, r.text);
 }
 
 /* Read all of `f` (`size` bytes) through a fresh read-only handle and check it is round
@@ -524,7 +497,7 @@ static void write_round(const char *f, size_t size, unsigned round)
 	assert_int_equal(pwrite(fd, buf, size, 0), (ssize_t)size);
 	CHECK(close(fd));
 	free(buf);
-	wait_idle(f);
+	tu_wait_unused(f, GONE_MS);
 }
 
 /* A new file `f` of `size` bytes of round 1, pinned (so it stays with no handle open), whose
@@ -534,7 +507,7 @@ static void new_pinned_file(const char *f, size_t size)
 	int fd;
 
 	CHECK(fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600));
-	CHECK(setxattr(f, POOLFS_XATTR_HOLD, "pin", 3, 0));
+	CHECK(hold(f, POOLFS_SCOPE_WORD_PIN));
 	CHECK(close(fd));
 	write_round(f, size, 1);
 }
@@ -558,8 +531,7 @@ static void test_small_file_first_read(void **state)
 {
 	static const size_t sizes[] = {1, 4095, 4096, 5000, 65536, 65537, 200000};
 	struct pool_fixture *p = tu_pool(state);
-	const char *datapath = getenv("POOLFS_DATAPATH");
-	bool passthrough = datapath && strcmp(datapath, "passthrough") == 0;
+	bool passthrough = strcmp(p->active_datapath, "passthrough") == 0;
 	PATH(f, p, "first");
 
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {

@@ -501,6 +501,10 @@ void tu_expect_refs_line(const char *path, int fd, const char *line, const char 
 
 /* getxattr user.poolfs.refs of path, parsed: 0 or -errno. */
 int refs_get(const char *path, struct refs *r);
+/* Wait until the daemon counts no handle of path and no mapping may be left (RELEASE comes
+ * after close() returns, the proof of the last unmapping after munmap()), at most timeout_ms
+ * (then fail the test): the next open is then the file's first, alone. */
+void tu_wait_unused(const char *path, int timeout_ms);
 
 /* "entries N" of the pool's user.poolfs.stat: the pool's entries of all users (fails the test
  * if it cannot be read). */

@@ -109,6 +109,21 @@ long long tu_pool_entries(const struct pool_fixture *p)
 	return e;
 }
 
+void tu_wait_unused(const char *path, int timeout_ms)
+{
+	long long deadline = pool_now_ms() + timeout_ms;
+	struct refs r;
+
+	for (;;) {
+		CHECK_0(refs_get(path, &r));
+		if (r.opens == 0 && !r.mapped)
+			return;
+		if (pool_now_ms() >= deadline)
+			fail_msg("%s: still in use after %d ms:\n%s", path, timeout_ms, r.text);
+		pool_sleep_ms(2);
+	}
+}
+
 void tu_wait_pool_entries(const struct pool_fixture *p, long long want, int timeout_ms)
 {
 	long long deadline = pool_now_ms() + timeout_ms;
