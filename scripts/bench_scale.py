@@ -513,7 +513,10 @@ def measure_in(args, pool, size, rows, rawdir):
         return (f'{create["n"]} samples, median {create.get("median", 0):.3f} ms, p99'
                 f' {create.get("p99", 0):.3f}, worst {create.get("max", 0):.3f} ms')
 
-    def report(load, create, removal):
+    def report(load, create, removal, after=None, before=None):
+        """The probes' rows under `load` from their samples (those begun in [after, before))."""
+        create = summary(create, after, before)
+        removal = summary(removal, after, before)
         say(f'{load:<22} create+close: {create_rows(load, "pool", create)}; removal:'
             f' {removal["n"]} samples, median {removal.get("median", 0):.3f} ms, worst'
             f' {removal.get("max", 0):.3f} ms')
@@ -521,15 +524,15 @@ def measure_in(args, pool, size, rows, rawdir):
             f'{removal["n"]} samples')
         row(f'removal worst, {load}', 'ms', 'pool', removal.get('max'))
 
-    def report_raw(load, create):
-        say(f'{load:<22} create+close on raw tmpfs: {create_rows(load, "raw", create)}')
+    def report_raw(load, create, after=None, before=None):
+        say(f'{load:<22} create+close on raw tmpfs: '
+            f'{create_rows(load, "raw", summary(create, after, before))}')
 
     def no_load(stop):
         return None
 
-    create, removal, _ = under_load(mnt, no_load)
-    report('no load', summary(create), summary(removal))
-    report_raw('no load', summary(under_load(rawdir, no_load, raw=True)[0]))
+    report('no load', *under_load(mnt, no_load)[:2])
+    report_raw('no load', under_load(rawdir, no_load, raw=True)[0])
 
     def stats(where, raw=False):
         """The stat loop as a load on `where` (statvfs on raw tmpfs)."""
@@ -542,11 +545,11 @@ def measure_in(args, pool, size, rows, rawdir):
     create, removal, child = under_load(mnt, stats(mnt))
     n = finish(child)
     say(f'(root read user.poolfs.stat {n} times meanwhile)')
-    report('stat loop', summary(create), summary(removal))
+    report('stat loop', create, removal)
 
     create, _, child = under_load(rawdir, stats(rawdir, True), raw=True)
     finish(child)
-    report_raw('stat loop', summary(create))
+    report_raw('stat loop', create)
 
     def kill(where, raw=False):
         """MAPPERS mappers in `where` killed at once, as a load."""
@@ -561,12 +564,12 @@ def measure_in(args, pool, size, rows, rawdir):
     create, removal, (t_kill, took) = under_load(mnt, kill(mnt))
     say(f'({MAPPERS} mappers killed: every name gone {took * 1e3:.0f} ms after the kill)')
     row('killed mappers: all names gone', 'ms', 'pool', took * 1e3, f'{MAPPERS} mappers')
-    report('mappers start', summary(create, before=t_kill), summary(removal, before=t_kill))
-    report('mappers killed', summary(create, after=t_kill), summary(removal, after=t_kill))
+    report('mappers start', create, removal, before=t_kill)
+    report('mappers killed', create, removal, after=t_kill)
 
     create, _, (t_kill, _) = under_load(rawdir, kill(rawdir, True), raw=True)
-    report_raw('mappers start', summary(create, before=t_kill))
-    report_raw('mappers killed', summary(create, after=t_kill))
+    report_raw('mappers start', create, before=t_kill)
+    report_raw('mappers killed', create, after=t_kill)
     for name in os.listdir(rawdir):
         os.unlink(os.path.join(rawdir, name))
 
@@ -587,8 +590,8 @@ def measure_in(args, pool, size, rows, rawdir):
     say(f'rm -rf of {remove} files: {t_rm:.2f} s (raw tmpfs {t_raw:.2f} s)')
     row('rm -rf', 's', 'pool', t_rm, f'{remove} files')
     row('rm -rf', 's', 'raw', t_raw, f'{remove} files')
-    report('rm -rf', summary(create), summary(removal))
-    report_raw('rm -rf', summary(create_raw))
+    report('rm -rf', create, removal)
+    report_raw('rm -rf', create_raw)
 
     left = entries + BATCH + 1 - remove - folders  # the rate batch and its folder stay
     t = pool.unmount()
