@@ -209,6 +209,18 @@ def mapper(path, ready_fd):
     return m
 
 
+def lean_mappers_killed(uid, mnt, raw=False):
+    """mappers_killed() as uid, by a fresh interpreter (this script with --mappers, started as
+    root: the interpreter may be root's alone), whose forks are small. Forked from this process,
+    each mapper would carry the bench's heap (the samples kept so far) and their 200 exits would
+    tear its page tables down 200 times: with a few hundred MB, a kill storm several times
+    longer, growing with what the bench keeps, not with the pool."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), '--mappers', str(uid), mnt]
+                         + (['--raw'] if raw else []),
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out)
+
+
 def mappers_killed(mnt, raw=False):
     """MAPPERS processes each map a file of their own, then all are killed at once: the kill's
     time (time.perf_counter) and the seconds from it until every name is gone (raw tmpfs: until
@@ -555,7 +567,7 @@ def measure_in(args, pool, size, rows, rawdir):
         """MAPPERS mappers in `where` killed at once, as a load."""
         def load(stop):
             time.sleep(0.5)
-            return as_user(MAPPER_UID, mappers_killed, where, raw)
+            return lean_mappers_killed(MAPPER_UID, where, raw)
         return load
 
     # Two loads in one: the mappers' start (each creates, sizes, maps and fills a file in the
@@ -640,4 +652,9 @@ def main():
 
 
 if __name__ == '__main__':
+    if sys.argv[1:2] == ['--mappers']:  # lean_mappers_killed's child: [kill time, seconds]
+        print(json.dumps(as_user(int(sys.argv[2]), mappers_killed, sys.argv[3],
+                                 sys.argv[4:] == ['--raw'])))
+        sys.exit(0)
     sys.exit(main())
+
