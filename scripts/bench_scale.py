@@ -15,7 +15,9 @@ FOLDERS folders in it), then:
     file are killed at once, and while one user removes REMOVE files (rm -rf, timed against the
     same tree on raw tmpfs);
   - the same create+close probe on raw tmpfs under the same loads made on raw tmpfs (statvfs for
-    user.poolfs.stat): the floor this machine itself sets for a worst case;
+    user.poolfs.stat): the floor this machine itself sets for a worst case; with --ref, on
+    libfuse's passthrough_hp (fuse-ref) with no load and under the mappers: what any FUSE file
+    system pays there;
   - the daemon's own time per CREATE and LOOKUP during the create rate (user.poolfs.ops): what
     of the create rate's change with size is the daemon's and what the kernel's;
   - the unmount time (umount to the daemon's exit) with what is left.
@@ -23,7 +25,7 @@ FOLDERS folders in it), then:
 Run as root (it mounts, and switches uids with fork + setuid: no passwd entries needed).
 
     bench_scale.py --daemon POOLFS --poolctl POOLCTL --work DIR --sizes N,N... [--logdir DIR]
-                   [--csv FILE]
+                   [--csv FILE] [--ref PASSTHROUGH_HP]
 
 DIR (where the mountpoints go) must be reachable by other users; the daemons' logs go to
 --logdir (default DIR).
@@ -407,6 +409,62 @@ def raw_batch(count):
         shutil.rmtree(top, ignore_errors=True)
 
 
+class RefFs:
+    """libfuse's passthrough_hp (scripts/bench's fuse-ref) run by root over a fresh folder of raw
+    tmpfs that every user may create in (it makes files with its own credentials, root's), over
+    io_uring when the kernel's switch is on (as the pools' uring=auto): what any FUSE file system
+    pays under the same load."""
+
+    def __init__(self, binary, work, logdir, name):
+        self.src = tempfile.mkdtemp(prefix='poolbench-scale-ref-', dir='/dev/shm')
+        self.mnt = os.path.join(work, name)
+        self.proc = None
+        self.logf = open(os.path.join(logdir, name + '.log'), 'w')
+        try:
+            os.chmod(self.src, 0o777)
+            os.mkdir(self.mnt)
+            opts = 'allow_other' + (',io_uring' if uring_switch_on() else '')
+            self.proc = subprocess.Popen([binary, '--foreground', '-o', opts, self.src, self.mnt],
+                                         stdin=subprocess.DEVNULL, stdout=self.logf,
+                                         stderr=subprocess.STDOUT)
+            for _ in range(150):
+                if os.path.ismount(self.mnt):
+                    self.how = 'io_uring' if 'io_uring' in opts else '/dev/fuse'
+                    return
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+            raise RuntimeError(f'{binary} did not mount (its log: {self.logf.name})')
+        except BaseException:
+            self.close()
+            raise
+
+    def empty(self):
+        for name in os.listdir(self.src):
+            os.unlink(os.path.join(self.src, name))
+
+    def close(self):
+        if self.proc is not None and self.proc.poll() is None:
+            subprocess.run(['umount', self.mnt], stderr=subprocess.DEVNULL)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.logf.close()
+        if os.path.isdir(self.mnt) and not os.path.ismount(self.mnt):
+            os.rmdir(self.mnt)
+        shutil.rmtree(self.src, ignore_errors=True)
+
+
+def uring_switch_on():
+    try:
+        with open('/sys/module/fuse/parameters/enable_uring') as f:
+            return f.read().strip() == 'Y'
+    except OSError:
+        return False
+
+
 def one_size(args, size, rows):
     pool = Pool(args.daemon, args.work, args.logdir or args.work, f'scale-{size}')
     try:
@@ -417,15 +475,24 @@ def one_size(args, size, rows):
 
 def measure(args, pool, size, rows):
     rawdir = tempfile.mkdtemp(prefix='poolbench-scale-probe-', dir='/dev/shm')
+    ref = None
     try:
         os.chmod(rawdir, 0o1777)
-        measure_in(args, pool, size, rows, rawdir)
+        if args.ref:
+            try:
+                ref = RefFs(args.ref, args.work, args.logdir or args.work, f'scale-ref-{size}')
+            except (OSError, RuntimeError) as e:
+                say(f'fuse-ref left out: {e}')
+        measure_in(args, pool, size, rows, rawdir, ref)
     finally:
+        if ref:
+            ref.close()
         shutil.rmtree(rawdir, ignore_errors=True)
 
 
-def measure_in(args, pool, size, rows, rawdir):
-    """measure() with rawdir: a folder of raw tmpfs every user may create in (the raw probes)."""
+def measure_in(args, pool, size, rows, rawdir, ref):
+    """measure() with rawdir, a folder of raw tmpfs every user may create in (the raw probes),
+    and ref, a RefFs or None."""
     mnt, per_user = pool.mnt, size // len(USERS)
     say(f'--- {size} entries: {pool.line}')
 
@@ -536,15 +603,19 @@ def measure_in(args, pool, size, rows, rawdir):
             f'{removal["n"]} samples')
         row(f'removal worst, {load}', 'ms', 'pool', removal.get('max'))
 
-    def report_raw(load, create, after=None, before=None):
-        say(f'{load:<22} create+close on raw tmpfs: '
-            f'{create_rows(load, "raw", summary(create, after, before))}')
+    def report_raw(load, create, after=None, before=None, target='raw'):
+        """report()'s create+close rows for raw tmpfs or, target 'fuse-ref', for `ref`."""
+        say(f'{load:<22} create+close on {"raw tmpfs" if target == "raw" else target}: '
+            f'{create_rows(load, target, summary(create, after, before))}')
 
     def no_load(stop):
         return None
 
     report('no load', *under_load(mnt, no_load)[:2])
     report_raw('no load', under_load(rawdir, no_load, raw=True)[0])
+    if ref:
+        say(f'(fuse-ref: libfuse\'s passthrough_hp as root, {ref.how})')
+        report_raw('no load', under_load(ref.mnt, no_load, raw=True)[0], target='fuse-ref')
 
     def stats(where, raw=False):
         """The stat loop as a load on `where` (statvfs on raw tmpfs)."""
@@ -584,6 +655,11 @@ def measure_in(args, pool, size, rows, rawdir):
     report_raw('mappers killed', create, after=t_kill)
     for name in os.listdir(rawdir):
         os.unlink(os.path.join(rawdir, name))
+    if ref:
+        create, _, (t_kill, _) = under_load(ref.mnt, kill(ref.mnt, True), raw=True)
+        report_raw('mappers start', create, before=t_kill, target='fuse-ref')
+        report_raw('mappers killed', create, after=t_kill, target='fuse-ref')
+        ref.empty()
 
     remove = min(REMOVE, per_user)
     folders = max(1, round(FOLDERS * remove / per_user))
@@ -619,6 +695,7 @@ def main():
     ap.add_argument('--sizes', required=True)
     ap.add_argument('--logdir')
     ap.add_argument('--csv')
+    ap.add_argument('--ref', help="libfuse's passthrough_hp: the fuse-ref rows")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit('bench_scale.py: needs root (it mounts and switches uids)')
@@ -657,4 +734,3 @@ if __name__ == '__main__':
                                  sys.argv[4:] == ['--raw'])))
         sys.exit(0)
     sys.exit(main())
-

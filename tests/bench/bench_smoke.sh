@@ -254,6 +254,15 @@ scale)
         grep -Eq "^$load +create\+close: [1-9][0-9]* samples.* removal: [1-9][0-9]* samples" \
             "$tmp/out" || fail "no probe samples under '$load'"
     done
+    # the same probe on libfuse's passthrough_hp, where scripts/build made it
+    if [[ -x $src/.deps/fuse3/libexec/passthrough_hp ]]; then
+        for load in "no load" "mappers start" "mappers killed"; do
+            grep -Eq "^$load +create\+close on fuse-ref: [1-9][0-9]* samples" "$tmp/out" ||
+                fail "no fuse-ref probe samples under '$load'"
+        done
+        grep -q '^scale,"create+close worst, mappers killed",ms,fuse-ref,[0-9]' "$tmp/scale.csv" ||
+            fail "no fuse-ref row in the CSV"
+    fi
     # every row of the section has a value (the value column is the fifth)
     nrows=$(grep -c "^scale," "$tmp/scale.csv")
     [[ $nrows -ge 30 ]] || fail "only $nrows scale rows in the CSV"
