@@ -16,8 +16,8 @@ FOLDERS folders in it), then:
     same tree on raw tmpfs);
   - the same create+close probe on raw tmpfs under the same loads made on raw tmpfs (statvfs for
     user.poolfs.stat): the floor this machine itself sets for a worst case; with --ref, on
-    libfuse's passthrough_hp (fuse-ref) with no load and under the mappers: what any FUSE file
-    system pays there;
+    libfuse's passthrough_hp (fuse-ref) with no load, under the mappers and under rm -rf of the
+    same tree there: what any FUSE file system pays;
   - the daemon's own time per CREATE and LOOKUP during the create rate (user.poolfs.ops): what
     of the create rate's change with size is the daemon's and what the kernel's;
   - the unmount time (umount to the daemon's exit) with what is left.
@@ -359,9 +359,9 @@ class Pool:
             os.rmdir(self.mnt)
 
 
-def raw_tree(count):
-    """count empty files in FOLDERS folders on raw tmpfs (/dev/shm): the top folder."""
-    top = os.path.join('/dev/shm', f'poolbench-scale-{os.getpid()}')
+def raw_tree(count, where='/dev/shm'):
+    """count empty files in FOLDERS folders in `where` (by default raw tmpfs): the top folder."""
+    top = os.path.join(where, f'poolbench-scale-{os.getpid()}')
     make_tree(top, False)
     create_files(top, 0, count)
     return top
@@ -680,6 +680,15 @@ def measure_in(args, pool, size, rows, rawdir, ref):
     row('rm -rf', 's', 'raw', t_raw, f'{remove} files')
     report('rm -rf', create, removal)
     report_raw('rm -rf', create_raw)
+    if ref:
+        top = raw_tree(remove, ref.mnt)
+        try:
+            create_ref, _, t_ref = under_load(ref.mnt, lambda stop: rm_folders([top]), raw=True)
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
+        say(f'rm -rf of {remove} files on fuse-ref: {t_ref:.2f} s')
+        row('rm -rf', 's', 'fuse-ref', t_ref, f'{remove} files')
+        report_raw('rm -rf', create_ref, target='fuse-ref')
 
     left = entries + BATCH + 1 - remove - folders  # the rate batch and its folder stay
     t = pool.unmount()

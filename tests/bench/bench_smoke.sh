@@ -256,7 +256,7 @@ scale)
     done
     # the same probe on libfuse's passthrough_hp, where scripts/build made it
     if [[ -x $src/.deps/fuse3/libexec/passthrough_hp ]]; then
-        for load in "no load" "mappers start" "mappers killed"; do
+        for load in "no load" "mappers start" "mappers killed" "rm -rf"; do
             grep -Eq "^$load +create\+close on fuse-ref: [1-9][0-9]* samples" "$tmp/out" ||
                 fail "no fuse-ref probe samples under '$load'"
         done
