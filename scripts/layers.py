@@ -30,8 +30,9 @@ import sys
 # before it (the order of the pool's layers).
 LAYERS = [
     ('base', ['fault', 'array.h', 'log', 'access', 'options', 'holds', 'lifetime', 'hash_table',
-              'name_table', 'name_rules', 'timer_heap', 'part_set', 'xattrs', 'mountopts', 'opstats',
-              'poolstats', 'procfs', 'session', 'cgroup2', 'memcg', 'tmpfs_instance', 'sdnotify',
+              'name_table', 'name_rules', 'timer_heap', 'part_set', 'proof_schedule', 'xattrs',
+              'mountopts', 'opstats', 'poolstats', 'procfs', 'session', 'cgroup2', 'memcg',
+              'tmpfs_instance', 'sdnotify',
               'idle_halt', 'unmount_guard', 'watch', 'notify',
               'backing']),
     # tables, then accounting, attributes, removal and holds (docs/design.md "Layout")
