@@ -43,6 +43,31 @@ uint64_t backing_name_to_ino(const char *name)
 	return (errno || *end) ? 0 : (uint64_t)v;
 }
 
+uint64_t backing_event_ino(const char *ev, const struct fanotify_event_metadata *m)
+{
+	const char *rec = ev + m->metadata_len, *end = ev + m->event_len;
+
+	while (rec + sizeof(struct fanotify_event_info_header) <= end) {
+		const struct fanotify_event_info_header *h = (const void *)rec;
+		const struct fanotify_event_info_fid *fid = (const void *)rec;
+		const struct file_handle *fh;
+		const char *name;
+
+		if (h->len < sizeof(*h) || rec + h->len > end)
+			break;
+		if (h->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+		    h->len > sizeof(*fid) + sizeof(*fh)) {
+			fh = (const struct file_handle *)fid->handle;
+			name = (const char *)(fh->f_handle + fh->handle_bytes);
+			if (name < rec + h->len &&
+			    memchr(name, '\0', (size_t)(rec + h->len - name)))
+				return backing_name_to_ino(name);
+		}
+		rec += h->len;
+	}
+	return 0;
+}
+
 /* Empty a flat subfolder and remove it. */
 static int remove_subdir(int parent_fd, const char *name, uint64_t *files)
 {

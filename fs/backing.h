@@ -26,6 +26,8 @@
 
 #include "memcg.h"
 
+struct fanotify_event_metadata; /* <sys/fanotify.h> */
+
 /* A user's own tmpfs instance (per-user stores). */
 struct backing_user_store {
 	uid_t uid;
@@ -116,5 +118,9 @@ int backing_fanotify_mark_stores(struct backing *b, int fan_fd, unsigned int fla
 int backing_statvfs(struct backing *b, uid_t uid, struct statvfs *sv);
 /* Parse a backing file name back into an inode number; 0 if it is not one of ours. */
 uint64_t backing_name_to_ino(const char *name);
+/* The backing file a fanotify event `ev` (its header copied out into `m`) is about, from its
+ * name record (FAN_REPORT_DFID_NAME: the folder's file handle, then the child's name); 0 if it
+ * carries none or the name is not one of ours. */
+uint64_t backing_event_ino(const char *ev, const struct fanotify_event_metadata *m);
 
 #endif

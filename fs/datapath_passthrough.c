@@ -237,7 +237,7 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 		else
 			/* Usually the closing process's backing file is still going: its close
 			 * event, which follows, or the first re-probe proves the node free. */
-			proof_soon_add(p, n->ino);
+			proof_soon_add(p, n->ino, false);
 	}
 	if (n && rel->sized)
 		pool_unseen_released(p, n, rel->size, rel->usage_gen, rel->open_gen);

@@ -12,12 +12,16 @@
  *     file exists anywhere (the lease is dropped at once; SIGIO is ignored by main.c);
  *   - the race: the kernel queues the close event (and RELEASE) a moment before it drops the
  *     file's open count, so a probe right after either may still fail. Such a node is probed
- *     again within microseconds to a few milliseconds (the "soon" list) instead of waiting for
- *     the backstop timer, which only covers events that never come (backing off to 1 s).
- * On queue overflow every maybe-mapped node is probed again. The nodes that wait for the proof
- * are the front part of the pool's `unseen` set, so a re-check reaches them without walking the
- * table, and the watch thread's re-checks probe them outside the lock (docs/design.md "Work that
- * grows with the pool"). Its state lives in p->dp_state. */
+ *     again within microseconds to a few milliseconds (the "soon" list);
+ *   - the backstop, for an end no event may report: a node still busy after the soon list that
+ *     came there by its close event (its closer's exit running late), or whose file has no mark,
+ *     or every waiting node after a queue overflow, goes on the doubt list, re-probed 2 ms on,
+ *     backing off to 1 s, for about 6 s. A node busy after its RELEASE, with its mark, waits
+ *     for its munmap's event: a long-lived mapping costs no probe. Once a minute the sweep
+ *     re-probes every waiting node, for an event lost in a way no known case explains.
+ * The nodes that wait for the proof are the front part of the pool's `unseen` set, so the sweep
+ * reaches them without walking the table, and the watch thread probes outside the lock
+ * (docs/design.md "Work that grows with the pool"). Its state lives in p->dp_state. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,6 +39,7 @@
 #include "fault.h"
 #include "log.h"
 #include "mapping_proof.h"
+#include "proof_schedule.h"
 #include "watch.h"
 
 #define SOON_MAX 256
@@ -47,16 +52,17 @@
 struct passthrough_state {
 	int fan_fd;
 	atomic_bool store_marked; /* a file could not get a mark: the whole store has one */
-	int backstop_fd;	  /* timerfd: re-probes maybe-mapped nodes while any exist */
-	uint64_t backstop_ms;	  /* the interval it is armed with, 0 if disarmed */
-	bool backstop_noted;	  /* logged once that the backstop, not fanotify, found an end */
-	int soon_fd;		  /* timerfd: re-probes the nodes of soon[] after a failed probe */
+	/* timerfd (absolute CLOCK_MONOTONIC times): the backstop, when `sched` says */
+	int backstop_fd;
+	struct proof_schedule sched; /* the doubt list and the sweep (keys: inode numbers) */
+	bool sweep_noted;	     /* logged once that the sweep, not an event, found an end */
+	int soon_fd; /* timerfd: re-probes the nodes of soon[] after a failed probe */
 	size_t nsoon;
 	struct {
 		uint64_t ino;
 		unsigned step;
+		bool doubtful; /* to the doubt list if still busy after the last step */
 	} soon[SOON_MAX];
-	bool soon_overflow;   /* soon[] was full: re-probe every maybe-mapped node instead */
 	uint64_t soon_due_us; /* when soon_fd fires (CLOCK_MONOTONIC), 0 if disarmed */
 };
 
@@ -64,29 +70,59 @@ struct passthrough_state {
  * open count drops microseconds after the event, so most nodes are free at the first step. */
 static const long soon_us[SOON_STEPS] = {50, 200, 1000, 3000, 8000};
 
-#define BACKSTOP_FIRST_MS 2
-#define BACKSTOP_MAX_MS 1000
-
-static void backstop_set(struct passthrough_state *st, uint64_t ms)
+static uint64_t now_us(void)
 {
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
-					      .tv_nsec = (long)(ms % 1000) * 1000000L}};
+	struct timespec ts;
 
-	if (timerfd_settime(st->backstop_fd, 0, &its, NULL) == 0)
-		st->backstop_ms = ms;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* The backstop: a node still maybe-mapped after its "soon" re-probes (a mapping that lives on)
- * is freed by the close event of its last munmap; this timer only covers an event that never
- * came. Armed at 2 ms, backing off to once a second while any node stays maybe-mapped. Lock held. */
-static void backstop_arm(struct pool *p)
+/* Arm the backstop timer for what `sched` says is due first (nothing: disarmed). Lock held. */
+static void backstop_update(struct passthrough_state *st)
+{
+	uint64_t due = proof_schedule_next(&st->sched);
+	struct itimerspec its = {{0, 0}, {0, 0}};
+
+	its.it_value.tv_sec = (time_t)(due / 1000000u);
+	its.it_value.tv_nsec = (long)(due % 1000000u) * 1000L;
+	if (timerfd_settime(st->backstop_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		log_warn("passthrough: arming the backstop timer: %m");
+}
+
+/* A node waits for the proof: have the sweep come by (proof_schedule_sweep). Lock held. */
+static void sweep_arm(struct passthrough_state *st)
+{
+	if (st->sched.sweep_due)
+		return;
+	proof_schedule_sweep(&st->sched, now_us());
+	backstop_update(st);
+}
+
+/* Put `n`, which waits for the proof, on the doubt list: no event may tell when its last use
+ * ends. Its trigger was a close event whose closer still held the file through the soon
+ * re-probes (an exit running late on a busy machine), or its file has no mark that would report
+ * its last close, or close events were lost (a queue overflow). A node busy after a RELEASE
+ * with its mark in place is not doubtful: its last munmap's event will come, and re-probing
+ * every long-lived mapping would cost work that grows with them (docs/design.md "Last-mapping
+ * detection"). Its rounds: proof_schedule.h. Lock held. */
+static void doubt_add(struct pool *p, struct node *n, unsigned rounds)
 {
 	struct passthrough_state *st = p->dp_state;
+	struct proof_schedule *s = st ? &st->sched : NULL;
+	struct doubt_entry *room;
 
-	if (!st)
+	if (!s || !proof_waiting(n) || n->proof_doubt || rounds >= PROOF_DOUBT_ROUNDS)
 		return;
-	if (st->backstop_ms == 0 || st->backstop_ms > BACKSTOP_FIRST_MS)
-		backstop_set(st, BACKSTOP_FIRST_MS);
+	room = array_room(s->doubt, &s->doubt_cap, s->ndoubt, 64);
+	if (!room) {
+		log_warn("passthrough: no memory to re-probe inode %" PRIu64 "; the sweep will",
+			 n->ino);
+		return;
+	}
+	s->doubt = room;
+	n->proof_doubt = proof_schedule_doubt(s, n->ino, rounds, now_us());
+	backstop_update(st);
 }
 
 /* True if a mapping or fd of backing file `ino` (owned by `uid`, BACKING_ANY_UID if unknown) may
@@ -96,6 +132,8 @@ bool proof_probe(struct pool *p, uid_t uid, uint64_t ino)
 {
 	int fd = backing_open_file(&p->backing, uid, ino, O_RDONLY | O_NOATIME);
 	bool busy;
+
+	atomic_fetch_add_explicit(&p->stats.proof_probes, 1, memory_order_relaxed);
 
 	if (fd == -EPERM)
 		fd = backing_open_file(&p->backing, uid, ino, O_RDONLY);
@@ -208,14 +246,6 @@ static bool try_free(struct pool *p, struct node *n)
 	return true;
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void soon_set(struct passthrough_state *st, long us)
 {
 	struct itimerspec its = {
@@ -236,42 +266,49 @@ static void soon_arm(struct passthrough_state *st, long us)
 	soon_set(st, us);
 }
 
-/* A probe of `ino` failed right after its close event or RELEASE: probe it again soon, from
- * the first step (a later event restarts the sequence). Lock held. */
-void proof_soon_add(struct pool *p, uint64_t ino)
+/* A probe of `ino` failed right after its close event (`after_event`) or RELEASE: probe it
+ * again soon, from the first step (a later event restarts the sequence). If still busy after
+ * the last step, a doubtful node (after its close event, or with no mark that would report its
+ * last close: doubt_add) goes to the doubt list; another waits for its mark's event. With the
+ * soon list full, a doubtful node goes to the doubt list at once. Lock held. */
+void proof_soon_add(struct pool *p, uint64_t ino, bool after_event)
 {
 	struct passthrough_state *st = p->dp_state;
+	struct node *n = pool_node(p, ino);
+	bool doubtful;
 	size_t i;
 
-	if (!st)
+	if (!st || !n)
 		return;
+	doubtful = after_event || (!n->close_watched && !atomic_load(&st->store_marked));
+	sweep_arm(st);
 	for (i = 0; i < st->nsoon && st->soon[i].ino != ino; i++)
 		;
 	if (i == st->nsoon) {
-		if (st->nsoon == SOON_MAX)
-			st->soon_overflow = true;
-		else
-			st->soon[st->nsoon++].ino = ino;
+		if (st->nsoon == SOON_MAX) {
+			if (doubtful)
+				doubt_add(p, n, 0);
+			return;
+		}
+		st->soon[st->nsoon++].ino = ino;
+		st->soon[i].doubtful = false;
 	}
-	if (i < SOON_MAX)
-		st->soon[i].step = 0;
+	st->soon[i].step = 0;
+	st->soon[i].doubtful |= doubtful;
 	soon_arm(st, soon_us[0]);
 }
 
-/* Returns true if the node was maybe-mapped and is now proven free; arms the backstop if not. */
-static bool recheck_mapped(struct pool *p, struct node *n)
-{
-	if (!proof_waiting(n))
-		return false;
-	if (try_free(p, n))
-		return true;
-	backstop_arm(p);
-	return false;
-}
+/* How probe_events treats a node still busy: */
+enum busy_then {
+	BUSY_SOON,  /* after its close event: the soon list, doubtful */
+	BUSY_DOUBT, /* on the doubt list (its next round), or after an overflow: there, round 0 */
+	BUSY_LEAVE, /* the sweep: a mapping that lives on; its event will tell */
+};
 
 /* Probe every node that waits for the proof, under the lock (a full pool: the caller waits for
  * the answer); returns how many were found free. Those are the front part of `unseen`, which a
- * proven node leaves only at the commit, so the places do not move under the loop. */
+ * proven node leaves only at the commit, so the places do not move under the loop. A node still
+ * busy keeps whatever will look at it again (its event, the soon or doubt list, the sweep). */
 size_t proof_recheck_now(struct pool *p)
 {
 	size_t freed = 0;
@@ -279,16 +316,18 @@ size_t proof_recheck_now(struct pool *p)
 	if (!p->dp_state)
 		return 0;
 	for (size_t i = 0; i < p->unseen.front; i++)
-		freed += recheck_mapped(p, p->unseen.items[i]);
+		freed += try_free(p, p->unseen.items[i]);
 	return freed;
 }
 
-static size_t probe_events(struct pool *p, const uint64_t *inos, size_t count, bool from_event);
+static size_t probe_events(struct pool *p, const uint64_t *inos, const unsigned *rounds,
+			   size_t count, enum busy_then then);
 
-/* The watch thread's re-check of every node that waits for the proof (the backstop, a queue
- * overflow): taken under the lock, probed outside it in batches. No lock held; returns how
+/* The watch thread's re-check of every node that waits for the proof (the sweep, a queue
+ * overflow): taken under the lock, probed outside it in batches. The one walk the proof makes
+ * (of the waiting nodes only), once a minute or after lost events. No lock held; returns how
  * many were found free. */
-static size_t recheck_all(struct pool *p)
+static size_t recheck_all(struct pool *p, enum busy_then then)
 {
 	uint64_t *inos;
 	size_t count, freed = 0;
@@ -306,8 +345,8 @@ static size_t recheck_all(struct pool *p)
 	}
 	pool_unlock(p);
 	for (size_t i = 0; i < count; i += EVENT_BATCH)
-		freed += probe_events(p, inos + i,
-				      count - i < EVENT_BATCH ? count - i : EVENT_BATCH, false);
+		freed += probe_events(p, inos + i, NULL,
+				      count - i < EVENT_BATCH ? count - i : EVENT_BATCH, then);
 	free(inos);
 	return freed;
 }
@@ -319,7 +358,6 @@ static void soon_fired(void *ctx, int fd)
 	uint64_t ticks;
 	unsigned first = SOON_STEPS;
 	size_t keep = 0;
-	bool overflow;
 
 	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_warn("passthrough re-probe timer: %m");
@@ -327,17 +365,16 @@ static void soon_fired(void *ctx, int fd)
 	pool_lock(p);
 	st = p->dp_state;
 	st->soon_due_us = 0;
-	overflow = st->soon_overflow;
-	st->soon_overflow = false;
 	for (size_t i = 0; i < st->nsoon; i++) {
 		struct node *n = pool_node(p, st->soon[i].ino);
 
-		/* Free, gone, reopened, or busy past the last step: a mapping that lives on. Its
-		 * munmap will send an event; the backstop covers an event that never comes. */
+		/* Free, gone or reopened; busy past the last step: a mapping that lives on (its
+		 * munmap's event will tell), or a doubtful node (the doubt list). */
 		if (!proof_waiting(n) || try_free(p, n))
 			continue;
 		if (++st->soon[i].step >= SOON_STEPS) {
-			backstop_arm(p);
+			if (st->soon[i].doubtful)
+				doubt_add(p, n, 0);
 			continue;
 		}
 		st->soon[keep++] = st->soon[i];
@@ -348,78 +385,74 @@ static void soon_fired(void *ctx, int fd)
 	if (keep)
 		soon_set(st, soon_us[first]);
 	pool_commit(p);
-	if (overflow)
-		recheck_all(p);
 }
 
+/* The doubt list's entries, probed outside the lock in batches; each still busy goes back on
+ * it for its next round (doubt_add). No lock held. */
+static void doubt_round(struct pool *p, const struct doubt_entry *taken, size_t count)
+{
+	uint64_t inos[EVENT_BATCH];
+	unsigned rounds[EVENT_BATCH];
+
+	for (size_t i = 0; i < count; i += EVENT_BATCH) {
+		size_t n = count - i < EVENT_BATCH ? count - i : EVENT_BATCH;
+
+		for (size_t k = 0; k < n; k++) {
+			inos[k] = taken[i + k].key;
+			rounds[k] = taken[i + k].rounds;
+		}
+		probe_events(p, inos, rounds, n, BUSY_DOUBT);
+	}
+}
+
+/* The backstop timer: the doubt list's round when due, then the sweep when due. */
 static void backstop_fired(void *ctx, int fd)
 {
 	struct pool *p = ctx;
 	struct passthrough_state *st;
-	uint64_t ticks, interval;
-	size_t freed, remaining = 0;
+	struct proof_due due;
+	uint64_t ticks;
+	size_t swept = 0;
 
 	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_warn("passthrough backstop timer: %m");
 	fault_delay_at(&p->fault, FAULT_PROOF);
 	pool_lock(p);
 	st = p->dp_state;
-	interval = st->backstop_ms ? st->backstop_ms : BACKSTOP_FIRST_MS;
-	st->backstop_ms = 0;
+	due = proof_schedule_take(&st->sched, now_us());
+	for (size_t i = 0; i < due.ntaken; i++) {
+		struct node *n = pool_node(p, due.taken[i].key);
+
+		if (n)
+			n->proof_doubt = false;
+	}
 	pool_unlock(p);
-	freed = recheck_all(p);
+	doubt_round(p, due.taken, due.ntaken);
+	free(due.taken);
+	if (due.sweep)
+		swept = recheck_all(p, BUSY_LEAVE);
 	pool_lock(p);
-	if (freed && interval >= BACKSTOP_MAX_MS && !st->backstop_noted) {
-		st->backstop_noted = true;
-		log_info("passthrough: the periodic re-check found a mapping gone that no close "
-			 "event reported (logged once)");
+	if (swept && !st->sweep_noted) {
+		st->sweep_noted = true;
+		log_info("passthrough: the sweep found a mapping gone that no close event reported "
+			 "(logged once)");
 	}
-	/* recheck_all() re-arms at the first interval for nodes still busy; take over and back
-	 * off instead, so a long-lived mapping costs one probe a second. Every section before
-	 * this one committed: the front of `unseen` is what still waits. */
-	for (size_t i = 0; i < p->unseen.front; i++)
-		remaining += proof_waiting(p->unseen.items[i]);
-	if (remaining)
-		backstop_set(st, interval * 4 > BACKSTOP_MAX_MS ? BACKSTOP_MAX_MS : interval * 4);
-	else if (st->backstop_ms)
-		backstop_set(st, 0);
+	proof_schedule_after(&st->sched, &due, now_us());
+	/* Every section before this one committed: the front of `unseen` is what still waits. */
+	if (due.sweep && p->unseen.front)
+		proof_schedule_sweep(&st->sched, now_us());
+	backstop_update(st);
 	pool_commit(p);
-}
-
-/* The backing file an event is about, from its name record (FAN_REPORT_DFID_NAME: the folder's
- * file handle, then the child's name); 0 if it carries none or the name is not one of ours. */
-static uint64_t event_ino(const char *ev, const struct fanotify_event_metadata *m)
-{
-	const char *rec = ev + m->metadata_len, *end = ev + m->event_len;
-
-	while (rec + sizeof(struct fanotify_event_info_header) <= end) {
-		const struct fanotify_event_info_header *h = (const void *)rec;
-		const struct fanotify_event_info_fid *fid = (const void *)rec;
-		const struct file_handle *fh;
-		const char *name;
-
-		if (h->len < sizeof(*h) || rec + h->len > end)
-			break;
-		if (h->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
-		    h->len > sizeof(*fid) + sizeof(*fh)) {
-			fh = (const struct file_handle *)fid->handle;
-			name = (const char *)(fh->f_handle + fh->handle_bytes);
-			if (name < rec + h->len &&
-			    memchr(name, '\0', (size_t)(rec + h->len - name)))
-				return backing_name_to_ino(name);
-		}
-		rec += h->len;
-	}
-	return 0;
 }
 
 /* Probe the proof_waiting ones of these (at most EVENT_BATCH) backing files outside the lock
  * (the probe is an open, two fcntl and a close; request threads need not wait for them), then
  * apply each answer under the lock unless the node was opened meanwhile. A free file's size is
  * read too, after the probe: nothing can change it any more, so it leaves `unseen` with it. A
- * file still busy is probed again soon after a close event (`from_event`: its open count drops
- * a moment after), else by the backstop. No lock held; returns how many were found free. */
-static size_t probe_events(struct pool *p, const uint64_t *inos, size_t count, bool from_event)
+ * file still busy goes where `then` says; `rounds` (or NULL): the doubt list's rounds of each.
+ * No lock held; returns how many were found free. */
+static size_t probe_events(struct pool *p, const uint64_t *inos, const unsigned *rounds,
+			   size_t count, enum busy_then then)
 {
 	uint32_t gen[EVENT_BATCH], usage_gen[EVENT_BATCH];
 	uint64_t size[EVENT_BATCH];
@@ -454,10 +487,10 @@ static size_t probe_events(struct pool *p, const uint64_t *inos, size_t count, b
 			if (sized[i])
 				pool_unseen_released(p, n, size[i], usage_gen[i], gen[i]);
 			freed++;
-		} else if (from_event) {
-			proof_soon_add(p, inos[i]);
-		} else {
-			backstop_arm(p);
+		} else if (then == BUSY_SOON) {
+			proof_soon_add(p, inos[i], true);
+		} else if (then == BUSY_DOUBT) {
+			doubt_add(p, n, rounds ? rounds[i] + 1 : 0);
 		}
 	}
 	pool_commit(p);
@@ -490,7 +523,7 @@ static void fanotify_fired(void *ctx, int fan_fd)
 				close(md.fd); /* never with FID reporting; closed if a kernel sends one */
 			if (md.pid == p->daemon_pid || overflow)
 				continue;
-			ino = event_ino(buf + off, &md);
+			ino = backing_event_ino(buf + off, &md);
 			if (ino && count < ARRAY_SIZE(inos))
 				inos[count++] = ino;
 			else if (ino)
@@ -498,9 +531,9 @@ static void fanotify_fired(void *ctx, int fan_fd)
 		}
 	}
 	if (overflow)
-		recheck_all(p);
+		recheck_all(p, BUSY_DOUBT); /* events were lost: every busy node is doubtful */
 	else if (count)
-		probe_events(p, inos, count, true);
+		probe_events(p, inos, NULL, count, BUSY_SOON);
 }
 
 int proof_start(struct pool *p)
@@ -559,6 +592,7 @@ void proof_stop(struct pool *p)
 	close(st->fan_fd);
 	close(st->backstop_fd);
 	close(st->soon_fd);
+	free(st->sched.doubt);
 	free(st);
 	p->dp_state = NULL;
 }

@@ -27,10 +27,10 @@ bool proof_waiting(const struct node *n);
 void proof_set_free(struct pool *p, struct node *n, bool unmapped);
 /* Lock held: probe every node that waits for the proof now, on the caller's thread, instead of
  * when the watch thread comes to it; how many were proven free (pool_commit removes what they
- * kept). */
+ * kept). A walk of the waiting nodes, for a full pool's refused resize only. */
 size_t proof_recheck_now(struct pool *p);
-/* Lock held: a probe of `ino` failed right after its close event or RELEASE: probe it again
- * soon. */
-void proof_soon_add(struct pool *p, uint64_t ino);
+/* Lock held: a probe of `ino` failed right after its close event (`after_event`) or its
+ * RELEASE: probe it again soon. */
+void proof_soon_add(struct pool *p, uint64_t ino, bool after_event);
 
 #endif

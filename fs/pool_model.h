@@ -119,6 +119,8 @@ struct node {
 	/* Passthrough: the backing file has a fanotify mark of its own (it was still in use at its
 	 * last RELEASE), removed once the file is proven free. */
 	bool close_watched;
+	/* Passthrough: on the mapping proof's doubt list (mapping_proof.c doubt_add). */
+	bool proof_doubt;
 	/* Files: the backing file's size and times as last read. Valid only while nothing but the
 	 * daemon can change the backing file (no handle, no possible mapping), so an idle file's
 	 * LOOKUP or GETATTR makes no system call (docs/design.md "Caching"). */

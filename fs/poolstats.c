@@ -87,5 +87,8 @@ int poolstats_format(const struct poolstats *s, char *buf, size_t len)
 	if (r == 0)
 		r = put(buf, len, &used, "denied_logged", NULL,
 			(int64_t)atomic_load(&s->denied_logged));
+	if (r == 0)
+		r = put(buf, len, &used, "proof_probes", NULL,
+			(int64_t)atomic_load(&s->proof_probes));
 	return r < 0 ? r : (int)used;
 }

@@ -1,7 +1,7 @@
 /* poolstats: what the daemon did since the mount, for monitoring (docs/monitoring.md): entries
  * removed by what let go of them last, requests refused by errno, access denials, and the gauges
  * a walk of the table would otherwise have to count (open handles, entries possibly mapped,
- * entries held). Each is kept as it changes, so reading them costs the same for any pool size.
+ * entries held), and the mapping proof's probes (what it costs). Each is kept as it changes, so reading them costs the same for any pool size.
  *
  * Lock-free (atomics, like opstats.h): a reply counts its refusal without the pool lock. The
  * pool's owner reads them with the rest of the pool's counters from the root's
@@ -40,6 +40,7 @@ struct poolstats {
 	atomic_uint_fast64_t refused[REFUSED_COUNT];
 	atomic_uint_fast64_t denied;	    /* access denials (pool_log_denied) */
 	atomic_uint_fast64_t denied_logged; /* of those, logged (the rest fell to its rate limit) */
+	atomic_uint_fast64_t proof_probes;  /* the mapping proof's probes (mapping_proof.c) */
 	atomic_int_fast64_t open_handles;   /* file and folder handles open */
 	atomic_int_fast64_t maybe_mapped;   /* entries whose mapping is not proven gone */
 	atomic_int_fast64_t held;	    /* entries with at least one hold */

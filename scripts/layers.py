@@ -143,7 +143,7 @@ NODE_DECL = re.compile(r'struct node\s*((?:\*+\s*\w+\s*(?:=[^,;)]*)?,?\s*)+)')
 # The node fields a data path keeps (datapath.h): its registration, how its handles do I/O, and
 # whether a mapping may be left (the lifetime input only the data path can prove).
 SERVICE_FIELDS = {'backing_id', 'io_cached', 'cache_fresh', 'cache_used', 'may_map', 'close_watched',
-                  'life.maybe_mapped'}
+                  'proof_doubt', 'life.maybe_mapped'}
 WRITE_OPS = r'(?:=(?!=)|\+\+|--|\+=|-=|\|=|&=|\^=)'
 
 

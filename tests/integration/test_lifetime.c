@@ -154,6 +154,65 @@ static void test_only_mapped_files_are_watched(void **state)
 	expect_marks(p, 0);
 }
 
+/* The daemon's count of mapping-proof probes once it stops moving (the soon re-probes after the
+ * last RELEASE take about 12 ms): polled until unchanged over three readings 50 ms apart. */
+static long settled_probes(const struct pool_fixture *p)
+{
+	long last = itest_counter(p, "proof_probes"), now;
+	int same = 0;
+
+	for (int waited = 0; same < 3; waited += 50) {
+		if (waited > GONE_MS)
+			fail_msg("the mapping proof kept probing for %d ms (%ld probes)", GONE_MS,
+				 last);
+		usleep(50 * 1000);
+		now = itest_counter(p, "proof_probes");
+		same = now == last ? same + 1 : 0;
+		last = now;
+	}
+	return last;
+}
+
+/* Passthrough: a file busy at its last RELEASE has a mark that will report its last munmap, so
+ * a mapping that lives on costs no probe while it lives; only the sweep, once a minute, looks
+ * again (docs/design.md "Last-mapping detection"). Re-probing every such file every second was
+ * work that grew with the mappings that live on. */
+static void test_long_lived_mappings_cost_no_probes(void **state)
+{
+	enum { FILES = 200 };
+	struct pool_fixture *p = tu_pool(state);
+	unsigned char *m[FILES];
+	char path[FILES][PATH_MAX];
+	long before, idle, after;
+
+	if (pool_daemon_marks(p) < 0)
+		TU_SKIP("passthrough only: on the page-cache path RELEASE follows the last mapping");
+	for (int i = 0; i < FILES; i++) {
+		char rel[32];
+
+		snprintf(rel, sizeof(rel), "long-%d", i);
+		assert_int_equal(pool_path(p, rel, path[i], sizeof(path[i])), 0);
+		m[i] = mapped_file(path[i], pg, (uint32_t)i);
+	}
+	expect_marks(p, FILES);
+	before = settled_probes(p);
+	sleep(2);
+	idle = itest_counter(p, "proof_probes") - before;
+	if (idle != 0)
+		fail_msg("%d files mapped and idle cost %ld probes in 2 s", FILES, idle);
+	for (int i = 0; i < FILES; i++)
+		assert_int_equal(pat_check(m[i], pg, (uint32_t)i, 0), -1);
+	for (int i = 0; i < FILES; i++)
+		CHECK(munmap(m[i], pg));
+	for (int i = 0; i < FILES; i++)
+		ASSERT_GONE(path[i]);
+	after = itest_counter(p, "proof_probes") - before;
+	if (after < FILES)
+		fail_msg("%d last munmaps proven with %ld probes", FILES, after);
+	expect_marks(p, 0);
+	tu_backing_back_to_base(state);
+}
+
 /* A write-only handle cannot be mapped, so the last RELEASE of write-only handles has nothing to
  * prove on passthrough (datapath_passthrough.c): such a file goes at once. But a mapping made
  * through an earlier, or a concurrent, readable handle must still keep the file. */
@@ -1357,6 +1416,7 @@ static void test_unused_name_is_looked_up_again(void **state)
 static const struct CMUnitTest scenarios[] = {
 	T(test_mapping_outlives_close),
 	T(test_only_mapped_files_are_watched),
+	T(test_long_lived_mappings_cost_no_probes),
 	T(test_write_only_handles_never_hide_a_mapping),
 	T(test_two_mappers_two_processes),
 	T(test_fork_inherits_fd),

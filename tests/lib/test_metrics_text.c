@@ -24,7 +24,8 @@ static const char counters_text[] =
 	"rss_bytes 2146304\nlingering 1\nawaiting_forget 0\nestale 2\nswept_folders 1\n"
 	"swept_files 5\nlock_handoffs 11\ntransport io_uring\nopen_handles 4\nmaybe_mapped 1\nheld 2\n"
 	"removed other 0\nremoved last_close 6\nremoved unlink 1\nrefused EDQUOT 3\n"
-	"refused EACCES 0\ndenied 9\ndenied_logged 8\nlatency 10000 5\nlatency 25000 8\n"
+	"refused EACCES 0\ndenied 9\ndenied_logged 8\nproof_probes 13\nlatency 10000 5\n"
+	"latency 25000 8\n"
 	"latency inf 12\nlatency_sum_ns 730561\n";
 static const char ops_text[] = "lookup 10 5000\ngetxattr 3 1000000001\ntotal 13 1000005001\n";
 
@@ -147,6 +148,7 @@ static void test_two_pools_written(void **state)
 	assert_has_line(text, "poolfs_removed_entries_total{pool=\"/a\",reason=\"last_close\"} 6");
 	assert_has_line(text, "poolfs_refusals_total{pool=\"/a\",errno=\"EDQUOT\"} 3");
 	assert_has_line(text, "poolfs_denied_log_lines_total{pool=\"/a\"} 8");
+	assert_has_line(text, "poolfs_mapping_proof_probes_total{pool=\"/a\"} 13");
 	assert_null(strstr(text, "poolfs_open_handles{pool=\"/b\"}"));
 	assert_has_line(text, "# TYPE poolfs_request_duration_seconds histogram");
 	assert_has_line(text,

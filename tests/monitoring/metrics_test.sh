@@ -205,6 +205,11 @@ expect "poolfs_estale_retries_total{$p}" 0
 expect "poolfs_crash_swept_folders_total{$p}" 0
 expect "poolfs_crash_swept_files_total{$p}" 0
 at_least "poolfs_lock_handoffs_total{$p}" 0
+# a passthrough file that outlived its last close was probed at least once; the page cache
+# never probes
+probes=$(val "poolfs_mapping_proof_probes_total{$p}") || fail "no mapping proof probes"
+[[ $dp == passthrough ]] || ((probes == 0)) || fail "the page cache probed $probes times"
+((unmapped == 0 || probes >= 1)) || fail "a last unmap counted with no probe"
 at_least "poolfs_requests_total{op=\"setattr\",$p}" 1
 at_least "poolfs_requests_total{op=\"create\",$p}" 5
 at_least "poolfs_request_handler_seconds_total{op=\"lookup\",$p}" 0

@@ -38,7 +38,8 @@ static void test_poolstats_text(void **state)
 				 "removed other 1\nremoved last_close 2\nremoved last_unmap 0\n"
 				 "removed hold_ended 1\nremoved unlink 0\nremoved emptied 0\n"
 				 "refused ENOSPC 0\nrefused EDQUOT 1\nrefused EACCES 1\n"
-				 "refused EPERM 0\ndenied 0\ndenied_logged 0\n");
+				 "refused EPERM 0\ndenied 0\ndenied_logged 0\n"
+				 "proof_probes 0\n");
 	assert_int_equal(poolstats_format(&s, buf, (size_t)n), -ERANGE);
 	assert_int_equal(poolstats_format(&s, buf, (size_t)n + 1), n);
 	assert_string_equal(poolstats_removal_name(REMOVED_LAST_UNMAP), "last_unmap");
