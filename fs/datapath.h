@@ -24,6 +24,7 @@ struct dp_release {
 	uint32_t usage_gen; /* n->usage_gen then */
 	int backing_id;	    /* passthrough registration to drop, 0 if none */
 	bool busy;	    /* release_io: a mapping or fd may still exist */
+	bool was_watched;   /* its backing file had a close-event mark before this release */
 	bool watch_added;   /* release_io: the backing file got its own close-event mark */
 	bool sized;	    /* release_io: nothing can change it any more, and it is `size` bytes */
 	uint64_t size;

@@ -184,6 +184,7 @@ static void passthrough_release_begin(struct pool *p, struct node *n, struct dp_
 				   .uid = n->uid,
 				   .open_gen = n->open_gen,
 				   .usage_gen = n->usage_gen,
+				   .was_watched = n->close_watched,
 				   .backing_id = n->backing_id};
 	/* An OPEN while we work registers anew instead of reusing what we drop. */
 	n->backing_id = 0;
@@ -236,8 +237,9 @@ static void passthrough_release_commit(struct pool *p, struct node *n, const str
 			proof_set_free(p, n, false); /* free at its last close: removed for that */
 		else
 			/* Usually the closing process's backing file is still going: its close
-			 * event, which follows, or the first re-probe proves the node free. */
-			proof_soon_add(p, n->ino, false);
+			 * event, which follows, or the first re-probe proves the node free. A
+			 * mark this release made may have come after that close: doubtful. */
+			proof_soon_add(p, n->ino, !rel->was_watched);
 	}
 	if (n && rel->sized)
 		pool_unseen_released(p, n, rel->size, rel->usage_gen, rel->open_gen);

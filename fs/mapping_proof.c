@@ -14,11 +14,12 @@
  *     file's open count, so a probe right after either may still fail. Such a node is probed
  *     again within microseconds to a few milliseconds (the "soon" list);
  *   - the backstop, for an end no event may report: a node still busy after the soon list that
- *     came there by its close event (its closer's exit running late), or whose file has no mark,
- *     or every waiting node after a queue overflow, goes on the doubt list, re-probed 2 ms on,
- *     backing off to 1 s, for about 6 s. A node busy after its RELEASE, with its mark, waits
- *     for its munmap's event: a long-lived mapping costs no probe. Once a minute the sweep
- *     re-probes every waiting node, for an event lost in a way no known case explains.
+ *     came there by its close event (its closer's exit running late), or whose file has no mark
+ *     or got it at this RELEASE, or every waiting node after a queue overflow, goes on the doubt
+ *     list, re-probed 2 ms on, backing off to 1 s, for about 1.7 s. A node busy after a RELEASE
+ *     with a mark from before waits for its munmap's event: a long-lived mapping costs no probe
+ *     after its first 1.7 s. Once a minute the sweep re-probes every waiting node, for an event
+ *     lost in a way no known case explains.
  * The nodes that wait for the proof are the front part of the pool's `unseen` set, so the sweep
  * reaches them without walking the table, and the watch thread probes outside the lock
  * (docs/design.md "Work that grows with the pool"). Its state lives in p->dp_state. */
@@ -102,10 +103,13 @@ static void sweep_arm(struct passthrough_state *st)
 /* Put `n`, which waits for the proof, on the doubt list: no event may tell when its last use
  * ends. Its trigger was a close event whose closer still held the file through the soon
  * re-probes (an exit running late on a busy machine), or its file has no mark that would report
- * its last close, or close events were lost (a queue overflow). A node busy after a RELEASE
- * with its mark in place is not doubtful: its last munmap's event will come, and re-probing
- * every long-lived mapping would cost work that grows with them (docs/design.md "Last-mapping
- * detection"). Its rounds: proof_schedule.h. Lock held. */
+ * its last close, or its mark was made by this RELEASE (a close between the first probe and the
+ * mark went unreported, and the open count may drop only after the second), or close events
+ * were lost (a queue overflow). A node busy after a RELEASE with a mark from before is not
+ * doubtful: its last munmap's event will come. A doubtful node costs PROOF_DOUBT_ROUNDS probes
+ * once, in under 2 s; re-probing every long-lived mapping for as long as it lives would cost
+ * work that grows with them (docs/design.md "Last-mapping detection"). Its rounds:
+ * proof_schedule.h. Lock held. */
 static void doubt_add(struct pool *p, struct node *n, unsigned rounds)
 {
 	struct passthrough_state *st = p->dp_state;
@@ -150,11 +154,6 @@ bool proof_probe(struct pool *p, uid_t uid, uint64_t ino)
 	}
 	close(fd);
 	return busy;
-}
-
-static bool probe_in_use(struct pool *p, struct node *n)
-{
-	return proof_probe(p, n->uid, n->ino);
 }
 
 /* The fallback when a backing file cannot get a mark of its own (marks are a bounded kernel
@@ -240,7 +239,7 @@ bool proof_waiting(const struct node *n)
  * freed it: do not touch `n` then). Lock held. */
 static bool try_free(struct pool *p, struct node *n)
 {
-	if (!proof_waiting(n) || probe_in_use(p, n))
+	if (!proof_waiting(n) || proof_probe(p, n->uid, n->ino))
 		return false;
 	proof_set_free(p, n, true);
 	return true;
@@ -266,21 +265,20 @@ static void soon_arm(struct passthrough_state *st, long us)
 	soon_set(st, us);
 }
 
-/* A probe of `ino` failed right after its close event (`after_event`) or RELEASE: probe it
- * again soon, from the first step (a later event restarts the sequence). If still busy after
- * the last step, a doubtful node (after its close event, or with no mark that would report its
- * last close: doubt_add) goes to the doubt list; another waits for its mark's event. With the
- * soon list full, a doubtful node goes to the doubt list at once. Lock held. */
-void proof_soon_add(struct pool *p, uint64_t ino, bool after_event)
+/* A probe of `ino` failed right after its close event or RELEASE: probe it again soon, from the
+ * first step (a later event restarts the sequence). If still busy after the last step, a
+ * doubtful node (after its close event, or whose mark this RELEASE made, or with no mark that
+ * would report its last close: doubt_add) goes to the doubt list; another waits for its mark's
+ * event. With the soon list full, a doubtful node goes to the doubt list at once. Lock held. */
+void proof_soon_add(struct pool *p, uint64_t ino, bool doubtful)
 {
 	struct passthrough_state *st = p->dp_state;
 	struct node *n = pool_node(p, ino);
-	bool doubtful;
 	size_t i;
 
 	if (!st || !n)
 		return;
-	doubtful = after_event || (!n->close_watched && !atomic_load(&st->store_marked));
+	doubtful |= !n->close_watched && !atomic_load(&st->store_marked);
 	sweep_arm(st);
 	for (i = 0; i < st->nsoon && st->soon[i].ino != ino; i++)
 		;

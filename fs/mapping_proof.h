@@ -31,6 +31,6 @@ void proof_set_free(struct pool *p, struct node *n, bool unmapped);
 size_t proof_recheck_now(struct pool *p);
 /* Lock held: a probe of `ino` failed right after its close event (`after_event`) or its
  * RELEASE: probe it again soon. */
-void proof_soon_add(struct pool *p, uint64_t ino, bool after_event);
+void proof_soon_add(struct pool *p, uint64_t ino, bool doubtful);
 
 #endif

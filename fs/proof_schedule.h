@@ -2,7 +2,8 @@
  * (docs/design.md "Last-mapping detection"). Two schedules on one timer:
  *   - the doubt list: files whose end no close event may report, re-probed PROOF_FIRST_MS after
  *     one joins, then at an interval four times longer each round up to PROOF_MAX_MS, each
- *     file for at most PROOF_DOUBT_ROUNDS rounds (about 6 s); after that only the sweep;
+ *     file for at most PROOF_DOUBT_ROUNDS rounds (2+8+32+128+512+1000 ms, about 1.7 s);
+ *     after that only the sweep;
  *   - the sweep: every waiting file re-probed PROOF_SWEEP_MS after the first that came to wait
  *     since the last sweep.
  * Times are microseconds of one monotonic clock; 0 means "none". Pure: no lock, no allocation
@@ -16,7 +17,7 @@
 
 #define PROOF_FIRST_MS 2
 #define PROOF_MAX_MS 1000
-#define PROOF_DOUBT_ROUNDS 10
+#define PROOF_DOUBT_ROUNDS 6
 #define PROOF_SWEEP_MS 60000
 
 /* A file on the doubt list (the owner's key: an inode number) and the rounds it has had. */

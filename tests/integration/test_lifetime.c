@@ -154,18 +154,21 @@ static void test_only_mapped_files_are_watched(void **state)
 	expect_marks(p, 0);
 }
 
-/* The daemon's count of mapping-proof probes once it stops moving (the soon re-probes after the
- * last RELEASE take about 12 ms): polled until unchanged over three readings 50 ms apart. */
+/* The daemon's count of mapping-proof probes once it stops moving: after the last RELEASE, the
+ * soon re-probes (about 12 ms), then the doubt list's rounds for a mark that RELEASE made (about
+ * 1.7 s, mapping_proof.c); polled until unchanged for 1.5 s. */
 static long settled_probes(const struct pool_fixture *p)
 {
+	enum { POLL_MS = 100, QUIET_POLLS = 15, DEADLINE_MS = 20000 };
 	long last = itest_counter(p, "proof_probes"), now;
 	int same = 0;
 
-	for (int waited = 0; same < 3; waited += 50) {
-		if (waited > GONE_MS)
-			fail_msg("the mapping proof kept probing for %d ms (%ld probes)", GONE_MS,
-				 last);
-		usleep(50 * 1000);
+	/* Quiet for 1.5 s: longer than any gap between two rounds of the doubt list (1 s). */
+	for (int waited = 0; same < QUIET_POLLS; waited += POLL_MS) {
+		if (waited > DEADLINE_MS)
+			fail_msg("the mapping proof kept probing for %d ms (%ld probes)",
+				 DEADLINE_MS, last);
+		usleep(POLL_MS * 1000);
 		now = itest_counter(p, "proof_probes");
 		same = now == last ? same + 1 : 0;
 		last = now;
@@ -174,8 +177,8 @@ static long settled_probes(const struct pool_fixture *p)
 }
 
 /* Passthrough: a file busy at its last RELEASE has a mark that will report its last munmap, so
- * a mapping that lives on costs no probe while it lives; only the sweep, once a minute, looks
- * again (docs/design.md "Last-mapping detection"). Re-probing every such file every second was
+ * a mapping that lives on costs no probe once its first rounds are over; only the sweep, once a
+ * minute, looks again (docs/design.md "Last-mapping detection"). Re-probing every such file every second was
  * work that grew with the mappings that live on. */
 static void test_long_lived_mappings_cost_no_probes(void **state)
 {
