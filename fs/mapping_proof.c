@@ -43,8 +43,6 @@
 #include "proof_schedule.h"
 #include "watch.h"
 
-#define SOON_MAX 256
-#define SOON_STEPS 5
 /* Close events handled per batch; more in one read count as a queue overflow. */
 #define EVENT_BATCH 256
 
@@ -57,19 +55,14 @@ struct passthrough_state {
 	int backstop_fd;
 	struct proof_schedule sched; /* the doubt list and the sweep (keys: inode numbers) */
 	bool sweep_noted;	     /* logged once that the sweep, not an event, found an end */
-	int soon_fd; /* timerfd: re-probes the nodes of soon[] after a failed probe */
-	size_t nsoon;
-	struct {
-		uint64_t ino;
-		unsigned step;
-		bool doubtful; /* to the doubt list if still busy after the last step */
-	} soon[SOON_MAX];
-	uint64_t soon_due_us; /* when soon_fd fires (CLOCK_MONOTONIC), 0 if disarmed */
+	int soon_fd;	       /* timerfd: re-probes the nodes of `soon` after a failed probe */
+	struct soon_list soon; /* keys: inode numbers */
+	uint64_t soon_due_us;  /* when soon_fd fires (CLOCK_MONOTONIC), 0 if disarmed */
 };
 
 /* Delays of the re-probes after a probe that failed right after a close event or RELEASE: the
  * open count drops microseconds after the event, so most nodes are free at the first step. */
-static const long soon_us[SOON_STEPS] = {50, 200, 1000, 3000, 8000};
+static const long soon_us[PROOF_SOON_STEPS] = {50, 200, 1000, 3000, 8000};
 
 static uint64_t now_us(void)
 {
@@ -274,26 +267,15 @@ void proof_soon_add(struct pool *p, uint64_t ino, bool doubtful)
 {
 	struct passthrough_state *st = p->dp_state;
 	struct node *n = pool_node(p, ino);
-	size_t i;
 
 	if (!st || !n)
 		return;
 	doubtful |= !n->close_watched && !atomic_load(&st->store_marked);
 	sweep_arm(st);
-	for (i = 0; i < st->nsoon && st->soon[i].ino != ino; i++)
-		;
-	if (i == st->nsoon) {
-		if (st->nsoon == SOON_MAX) {
-			if (doubtful)
-				doubt_add(p, n, 0);
-			return;
-		}
-		st->soon[st->nsoon++].ino = ino;
-		st->soon[i].doubtful = false;
-	}
-	st->soon[i].step = 0;
-	st->soon[i].doubtful |= doubtful;
-	soon_arm(st, soon_us[0]);
+	if (soon_list_add(&st->soon, ino, doubtful))
+		soon_arm(st, soon_us[0]);
+	else if (doubtful)
+		doubt_add(p, n, 0);
 }
 
 /* How probe_events treats a node still busy: */
@@ -301,6 +283,7 @@ enum busy_then {
 	BUSY_SOON,  /* after its close event: the soon list, doubtful */
 	BUSY_DOUBT, /* on the doubt list (its next round), or after an overflow: there, round 0 */
 	BUSY_LEAVE, /* the sweep: a mapping that lives on; its event will tell */
+	BUSY_TELL,  /* the soon list's round: marked in `told`, for the caller to put back */
 };
 
 /* Probe every node that waits for the proof, under the lock (a full pool: the caller waits for
@@ -319,7 +302,7 @@ size_t proof_recheck_now(struct pool *p)
 }
 
 static size_t probe_events(struct pool *p, const uint64_t *inos, const unsigned *rounds,
-			   size_t count, enum busy_then then);
+			   size_t count, enum busy_then then, bool *told);
 
 /* The watch thread's re-check of every node that waits for the proof (the sweep, a queue
  * overflow): taken under the lock, probed outside it in batches. The one walk the proof makes
@@ -344,44 +327,50 @@ static size_t recheck_all(struct pool *p, enum busy_then then)
 	pool_unlock(p);
 	for (size_t i = 0; i < count; i += EVENT_BATCH)
 		freed += probe_events(p, inos + i, NULL,
-				      count - i < EVENT_BATCH ? count - i : EVENT_BATCH, then);
+				      count - i < EVENT_BATCH ? count - i : EVENT_BATCH, then,
+				      NULL);
 	free(inos);
 	return freed;
 }
 
+/* The soon list's round: every entry taken under the lock and probed outside it (a kill storm
+ * puts hundreds on it at once); each still busy goes back at its next step, or after the last,
+ * if doubtful, to the doubt list; a mapping that lives on waits for its munmap's event. */
 static void soon_fired(void *ctx, int fd)
 {
 	struct pool *p = ctx;
-	struct passthrough_state *st;
+	struct passthrough_state *st = p->dp_state;
+	struct soon_entry taken[PROOF_SOON_MAX];
+	uint64_t inos[PROOF_SOON_MAX];
+	bool busy[PROOF_SOON_MAX];
 	uint64_t ticks;
-	unsigned first = SOON_STEPS;
-	size_t keep = 0;
+	unsigned first;
+	size_t count;
 
 	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_warn("passthrough re-probe timer: %m");
 	fault_delay_at(&p->fault, FAULT_PROOF);
 	pool_lock(p);
-	st = p->dp_state;
 	st->soon_due_us = 0;
-	for (size_t i = 0; i < st->nsoon; i++) {
-		struct node *n = pool_node(p, st->soon[i].ino);
+	count = soon_list_take(&st->soon, taken);
+	pool_unlock(p);
+	if (!count)
+		return;
+	for (size_t i = 0; i < count; i++)
+		inos[i] = taken[i].key;
+	probe_events(p, inos, NULL, count, BUSY_TELL, busy);
+	pool_lock(p);
+	for (size_t i = 0; i < count; i++) {
+		struct node *n = pool_node(p, taken[i].key);
 
-		/* Free, gone or reopened; busy past the last step: a mapping that lives on (its
-		 * munmap's event will tell), or a doubtful node (the doubt list). */
-		if (!proof_waiting(n) || try_free(p, n))
-			continue;
-		if (++st->soon[i].step >= SOON_STEPS) {
-			if (st->soon[i].doubtful)
-				doubt_add(p, n, 0);
-			continue;
-		}
-		st->soon[keep++] = st->soon[i];
-		if (st->soon[i].step < first)
-			first = st->soon[i].step;
+		if (busy[i] && proof_waiting(n) &&
+		    soon_list_put_back(&st->soon, &taken[i]) != SOON_BACK_QUEUED &&
+		    taken[i].doubtful)
+			doubt_add(p, n, 0);
 	}
-	st->nsoon = keep;
-	if (keep)
-		soon_set(st, soon_us[first]);
+	first = soon_list_first_step(&st->soon);
+	if (first < PROOF_SOON_STEPS)
+		soon_arm(st, soon_us[first]);
 	pool_commit(p);
 }
 
@@ -399,7 +388,7 @@ static void doubt_round(struct pool *p, const struct doubt_entry *taken, size_t 
 			inos[k] = taken[i + k].key;
 			rounds[k] = taken[i + k].rounds;
 		}
-		probe_events(p, inos, rounds, n, BUSY_DOUBT);
+		probe_events(p, inos, rounds, n, BUSY_DOUBT, NULL);
 	}
 }
 
@@ -447,10 +436,10 @@ static void backstop_fired(void *ctx, int fd)
  * (the probe is an open, two fcntl and a close; request threads need not wait for them), then
  * apply each answer under the lock unless the node was opened meanwhile. A free file's size is
  * read too, after the probe: nothing can change it any more, so it leaves `unseen` with it. A
- * file still busy goes where `then` says; `rounds` (or NULL): the doubt list's rounds of each.
- * No lock held; returns how many were found free. */
+ * file still busy goes where `then` says; `rounds` (or NULL): the doubt list's rounds of each;
+ * `told` (BUSY_TELL): which were. No lock held; returns how many were found free. */
 static size_t probe_events(struct pool *p, const uint64_t *inos, const unsigned *rounds,
-			   size_t count, enum busy_then then)
+			   size_t count, enum busy_then then, bool *told)
 {
 	uint32_t gen[EVENT_BATCH], usage_gen[EVENT_BATCH];
 	uint64_t size[EVENT_BATCH];
@@ -478,6 +467,8 @@ static size_t probe_events(struct pool *p, const uint64_t *inos, const unsigned 
 	for (size_t i = 0; i < count; i++) {
 		struct node *n = pool_node(p, inos[i]);
 
+		if (told)
+			told[i] = false;
 		if (!want[i] || !proof_waiting(n) || n->open_gen != gen[i])
 			continue;
 		if (!busy[i]) {
@@ -489,6 +480,8 @@ static size_t probe_events(struct pool *p, const uint64_t *inos, const unsigned 
 			proof_soon_add(p, inos[i], true);
 		} else if (then == BUSY_DOUBT) {
 			doubt_add(p, n, rounds ? rounds[i] + 1 : 0);
+		} else if (then == BUSY_TELL) {
+			told[i] = true;
 		}
 	}
 	pool_commit(p);
@@ -531,7 +524,7 @@ static void fanotify_fired(void *ctx, int fan_fd)
 	if (overflow)
 		recheck_all(p, BUSY_DOUBT); /* events were lost: every busy node is doubtful */
 	else if (count)
-		probe_events(p, inos, NULL, count, BUSY_SOON);
+		probe_events(p, inos, NULL, count, BUSY_SOON, NULL);
 }
 
 int proof_start(struct pool *p)

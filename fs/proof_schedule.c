@@ -1,7 +1,67 @@
-/* proof_schedule: the mapping proof's doubt list and sweep (see proof_schedule.h). */
+/* proof_schedule: the mapping proof's soon list, doubt list and sweep (see proof_schedule.h). */
 #include "proof_schedule.h"
 
 #define US_PER_MS 1000u
+
+static struct soon_entry *soon_find(struct soon_list *l, uint64_t key)
+{
+	for (size_t i = 0; i < l->count; i++)
+		if (l->entries[i].key == key)
+			return &l->entries[i];
+	return NULL;
+}
+
+bool soon_list_add(struct soon_list *l, uint64_t key, bool doubtful)
+{
+	struct soon_entry *e = soon_find(l, key);
+
+	if (!e) {
+		if (l->count == PROOF_SOON_MAX)
+			return false;
+		e = &l->entries[l->count++];
+		*e = (struct soon_entry){.key = key};
+	}
+	e->step = 0;
+	e->doubtful |= doubtful;
+	return true;
+}
+
+size_t soon_list_take(struct soon_list *l, struct soon_entry *out)
+{
+	size_t count = l->count;
+
+	for (size_t i = 0; i < count; i++)
+		out[i] = l->entries[i];
+	l->count = 0;
+	return count;
+}
+
+enum soon_back soon_list_put_back(struct soon_list *l, const struct soon_entry *taken)
+{
+	struct soon_entry *e = soon_find(l, taken->key);
+
+	if (e) {
+		e->doubtful |= taken->doubtful;
+		return SOON_BACK_QUEUED;
+	}
+	if (taken->step + 1 >= PROOF_SOON_STEPS)
+		return SOON_BACK_DONE;
+	if (l->count == PROOF_SOON_MAX)
+		return SOON_BACK_FULL;
+	l->entries[l->count] = *taken;
+	l->entries[l->count++].step++;
+	return SOON_BACK_QUEUED;
+}
+
+unsigned soon_list_first_step(const struct soon_list *l)
+{
+	unsigned first = PROOF_SOON_STEPS;
+
+	for (size_t i = 0; i < l->count; i++)
+		if (l->entries[i].step < first)
+			first = l->entries[i].step;
+	return first;
+}
 
 bool proof_schedule_doubt(struct proof_schedule *s, uint64_t key, unsigned rounds, uint64_t now)
 {

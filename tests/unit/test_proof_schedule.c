@@ -1,5 +1,6 @@
 /* Unit tests of fs/proof_schedule.c, when the mapping proof looks again (docs/design.md
- * "Last-mapping detection"): the doubt list's first round 2 ms after an entry joins, its
+ * "Last-mapping detection"): the soon list's steps, a file added again starting over, a full
+ * list; the doubt list's first round 2 ms after an entry joins, its
  * intervals four times longer each round up to 1 s, a new entry bringing the round back to 2 ms,
  * an entry's rounds capped, and the sweep a minute after the first file came to wait, never
  * pushed back by later ones. Times in microseconds. */
@@ -131,6 +132,106 @@ static void sweep_a_minute_after_the_first(void **state)
 	free(s.doubt);
 }
 
+/* One soon round: everything on the list taken out (the caller probes it unlocked). */
+static size_t soon_round(struct soon_list *l, struct soon_entry *taken)
+{
+	size_t n = soon_list_take(l, taken);
+
+	assert_int_equal(l->count, 0);
+	assert_int_equal(soon_list_first_step(l), PROOF_SOON_STEPS);
+	return n;
+}
+
+/* A file busy at every round goes through the steps one by one, then leaves the list. */
+static void soon_steps_then_leaves(void **state)
+{
+	static struct soon_list l;
+	struct soon_entry taken[PROOF_SOON_MAX];
+
+	(void)state;
+	assert_int_equal(soon_list_first_step(&l), PROOF_SOON_STEPS);
+	assert_true(soon_list_add(&l, 9, false));
+	assert_true(soon_list_add(&l, 5, true));
+	for (unsigned step = 0; step < PROOF_SOON_STEPS; step++) {
+		assert_int_equal(soon_list_first_step(&l), step);
+		assert_int_equal(soon_round(&l, taken), 2);
+		assert_int_equal(taken[0].key, 9);
+		assert_int_equal(taken[0].step, step);
+		assert_false(taken[0].doubtful);
+		assert_int_equal(taken[1].key, 5);
+		assert_true(taken[1].doubtful);
+		if (step + 1 < PROOF_SOON_STEPS) {
+			assert_int_equal(soon_list_put_back(&l, &taken[0]), SOON_BACK_QUEUED);
+			assert_int_equal(soon_list_put_back(&l, &taken[1]), SOON_BACK_QUEUED);
+		} else {
+			assert_int_equal(soon_list_put_back(&l, &taken[0]), SOON_BACK_DONE);
+			assert_int_equal(soon_list_put_back(&l, &taken[1]), SOON_BACK_DONE);
+		}
+	}
+	assert_int_equal(l.count, 0);
+}
+
+/* A file added again while its round was out (a new close event) starts over at step 0, even
+ * from its last step, doubtful if either was; one proven free is simply not put back. */
+static void soon_added_again_starts_over(void **state)
+{
+	static struct soon_list l;
+	struct soon_entry taken[PROOF_SOON_MAX];
+
+	(void)state;
+	assert_true(soon_list_add(&l, 1, false));
+	assert_true(soon_list_add(&l, 2, true));
+	assert_true(soon_list_add(&l, 3, false));
+	for (unsigned step = 0; step + 1 < PROOF_SOON_STEPS; step++) {
+		assert_int_equal(soon_round(&l, taken), 3);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(soon_list_put_back(&l, &taken[i]), SOON_BACK_QUEUED);
+	}
+	assert_int_equal(soon_round(&l, taken), 3);
+	assert_int_equal(taken[0].step, PROOF_SOON_STEPS - 1);
+	assert_true(soon_list_add(&l, 1, true));
+	assert_true(soon_list_add(&l, 2, false));
+	assert_int_equal(soon_list_put_back(&l, &taken[0]), SOON_BACK_QUEUED);
+	assert_int_equal(soon_list_put_back(&l, &taken[1]), SOON_BACK_QUEUED);
+	/* taken[2] was proven free: the caller drops it */
+	assert_int_equal(l.count, 2);
+	assert_int_equal(soon_list_first_step(&l), 0);
+	for (size_t i = 0; i < l.count; i++) {
+		assert_int_equal(l.entries[i].step, 0);
+		assert_true(l.entries[i].doubtful);
+	}
+	/* added again while on the list: back to step 0, its doubt kept */
+	assert_int_equal(soon_round(&l, taken), 2);
+	assert_int_equal(soon_list_put_back(&l, &taken[0]), SOON_BACK_QUEUED);
+	assert_int_equal(soon_list_first_step(&l), 1);
+	assert_true(soon_list_add(&l, taken[0].key, false));
+	assert_int_equal(soon_list_first_step(&l), 0);
+	assert_true(l.entries[0].doubtful);
+}
+
+/* A full list takes no new file (the caller sends a doubtful one to the doubt list at once) but
+ * restarts one it has; a busy file that finds the list full leaves it. */
+static void soon_full(void **state)
+{
+	static struct soon_list l;
+	struct soon_entry taken[PROOF_SOON_MAX];
+
+	(void)state;
+	for (uint64_t k = 0; k < PROOF_SOON_MAX; k++)
+		assert_true(soon_list_add(&l, 100 + k, false));
+	assert_false(soon_list_add(&l, 7, true));
+	assert_int_equal(l.count, PROOF_SOON_MAX);
+	assert_int_equal(soon_round(&l, taken), PROOF_SOON_MAX);
+	assert_int_equal(soon_list_put_back(&l, &taken[0]), SOON_BACK_QUEUED);
+	assert_int_equal(soon_list_first_step(&l), 1);
+	for (uint64_t k = 0; k + 1 < PROOF_SOON_MAX; k++)
+		assert_true(soon_list_add(&l, 1000 + k, false));
+	assert_true(soon_list_add(&l, taken[0].key, false)); /* on the list: restarted */
+	assert_int_equal(soon_list_first_step(&l), 0);
+	assert_int_equal(soon_list_put_back(&l, &taken[1]), SOON_BACK_FULL);
+	assert_int_equal(l.count, PROOF_SOON_MAX);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -138,6 +239,9 @@ int main(void)
 		cmocka_unit_test(rounds_back_off_to_a_second),
 		cmocka_unit_test(a_new_entry_comes_first),
 		cmocka_unit_test(sweep_a_minute_after_the_first),
+		cmocka_unit_test(soon_steps_then_leaves),
+		cmocka_unit_test(soon_added_again_starts_over),
+		cmocka_unit_test(soon_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
