@@ -311,15 +311,17 @@ static int row_selected(const struct bench *b, enum metric m)
 
 static void cell(char *buf, size_t len, const struct row *r, const struct summary *s, int spread)
 {
+	/* Every row has a format; the fallback keeps GCC's ASan build from seeing a null one. */
+	const char *fmt = r->fmt ? r->fmt : "%g";
 	char a[32], lo[32], hi[32];
 
 	if (!s->n) {
 		snprintf(buf, len, "-");
 		return;
 	}
-	snprintf(a, sizeof(a), r->fmt, s->med);
-	snprintf(lo, sizeof(lo), r->fmt, s->min);
-	snprintf(hi, sizeof(hi), r->fmt, s->max);
+	snprintf(a, sizeof(a), fmt, s->med);
+	snprintf(lo, sizeof(lo), fmt, s->min);
+	snprintf(hi, sizeof(hi), fmt, s->max);
 	if (spread && s->min != s->max)
 		snprintf(buf, len, "%s [%s-%s]", a, lo, hi);
 	else

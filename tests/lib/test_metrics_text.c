@@ -53,10 +53,11 @@ static size_t occurrences(const char *text, const char *s)
 
 static void assert_has_line(const char *text, const char *line)
 {
-	char *want = malloc(strlen(line) + 3);
+	size_t size = strlen(line) + 3;
+	char *want = malloc(size);
 
 	assert_non_null(want);
-	sprintf(want, "\n%s\n", line);
+	snprintf(want, size, "\n%s\n", line);
 	if (!strstr(text, want))
 		fail_msg("no line \"%s\" in:\n%s", line, text);
 	free(want);
