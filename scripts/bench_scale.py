@@ -20,6 +20,9 @@ FOLDERS folders in it), then:
     REF_REMOVE files there: what any FUSE file system pays;
   - the daemon's own time per CREATE and LOOKUP during the create rate (user.poolfs.ops): what
     of the create rate's change with size is the daemon's and what the kernel's;
+  - under each load on the pool, how many of the daemon's request handlers took over 10 ms and
+    the bucket of the slowest (the handler-time histogram of user.poolfs.counters): a worst
+    create+close far above the slowest handler was spent in the kernel or the scheduler;
   - the unmount time (umount to the daemon's exit) with what is left.
 
 Run as root (it mounts, and switches uids with fork + setuid: no passwd entries needed).
@@ -32,6 +35,7 @@ DIR (where the mountpoints go) must be reachable by other users; the daemons' lo
 """
 import argparse
 import json
+import math
 import mmap
 import select
 import os
@@ -282,11 +286,15 @@ def summary(samples, after=None, before=None):
             'p99': s[min(len(s) - 1, int(len(s) * 0.99))], 'max': s[-1]}
 
 
-def under_load(mnt, run_load, raw=False):
+def under_load(mnt, run_load, raw=False, handlers=None):
     """The two probes (as another user) while run_load(stop) runs (at least LOAD_SECONDS); a
     byte written to the pipe whose read end is `stop` ends them (and a load's loop): their
     samples (probe_create's) and what run_load returned. On raw tmpfs (mnt a folder there) only
-    the create probe, and no removal samples."""
+    the create probe, and no removal samples. `handlers` (a list, on a pool): gets the daemon's
+    handler-time histogram before and after (daemon_latency), to tell its own slow requests from
+    the machine's."""
+    if handlers is not None:
+        handlers.append(daemon_latency(mnt))
     stop, go = os.pipe()
     try:
         if raw:
@@ -307,6 +315,8 @@ def under_load(mnt, run_load, raw=False):
     finally:
         os.close(stop)
         os.close(go)
+    if handlers is not None:
+        handlers.append(daemon_latency(mnt))
     return create, removal, extra
 
 
@@ -377,6 +387,27 @@ def daemon_ops(mnt):
         if len(f) == 3 and f[1].isdigit():
             ops[f[0]] = (int(f[1]), int(f[2]))
     return ops
+
+
+def daemon_latency(mnt):
+    """The daemon's histogram of handler times (user.poolfs.counters, the pool owner's: root's
+    here): [(bound in ns, handlers that took at most that)], cumulative, the last bound inf."""
+    hist = []
+    for line in os.getxattr(mnt, 'user.poolfs.counters').decode().splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == 'latency':
+            hist.append((math.inf if f[1] == 'inf' else int(f[1]), int(f[2])))
+    return hist
+
+
+def slow_handlers(before, after, over_ns):
+    """Between two daemon_latency readings: (how many handlers took more than over_ns, one of
+    the histogram's bounds; the bound of the slowest one's bucket in ns, 0 if none ran)."""
+    delta = [(bound, a - b) for (bound, a), (_, b) in zip(after, before)]
+    total = delta[-1][1] if delta else 0
+    over = total - dict(delta).get(over_ns, total)
+    slowest = next((bound for bound, n in delta if n == total), 0) if total else 0
+    return over, slowest
 
 
 def ops_between(before, after, op):
@@ -604,6 +635,16 @@ def measure_in(args, pool, size, rows, rawdir, ref):
             f'{removal["n"]} samples')
         row(f'removal worst, {load}', 'ms', 'pool', removal.get('max'))
 
+    def report_handlers(load, handlers):
+        """How many of the daemon's handlers took over 10 ms while `load` ran, and the slowest
+        one's bucket: a worst create+close far above it was spent outside the daemon."""
+        over, slowest = slow_handlers(handlers[0], handlers[1], 10_000_000)
+        bound = 'over 1000' if slowest == math.inf else f'at most {slowest / 1e6:g}'
+        say(f'{"":<22} daemon: {over} handlers over 10 ms; the slowest {bound} ms')
+        row(f'daemon handlers over 10 ms, {load}', 'requests', 'pool', over)
+        row(f'slowest daemon handler, {load}', 'ms', 'pool',
+            2000 if slowest == math.inf else slowest / 1e6, 'its histogram bucket\'s bound')
+
     def report_raw(load, create, after=None, before=None, target='raw'):
         """report()'s create+close rows for raw tmpfs or, target 'fuse-ref', for `ref`."""
         say(f'{load:<22} create+close on {"raw tmpfs" if target == "raw" else target}: '
@@ -612,7 +653,9 @@ def measure_in(args, pool, size, rows, rawdir, ref):
     def no_load(stop):
         return None
 
-    report('no load', *under_load(mnt, no_load)[:2])
+    handlers = []
+    report('no load', *under_load(mnt, no_load, handlers=handlers)[:2])
+    report_handlers('no load', handlers)
     report_raw('no load', under_load(rawdir, no_load, raw=True)[0])
     if ref:
         say(f'(fuse-ref: libfuse\'s passthrough_hp as root, {ref.how})')
@@ -626,10 +669,12 @@ def measure_in(args, pool, size, rows, rawdir, ref):
             return child
         return load
 
-    create, removal, child = under_load(mnt, stats(mnt))
+    handlers = []
+    create, removal, child = under_load(mnt, stats(mnt), handlers=handlers)
     n = finish(child)
     say(f'(root read user.poolfs.stat {n} times meanwhile)')
     report('stat loop', create, removal)
+    report_handlers('stat loop', handlers)
 
     create, _, child = under_load(rawdir, stats(rawdir, True), raw=True)
     finish(child)
@@ -645,11 +690,13 @@ def measure_in(args, pool, size, rows, rawdir, ref):
     # Two loads in one: the mappers' start (each creates, sizes, maps and fills a file in the
     # root at once: a storm of creates in one folder) and, from the kill on, their deaths. A
     # sample counts where it began.
-    create, removal, (t_kill, took) = under_load(mnt, kill(mnt))
+    handlers = []
+    create, removal, (t_kill, took) = under_load(mnt, kill(mnt), handlers=handlers)
     say(f'({MAPPERS} mappers killed: every name gone {took * 1e3:.0f} ms after the kill)')
     row('killed mappers: all names gone', 'ms', 'pool', took * 1e3, f'{MAPPERS} mappers')
     report('mappers start', create, removal, before=t_kill)
     report('mappers killed', create, removal, after=t_kill)
+    report_handlers('mappers start and killed', handlers)
 
     create, _, (t_kill, _) = under_load(rawdir, kill(rawdir, True), raw=True)
     report_raw('mappers start', create, before=t_kill)
@@ -670,7 +717,8 @@ def measure_in(args, pool, size, rows, rawdir, ref):
     def rm(stop):
         return as_user(USERS[0], rm_folders, paths)
 
-    create, removal, t_rm = under_load(mnt, rm)
+    handlers = []
+    create, removal, t_rm = under_load(mnt, rm, handlers=handlers)
     top = raw_tree(remove)
     try:
         create_raw, _, t_raw = under_load(rawdir, lambda stop: rm_folders([top]), raw=True)
@@ -680,6 +728,7 @@ def measure_in(args, pool, size, rows, rawdir, ref):
     row('rm -rf', 's', 'pool', t_rm, f'{remove} files')
     row('rm -rf', 's', 'raw', t_raw, f'{remove} files')
     report('rm -rf', create, removal)
+    report_handlers('rm -rf', handlers)
     report_raw('rm -rf', create_raw)
     if ref:
         # passthrough_hp keeps a descriptor open per inode it knows, and this may be a machine
