@@ -258,7 +258,7 @@ scale)
     slowest="(at most [0-9.e+-]+|over 1000) ms"
     n=$(grep -Ec "^ +daemon: [0-9]+ handlers over 10 ms; the slowest $slowest" "$tmp/out")
     [[ $n -eq 4 ]] || fail "$n lines of the daemon's slow handlers, not 4"
-    grep -q '^scale,"slowest daemon handler, rm -rf",ms,pool,[0-9]' "$tmp/scale.csv" ||
+    grep -Eq '^scale,"slowest daemon handler, rm -rf",ms,pool,([0-9]|inf)' "$tmp/scale.csv" ||
         fail "no slowest-handler row in the CSV"
     # the same probe on libfuse's passthrough_hp, where scripts/build made it
     if [[ -x $src/.deps/fuse3/libexec/passthrough_hp ]]; then
