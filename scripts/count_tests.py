@@ -10,7 +10,9 @@ A binary meson did not pass (crash, timeout, bail out, bad exit status, too few 
 counts at least one failure, and every planned test case it never reported counts as failed.
 Non-TAP tests count one per binary. Which tests speak TAP comes from `meson introspect --tests`.
 With --failed it prints instead one line per binary that failed: its name, then the cases that
-failed, so the last lines of a CI log say which tests to look at.
+failed, so the last lines of a CI log say which tests to look at; under it, the first few failure
+messages the binary printed (cmocka's "ERROR: ..." lines, the TAP comments after a "not ok"), each
+as "NAME: MESSAGE", so a failure seen only in a CI log's tail still says why.
 
 Every skip has a reason, grouped by scripts/skip_reasons.py: a reason on none of its lines counts
 as a failure, and with --strict (scripts/test under CI=true or as root) so does a skip for want of
@@ -36,6 +38,25 @@ SKIP_WHY = re.compile(r'^#\s*skip:\s*(?P<why>.*?)\s*$')
 PLAN_SKIP = re.compile(r'^1\.\.0\s*#\s*(?i:SKIP)\b\s*(?P<why>.*?)\s*$')
 DIRECTIVE_TEXT = re.compile(r'#\s*(?i:SKIP)\b\s*(?P<text>.*?)\s*$')
 GOOD = ('OK', 'EXPECTEDFAIL', 'SKIP')
+# A failure's message: cmocka's fail_msg() prints "ERROR: ..." on stderr; a TAP binary's comment
+# lines right after a "not ok" line say why it failed (cmocka's assertions, our shell tests).
+FAIL_STDERR = re.compile(r'^ERROR: ')
+FAIL_WHY_MAX = 4      # messages printed per failed binary
+FAIL_WHY_CHARS = 400  # a message is cut there: a CI log's tail is read by people
+
+
+def failure_messages(r):
+    """The first FAIL_WHY_MAX failure messages of record r: cmocka's, then TAP comments."""
+    found = [x.strip() for x in (r.get('stderr') or '').splitlines() if FAIL_STDERR.match(x)]
+    after_fail = False
+    for line in (r.get('stdout') or '').splitlines():
+        m = TEST.match(line)
+        if m:
+            after_fail = m.group(1) == 'not ok' and not m.group('dir')
+        elif after_fail and line.startswith('#') and line.strip('# \t'):
+            found.append(line.strip())
+    found = list(dict.fromkeys(found))[:FAIL_WHY_MAX]
+    return [x if len(x) <= FAIL_WHY_CHARS else x[:FAIL_WHY_CHARS] + '...' for x in found]
 
 
 def test_protocols(builddir):
@@ -210,6 +231,8 @@ def main(argv):
             bad_once = ['%s (%d cases)' % (b, bad.count(b)) if bad.count(b) > 1 else b
                         for b in dict.fromkeys(bad)]
             print('%s (%s)%s' % (name, result, ''.join('; ' + c for c in cases + bad_once)))
+            for why in failure_messages(r):
+                print('%s: %s' % (name, why))
     if list_skips:
         order = {skip_reasons.ALLOWED: 0, skip_reasons.ENVIRONMENT: 1, None: 2}
         for (kind, label), members in sorted(groups.items(),

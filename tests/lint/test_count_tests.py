@@ -15,8 +15,9 @@ import sys
 import tempfile
 
 
-def record(name, result, stdout, returncode=0):
-    return {'name': name, 'result': result, 'returncode': returncode, 'stdout': stdout}
+def record(name, result, stdout, returncode=0, stderr=''):
+    return {'name': name, 'result': result, 'returncode': returncode, 'stdout': stdout,
+            'stderr': stderr}
 
 
 def run(root, records, *flags):
@@ -56,7 +57,17 @@ CASES = [
      [record('p:s / a', 'FAIL', TAP_ONE_FAILED, 1), record('p:s / b', 'OK', TAP_PASS),
       record('p:s / c', 'TIMEOUT', TAP_CUT_SHORT, -15)],
      ('--failed',),
-     'p:s / a (FAIL); not ok 2 - test_same_name\np:s / c (TIMEOUT)\n'),
+     'p:s / a (FAIL); not ok 2 - test_same_name\np:s / a: # why it failed\np:s / c (TIMEOUT)\n'),
+    ('--failed says why: cmocka\'s ERROR lines, then the comments after each "not ok", no more '
+     'than four, and not the comments of cases that passed or skipped',
+     [record('p:s / a', 'FAIL',
+             '1..4\nok 1 - a\n# all fine\nnot ok 2 - b\n# 0x1 != 0x2\n# t.c:8: error: Failure!\n'
+             'not ok 3 - c\n# 3 != 4\n# t.c:9: error: Failure!\nok 4 - d # SKIP no passthrough\n'
+             '# skipped, not failed\n', 1,
+             '# context\nERROR: it broke: 42\n')],
+     ('--failed',),
+     'p:s / a (FAIL); not ok 2 - b; not ok 3 - c\np:s / a: ERROR: it broke: 42\n'
+     'p:s / a: # 0x1 != 0x2\np:s / a: # t.c:8: error: Failure!\np:s / a: # 3 != 4\n'),
     ('--failed prints nothing when only skips made meson fail',
      [record('p:s / a', 'FAIL', TAP_SKIPS, 0)], ('--failed',), ''),
 ]
