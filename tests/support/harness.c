@@ -163,6 +163,49 @@ int pool_backing_files(const struct pool_fixture *p)
 	return walk_count;
 }
 
+/* pool_backing_describe's list, filled by its nftw callback (see walk_count). */
+static struct {
+	char *buf;
+	size_t len, used;
+	int listed;
+} walk_list;
+
+static int describe_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	int n;
+
+	(void)ftw;
+	if (type == FTW_D || type == FTW_DP || type == FTW_DNR || walk_list.listed >= 8 ||
+	    walk_list.used >= walk_list.len)
+		return 0;
+	n = snprintf(walk_list.buf + walk_list.used, walk_list.len - walk_list.used,
+		     "%s%s (%lld B, %lu links)", walk_list.listed ? ", " : "", path,
+		     (long long)st->st_size, (unsigned long)st->st_nlink);
+	if (n > 0)
+		walk_list.used += (size_t)n < walk_list.len - walk_list.used
+					  ? (size_t)n
+					  : walk_list.len - walk_list.used - 1;
+	walk_list.listed++;
+	return 0;
+}
+
+void pool_backing_describe(const struct pool_fixture *p, char *buf, size_t len)
+{
+	if (!len)
+		return;
+	buf[0] = '\0';
+	walk_list.buf = buf;
+	walk_list.len = len;
+	walk_list.used = 0;
+	walk_list.listed = 0;
+	if (p->private_store && !p->store[0])
+		snprintf(buf, len, "(no private store known)");
+	else if (nftw(p->private_store ? p->store : p->backing, describe_cb, 16,
+		      FTW_PHYS | FTW_MOUNT) == -1)
+		snprintf(buf, len, "(walk: %s)", strerror(errno));
+	walk_list.buf = NULL;
+}
+
 int pool_wait_backing_files(const struct pool_fixture *p, int want, int timeout_ms)
 {
 	long long deadline = pool_now_ms() + timeout_ms;

@@ -134,6 +134,10 @@ int pool_wait_store_gone(struct pool_fixture *p, int timeout_ms);
  * private store, under it), or -errno. */
 int pool_backing_files(const struct pool_fixture *p);
 
+/* Say which files the backing dir holds (the first 8: path, size, links) into buf, for a failure
+ * message; a walk that fails says so there. */
+void pool_backing_describe(const struct pool_fixture *p, char *buf, size_t len);
+
 /* Poll until pool_backing_files(p) == want: 0, -ETIMEDOUT or -errno. */
 int pool_wait_backing_files(const struct pool_fixture *p, int want, int timeout_ms);
 

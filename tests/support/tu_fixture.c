@@ -160,10 +160,24 @@ void tu_backing_back_within(void **state, int timeout_ms)
 {
 	struct tu_fixture *t = *state;
 	int r = pool_wait_backing_files(&t->p, t->base_backing, timeout_ms);
+	char files[1024], counters[8192];
+	ssize_t n;
 
-	if (r != 0)
-		fail_msg("backing dir holds %d files, want %d after %d ms",
-			 pool_backing_files(&t->p), t->base_backing, timeout_ms);
+	if (r == 0)
+		return;
+	/* What is left and what the daemon thinks of it (its gauges come first in the counters):
+	 * a failure seen only in a CI log still says why. */
+	pool_backing_describe(&t->p, files, sizeof(files));
+	n = getxattr(t->p.mnt, POOLFS_XATTR_COUNTERS, counters, sizeof(counters) - 1);
+	if (n < 0)
+		snprintf(counters, sizeof(counters), "(%s)", errname(errno));
+	else
+		counters[n] = '\0';
+	for (char *c = counters; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	fail_msg("backing dir holds %d files, want %d after %d ms: %s; the pool's counters: %.300s",
+		 pool_backing_files(&t->p), t->base_backing, timeout_ms, files, counters);
 }
 
 int tu_skip_all(const char *why)
