@@ -11,8 +11,9 @@ counts at least one failure, and every planned test case it never reported count
 Non-TAP tests count one per binary. Which tests speak TAP comes from `meson introspect --tests`.
 With --failed it prints instead one line per binary that failed: its name, then the cases that
 failed, so the last lines of a CI log say which tests to look at; under it, the first few failure
-messages the binary printed (cmocka's "ERROR: ..." lines, the TAP comments after a "not ok"), each
-as "NAME: MESSAGE", so a failure seen only in a CI log's tail still says why.
+messages the binary printed (cmocka's "ERROR: ..." lines, the TAP comments after a "not ok"; the
+last two lines of a binary that does not speak TAP), each as "NAME: MESSAGE", so a failure seen
+only in a CI log's tail still says why.
 
 Every skip has a reason, grouped by scripts/skip_reasons.py: a reason on none of its lines counts
 as a failure, and with --strict (scripts/test under CI=true or as root) so does a skip for want of
@@ -45,8 +46,14 @@ FAIL_WHY_MAX = 4      # messages printed per failed binary
 FAIL_WHY_CHARS = 400  # a message is cut there: a CI log's tail is read by people
 
 
-def failure_messages(r):
-    """The first FAIL_WHY_MAX failure messages of record r: cmocka's, then TAP comments."""
+def failure_messages(r, is_tap=True):
+    """The first FAIL_WHY_MAX failure messages of record r: cmocka's, then TAP comments; of a
+    binary that does not speak TAP, the last lines it printed (where a script says why)."""
+    if not is_tap:
+        lines = [x.strip() for x in ((r.get('stdout') or '') + '\n' +
+                                     (r.get('stderr') or '')).splitlines() if x.strip()]
+        return [x if len(x) <= FAIL_WHY_CHARS else x[:FAIL_WHY_CHARS] + '...'
+                for x in lines[-2:]]
     found = [x.strip() for x in (r.get('stderr') or '').splitlines() if FAIL_STDERR.match(x)]
     after_fail = False
     for line in (r.get('stdout') or '').splitlines():
@@ -231,7 +238,7 @@ def main(argv):
             bad_once = ['%s (%d cases)' % (b, bad.count(b)) if bad.count(b) > 1 else b
                         for b in dict.fromkeys(bad)]
             print('%s (%s)%s' % (name, result, ''.join('; ' + c for c in cases + bad_once)))
-            for why in failure_messages(r):
+            for why in failure_messages(r, is_tap):
                 print('%s: %s' % (name, why))
     if list_skips:
         order = {skip_reasons.ALLOWED: 0, skip_reasons.ENVIRONMENT: 1, None: 2}

@@ -68,6 +68,11 @@ CASES = [
      ('--failed',),
      'p:s / a (FAIL); not ok 2 - b; not ok 3 - c\np:s / a: ERROR: it broke: 42\n'
      'p:s / a: # 0x1 != 0x2\np:s / a: # t.c:8: error: Failure!\np:s / a: # 3 != 4\n'),
+    ('--failed ends a plain binary\'s line with the last two lines it printed',
+     [record('p:s / a', 'FAIL', 'checking\nstill checking\n\n', 1,
+             'perfdoc: docs/performance.md is stale\n')],
+     ('--failed',),
+     'p:s / a (FAIL)\np:s / a: still checking\np:s / a: perfdoc: docs/performance.md is stale\n'),
     ('--failed prints nothing when only skips made meson fail',
      [record('p:s / a', 'FAIL', TAP_SKIPS, 0)], ('--failed',), ''),
 ]
