@@ -32,16 +32,35 @@ void opstats_count(struct opstats *s, enum opstat op)
 	atomic_fetch_add_explicit(&s->count[op], 1, memory_order_relaxed);
 }
 
+static void hist_add(struct opstats_hist *h, uint64_t ns)
+{
+	int b = 0;
+
+	while (b < OPSTATS_BUCKETS - 1 && ns > opstats_bucket_ns[b])
+		b++;
+	atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
+	if (ns)
+		atomic_fetch_add_explicit(&h->sum_ns, ns, memory_order_relaxed);
+}
+
+static void hist_reset(struct opstats_hist *h)
+{
+	for (int i = 0; i < OPSTATS_BUCKETS; i++)
+		atomic_store(&h->bucket[i], 0);
+	atomic_store(&h->sum_ns, 0);
+}
+
 void opstats_time(struct opstats *s, enum opstat op, uint64_t start_ns)
 {
 	uint64_t took = opstats_now() - start_ns;
-	int b = 0;
 
 	atomic_fetch_add_explicit(&s->ns[op], took, memory_order_relaxed);
-	while (b < OPSTATS_BUCKETS - 1 && took > opstats_bucket_ns[b])
-		b++;
-	atomic_fetch_add_explicit(&s->latency[b], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->latency_ns, took, memory_order_relaxed);
+	hist_add(&s->latency, took);
+}
+
+void opstats_lock_wait(struct opstats *s, uint64_t ns)
+{
+	hist_add(&s->lock_wait, ns);
 }
 
 void opstats_reset(struct opstats *s)
@@ -50,34 +69,44 @@ void opstats_reset(struct opstats *s)
 		atomic_store(&s->count[i], 0);
 		atomic_store(&s->ns[i], 0);
 	}
-	for (int i = 0; i < OPSTATS_BUCKETS; i++)
-		atomic_store(&s->latency[i], 0);
-	atomic_store(&s->latency_ns, 0);
+	hist_reset(&s->latency);
+	hist_reset(&s->lock_wait);
 }
 
-int opstats_format_latency(const struct opstats *s, char *buf, size_t len)
+/* One histogram's lines (opstats_format_latency), appended at buf + *used. */
+static int hist_format(const struct opstats_hist *h, const char *name, char *buf, size_t len,
+		       size_t *used)
 {
 	uint64_t cumulative = 0;
-	size_t used = 0;
 	int w;
 
 	for (int b = 0; b <= OPSTATS_BUCKETS; b++) {
 		if (b < OPSTATS_BUCKETS)
-			cumulative += atomic_load(&s->latency[b]);
+			cumulative += atomic_load(&h->bucket[b]);
 		if (b < OPSTATS_BUCKETS - 1)
-			w = snprintf(buf + used, len - used, "latency %" PRIu64 " %" PRIu64 "\n",
+			w = snprintf(buf + *used, len - *used, "%s %" PRIu64 " %" PRIu64 "\n", name,
 				     opstats_bucket_ns[b], cumulative);
 		else if (b == OPSTATS_BUCKETS - 1)
-			w = snprintf(buf + used, len - used, "latency inf %" PRIu64 "\n",
+			w = snprintf(buf + *used, len - *used, "%s inf %" PRIu64 "\n", name,
 				     cumulative);
 		else
-			w = snprintf(buf + used, len - used, "latency_sum_ns %" PRIu64 "\n",
-				     (uint64_t)atomic_load(&s->latency_ns));
-		if (w < 0 || (size_t)w >= len - used)
+			w = snprintf(buf + *used, len - *used, "%s_sum_ns %" PRIu64 "\n", name,
+				     (uint64_t)atomic_load(&h->sum_ns));
+		if (w < 0 || (size_t)w >= len - *used)
 			return -ERANGE;
-		used += (size_t)w;
+		*used += (size_t)w;
 	}
-	return (int)used;
+	return 0;
+}
+
+int opstats_format_latency(const struct opstats *s, char *buf, size_t len)
+{
+	size_t used = 0;
+	int r = hist_format(&s->latency, "latency", buf, len, &used);
+
+	if (r == 0)
+		r = hist_format(&s->lock_wait, "lock_wait", buf, len, &used);
+	return r < 0 ? r : (int)used;
 }
 
 int opstats_format(const struct opstats *s, char *buf, size_t len)

@@ -12,9 +12,19 @@
 
 void pool_lock(struct pool *p)
 {
-	atomic_fetch_add_explicit(&p->lock_waiters, 1, memory_order_relaxed);
-	pthread_mutex_lock(&p->lock);
-	atomic_fetch_sub_explicit(&p->lock_waiters, 1, memory_order_relaxed);
+	/* Every take is counted in the lock-wait histogram, a free lock as 0: a request that
+	 * waits long for it would show work under the lock that should not be there
+	 * (docs/design.md "Work that grows with the pool"). Only a wait reads the clock. */
+	if (pthread_mutex_trylock(&p->lock) == 0) {
+		opstats_lock_wait(&p->opstats, 0);
+	} else {
+		uint64_t start = opstats_now();
+
+		atomic_fetch_add_explicit(&p->lock_waiters, 1, memory_order_relaxed);
+		pthread_mutex_lock(&p->lock);
+		atomic_fetch_sub_explicit(&p->lock_waiters, 1, memory_order_relaxed);
+		opstats_lock_wait(&p->opstats, opstats_now() - start);
+	}
 	p->lock_turns++;
 	if (p->lock_yielders)
 		pthread_cond_broadcast(&p->lock_turn);

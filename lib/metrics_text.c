@@ -205,7 +205,7 @@ enum source {
 	SRC_USER,	/* a number of a user line (`off` into the user) */
 	SRC_USER_LIMIT, /* a pool's per-user limit (`off` into the pool), for each user */
 	SRC_COUNTER,	/* user.poolfs.counters' `key` line(s), by `label` if it has one */
-	SRC_LATENCY,	/* the latency histogram */
+	SRC_HISTOGRAM,	/* user.poolfs.counters' histogram `key` ("KEY LE_NS N", "KEY_sum_ns") */
 	SRC_OPS_COUNT,	/* user.poolfs.ops: requests by type */
 	SRC_OPS_SECONDS,
 };
@@ -294,8 +294,11 @@ static const struct family families[] = {
 	 "Times a long section (a folder's snapshot, a batch of forgets) let a waiting request in.",
 	 SRC_COUNTER, 0, "lock_handoffs", NULL},
 	{"poolfs_request_duration_seconds", "histogram",
-	 "Time the daemon's handlers took per request, all types together.", SRC_LATENCY, 0, NULL,
-	 NULL},
+	 "Time the daemon's handlers took per request, all types together.", SRC_HISTOGRAM, 0,
+	 "latency", NULL},
+	{"poolfs_lock_wait_seconds", "histogram",
+	 "Time a thread waited to take the pool lock, at every take (0 when it was free).",
+	 SRC_HISTOGRAM, 0, "lock_wait", NULL},
 	{"poolfs_requests_total", "counter", "Requests served, by type.", SRC_OPS_COUNT, 0, NULL,
 	 "op"},
 	{"poolfs_request_handler_seconds_total", "counter", "Time spent in handlers, by type.",
@@ -366,8 +369,11 @@ static uint64_t pool_u64(const struct metrics_pool *p, size_t off)
 	return *(const uint64_t *)(const void *)((const char *)p + off);
 }
 
-static void write_latency(struct writer *w, const struct metrics_pool *p)
+/* The histogram f->key of user.poolfs.counters: its cumulative buckets, sum and count. */
+static void write_histogram(struct writer *w, const struct metrics_pool *p)
 {
+	const char *key = w->f->key;
+	size_t keylen = strlen(key);
 	uint64_t count = 0, sum = 0;
 	bool any = false;
 
@@ -376,9 +382,9 @@ static void write_latency(struct writer *w, const struct metrics_pool *p)
 		char le[32];
 		uint64_t ns;
 
-		if (strcmp(v->name, "latency_sum_ns") == 0)
+		if (strncmp(v->name, key, keylen) == 0 && strcmp(v->name + keylen, "_sum_ns") == 0)
 			sum = v->value;
-		if (strcmp(v->name, "latency") != 0)
+		if (strcmp(v->name, key) != 0)
 			continue;
 		if (strcmp(v->key, "inf") == 0) {
 			snprintf(le, sizeof(le), "+Inf");
@@ -453,8 +459,8 @@ static void write_samples(struct writer *w, const struct metrics_pool *p)
 						   : NULL,
 					   p->counters[i].value);
 		return;
-	case SRC_LATENCY:
-		write_latency(w, p);
+	case SRC_HISTOGRAM:
+		write_histogram(w, p);
 		return;
 	case SRC_OPS_COUNT:
 	case SRC_OPS_SECONDS:

@@ -22,7 +22,9 @@ FOLDERS folders in it), then:
     of the create rate's change with size is the daemon's and what the kernel's;
   - under each load on the pool, how many of the daemon's request handlers took over 10 ms and
     the bucket of the slowest (the handler-time histogram of user.poolfs.counters): a worst
-    create+close far above the slowest handler was spent in the kernel or the scheduler;
+    create+close far above the slowest handler was spent in the kernel or the scheduler; and
+    how many waits to take the pool lock took over 10 ms and the bucket of the longest (the
+    lock-wait histogram): a long wait is a request waiting behind another's work;
   - the unmount time (umount to the daemon's exit) with what is left.
 
 Run as root (it mounts, and switches uids with fork + setuid: no passwd entries needed).
@@ -390,14 +392,15 @@ def daemon_ops(mnt):
 
 
 def daemon_latency(mnt):
-    """The daemon's histogram of handler times (user.poolfs.counters, the pool owner's: root's
-    here): [(bound in ns, handlers that took at most that)], cumulative, the last bound inf."""
-    hist = []
+    """The daemon's histograms (user.poolfs.counters, the pool owner's: root's here) of handler
+    times ('latency') and of waits to take the pool lock ('lock_wait'): for each, [(bound in ns,
+    how many took at most that)], cumulative, the last bound inf."""
+    hists = {'latency': [], 'lock_wait': []}
     for line in os.getxattr(mnt, 'user.poolfs.counters').decode().splitlines():
         f = line.split()
-        if len(f) == 3 and f[0] == 'latency':
-            hist.append((math.inf if f[1] == 'inf' else int(f[1]), int(f[2])))
-    return hist
+        if len(f) == 3 and f[0] in hists:
+            hists[f[0]].append((math.inf if f[1] == 'inf' else int(f[1]), int(f[2])))
+    return hists
 
 
 def slow_handlers(before, after, over_ns):
@@ -637,13 +640,24 @@ def measure_in(args, pool, size, rows, rawdir, ref):
 
     def report_handlers(load, handlers):
         """How many of the daemon's handlers took over 10 ms while `load` ran, and the slowest
-        one's bucket: a worst create+close far above it was spent outside the daemon."""
-        over, slowest = slow_handlers(handlers[0], handlers[1], 10_000_000)
-        bound = 'over 1000' if slowest == math.inf else f'at most {slowest / 1e6:g}'
-        say(f'{"":<22} daemon: {over} handlers over 10 ms; the slowest {bound} ms')
+        one's bucket: a worst create+close far above it was spent outside the daemon. The same
+        for the waits to take the pool lock: a long one is work under the lock (or a holder
+        off its CPU), which no request should wait for."""
+        over, slowest = slow_handlers(handlers[0]['latency'], handlers[1]['latency'],
+                                      10_000_000)
+        waits, longest = slow_handlers(handlers[0]['lock_wait'], handlers[1]['lock_wait'],
+                                       10_000_000)
+
+        def bound(ns):
+            return 'over 1000' if ns == math.inf else f'at most {ns / 1e6:g}'
+        say(f'{"":<22} daemon: {over} handlers over 10 ms, the slowest {bound(slowest)} ms;'
+            f' {waits} waits for the pool lock over 10 ms, the longest {bound(longest)} ms')
         row(f'daemon handlers over 10 ms, {load}', 'requests', 'pool', over)
         # inf: over the histogram's last bound, where no bucket bounds it
         row(f'slowest daemon handler, {load}', 'ms', 'pool', slowest / 1e6,
+            'its histogram bucket\'s bound')
+        row(f'pool lock waits over 10 ms, {load}', 'waits', 'pool', waits)
+        row(f'longest pool lock wait, {load}', 'ms', 'pool', longest / 1e6,
             'its histogram bucket\'s bound')
 
     def report_raw(load, create, after=None, before=None, target='raw'):

@@ -254,12 +254,16 @@ scale)
         grep -Eq "^$load +create\+close: [1-9][0-9]* samples.* removal: [1-9][0-9]* samples" \
             "$tmp/out" || fail "no probe samples under '$load'"
     done
-    # the daemon's own slow handlers under each load on the pool (four loads, one line each)
+    # the daemon's own slow handlers and long waits for the pool lock under each load on the
+    # pool (four loads, one line each)
     slowest="(at most [0-9.e+-]+|over 1000) ms"
-    n=$(grep -Ec "^ +daemon: [0-9]+ handlers over 10 ms; the slowest $slowest" "$tmp/out")
-    [[ $n -eq 4 ]] || fail "$n lines of the daemon's slow handlers, not 4"
+    waits="[0-9]+ waits for the pool lock over 10 ms, the longest $slowest"
+    n=$(grep -Ec "^ +daemon: [0-9]+ handlers over 10 ms, the slowest $slowest; $waits" "$tmp/out")
+    [[ $n -eq 4 ]] || fail "$n lines of the daemon's slow handlers and lock waits, not 4"
     grep -Eq '^scale,"slowest daemon handler, rm -rf",ms,pool,([0-9]|inf)' "$tmp/scale.csv" ||
         fail "no slowest-handler row in the CSV"
+    grep -Eq '^scale,"longest pool lock wait, stat loop",ms,pool,([0-9]|inf)' "$tmp/scale.csv" ||
+        fail "no lock-wait row in the CSV"
     # the same probe on libfuse's passthrough_hp, where scripts/build made it
     if [[ -x $src/.deps/fuse3/libexec/passthrough_hp ]]; then
         for load in "no load" "mappers start" "mappers killed" "rm -rf"; do

@@ -26,7 +26,8 @@ static const char counters_text[] =
 	"removed other 0\nremoved last_close 6\nremoved unlink 1\nrefused EDQUOT 3\n"
 	"refused EACCES 0\ndenied 9\ndenied_logged 8\nproof_probes 13\nlatency 10000 5\n"
 	"latency 25000 8\n"
-	"latency inf 12\nlatency_sum_ns 730561\n";
+	"latency inf 12\nlatency_sum_ns 730561\nlock_wait 10000 40\nlock_wait 25000 41\n"
+	"lock_wait inf 42\nlock_wait_sum_ns 2000000000\n";
 static const char ops_text[] = "lookup 10 5000\ngetxattr 3 1000000001\ntotal 13 1000005001\n";
 
 /* metrics_write's text for `n` pools, in a new string. */
@@ -158,6 +159,13 @@ static void test_two_pools_written(void **state)
 			"poolfs_request_duration_seconds_bucket{pool=\"/a\",le=\"+Inf\"} 12\n"
 			"poolfs_request_duration_seconds_sum{pool=\"/a\"} 0.000730561\n"
 			"poolfs_request_duration_seconds_count{pool=\"/a\"} 12");
+	/* A second histogram from the same text: its own lines only, its own sum. */
+	assert_has_line(text, "# TYPE poolfs_lock_wait_seconds histogram");
+	assert_has_line(text, "poolfs_lock_wait_seconds_bucket{pool=\"/a\",le=\"1e-05\"} 40\n"
+			      "poolfs_lock_wait_seconds_bucket{pool=\"/a\",le=\"2.5e-05\"} 41\n"
+			      "poolfs_lock_wait_seconds_bucket{pool=\"/a\",le=\"+Inf\"} 42\n"
+			      "poolfs_lock_wait_seconds_sum{pool=\"/a\"} 2.000000000\n"
+			      "poolfs_lock_wait_seconds_count{pool=\"/a\"} 42");
 	assert_has_line(text, "poolfs_requests_total{pool=\"/a\",op=\"lookup\"} 10");
 	assert_has_line(
 		text,

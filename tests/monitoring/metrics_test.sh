@@ -218,6 +218,12 @@ count=$(val "poolfs_request_duration_seconds_count{$p}") || fail "no request his
 expect "poolfs_request_duration_seconds_bucket{$p,le=\"+Inf\"}" "$count"
 at_least "poolfs_request_duration_seconds_bucket{$p,le=\"1\"}" 1
 val "poolfs_request_duration_seconds_sum{$p}" >/dev/null || fail "no histogram sum"
+# every request above took the pool lock, free or not: each take is counted
+takes=$(val "poolfs_lock_wait_seconds_count{$p}") || fail "no lock-wait histogram"
+((takes >= count)) || fail "the lock-wait histogram counted $takes takes for $count requests"
+expect "poolfs_lock_wait_seconds_bucket{$p,le=\"+Inf\"}" "$takes"
+at_least "poolfs_lock_wait_seconds_bucket{$p,le=\"1e-05\"}" 1
+val "poolfs_lock_wait_seconds_sum{$p}" >/dev/null || fail "no lock-wait sum"
 
 # promtool's linter: nothing to say of poolctl metrics' output.
 "$poolctl" metrics "$m" >"$T/out.prom" || fail "poolctl metrics failed"

@@ -1,6 +1,7 @@
 /* Unit tests of the daemon's counters texts (fs/poolstats.c, fs/opstats.c's histogram): what
  * user.poolfs.counters gives poolctl metrics. A removal's reason, a reply's errno, the gauges
- * and the latency buckets (cumulative, each request in the first bucket that holds it). */
+ * and the histograms of handler times and lock waits (cumulative, each in the first bucket that
+ * holds it). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -68,11 +69,39 @@ static void test_latency_histogram(void **state)
 	assert_non_null(strstr(buf, "latency inf 0\nlatency_sum_ns 0\n"));
 }
 
+static void test_lock_wait_histogram(void **state)
+{
+	struct opstats s;
+	char buf[2048];
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	opstats_lock_wait(&s, 0);			/* the lock was free: the first bucket */
+	opstats_lock_wait(&s, 10000);			/* on the first bound: still in it */
+	opstats_lock_wait(&s, 30000000);		/* 30 ms: the 100 ms bucket */
+	opstats_time(&s, OPSTAT_LOOKUP, opstats_now()); /* a handler: not a lock wait */
+	int n = opstats_format_latency(&s, buf, sizeof(buf));
+	assert_int_equal(n, (int)strlen(buf));
+	/* After the handlers' histogram, cumulative, with its own sum. */
+	assert_non_null(strstr(buf, "latency_sum_ns "));
+	assert_true(strstr(buf, "lock_wait 10000 2\n") > strstr(buf, "latency inf 1\n"));
+	assert_non_null(strstr(buf, "lock_wait 25000000 2\nlock_wait 100000000 3\n"));
+	assert_non_null(strstr(buf, "lock_wait inf 3\nlock_wait_sum_ns 30010000\n"));
+	/* A buffer that holds the first histogram but not the second is too small all the same. */
+	assert_int_equal(
+		opstats_format_latency(&s, buf, (size_t)(strstr(buf, "lock_wait") - buf) + 4),
+		-ERANGE);
+	opstats_reset(&s);
+	assert_true(opstats_format_latency(&s, buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "lock_wait inf 0\nlock_wait_sum_ns 0\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_poolstats_text),
 		cmocka_unit_test(test_latency_histogram),
+		cmocka_unit_test(test_lock_wait_histogram),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
