@@ -1226,7 +1226,8 @@ static int list_rounds(void *arg)
 
 /* A folder's snapshot is longer than a lock section: while another process's requests wait for
  * the lock, it lets one in between its chunks (`pool_yield`, docs/design.md "Work that grows
- * with the pool") and counts it (lock_handoffs). The lister and the asker run on CPUs of their
+ * with the pool") and counts it (lock_handoffs). A turn is given only to a thread that waits in
+ * pool_lock, so its wait was timed: the lock-wait histogram's sum grew too. The lister and the asker run on CPUs of their
  * own: over io_uring each CPU's requests are served by that CPU's ring thread one after the
  * other, so on one CPU the asker would wait behind the OPENDIR for the thread, not for the lock.
  * Whether a request waits at a chunk's end is the scheduler's: the folder is listed until a turn
@@ -1236,13 +1237,14 @@ static void test_snapshot_gives_waiters_turns(void **state)
 	struct pool_fixture *p = tu_pool(state);
 	char dir[PATH_MAX];
 	struct on_cpu lister = {.path = dir}, asking = {.path = dir};
-	long before, now = 0;
+	long before, now = 0, waited_ns;
 	pid_t asker, listing;
 	int waited, end;
 
 	if (!two_cpus(&lister.cpu, &asking.cpu))
 		TU_SKIP("fewer than two CPUs to run on: the lister and the asker need one each");
 	make_pinned_files(p, "big", "f", SNAPSHOT_NAMES, dir);
+	waited_ns = itest_counter(p, "lock_wait_sum_ns");
 	before = itest_counter(p, "lock_handoffs");
 	asker = tu_spawn(ask_refs, &asking);
 	listing = tu_spawn(list_rounds, &lister);
@@ -1263,6 +1265,8 @@ static void test_snapshot_gives_waiters_turns(void **state)
 		fail_msg(
 			"snapshots of %d names for %d ms with another process asking: no turn given",
 			SNAPSHOT_NAMES, waited);
+	if (itest_counter(p, "lock_wait_sum_ns") <= waited_ns)
+		fail_msg("%ld turns given, but no wait for the pool lock was timed", now - before);
 	CHECK(removexattr(dir, POOLFS_XATTR_HOLD));
 }
 
