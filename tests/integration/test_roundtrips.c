@@ -141,6 +141,62 @@ static void run_tar(struct ctx *c)
 	CHECK(unlink(tarball));
 }
 
+/* The same archive unpacked by a user, as most are: in a folder of theirs (pinned, made by the
+ * setup), by tar run as OTHER_UID. A user's tar restores only times: it neither chowns nor,
+ * trusting its open's mode, chmods. */
+static void user_tar_dir(const struct ctx *c, char *out, size_t len)
+{
+	assert_true(snprintf(out, len, "%s/rt-tar-user", c->dir) < (int)len);
+}
+
+static int user_pinned_dir(void *arg)
+{
+	const char *dir = arg;
+
+	USER_OK(1, mkdir(dir, 0700));
+	USER_OK(2, setxattr(dir, POOLFS_XATTR_HOLD, POOLFS_SCOPE_WORD_PIN,
+			    strlen(POOLFS_SCOPE_WORD_PIN), 0));
+	return 0;
+}
+
+static void setup_user_tar(struct ctx *c)
+{
+	char dir[PATH_MAX], tarball[PATH_MAX];
+
+	setup_tarball(c);
+	tarball_path(c, tarball, sizeof(tarball));
+	CHECK(chmod(tarball, 0644));
+	user_tar_dir(c, dir, sizeof(dir));
+	AS_OK(OTHER_UID, OTHER_GID, user_pinned_dir, dir);
+}
+
+struct tar_args {
+	const char *tarball, *dir;
+};
+
+/* tar's exit status is this child's (0 when it unpacked everything). */
+static int user_untar(void *arg)
+{
+	const struct tar_args *a = arg;
+	int null = open("/dev/null", O_WRONLY);
+
+	if (null < 0 || dup2(null, 1) < 0)
+		return 1;
+	execlp("tar", "tar", "-xf", a->tarball, "-C", a->dir, (char *)NULL);
+	return 2;
+}
+
+static void run_user_tar(struct ctx *c)
+{
+	char tarball[PATH_MAX], dir[PATH_MAX];
+	struct tar_args a = {tarball, dir};
+
+	tarball_path(c, tarball, sizeof(tarball));
+	user_tar_dir(c, dir, sizeof(dir));
+	AS_OK(OTHER_UID, OTHER_GID, user_untar, &a);
+	CHECK(unlink(tarball));
+}
+
 /* What tar -x does for each file it unpacks as root, after the data: times, owner, mode. */
 static void run_create_tar(struct ctx *c)
 {
@@ -372,6 +428,9 @@ static const struct seq shared_seqs[] = {
 	 "`close` + `shm_unlink`, in a multi-user pool's root (a pool on `/dev/shm`)",
 	 NULL, run_shm},
 	{"sem", "`sem_open(O_CREAT)` + `sem_close` + `sem_unlink`, the same pool", NULL, run_sem},
+	{"tar_user",
+	 "`tar -x` of the same archive as tar's, by a user in a folder of theirs in that pool",
+	 setup_user_tar, run_user_tar},
 };
 
 /* ---- why each request comes ---------------------------------------------------------------- */
@@ -468,6 +527,23 @@ static const struct why whys[] = {
 	{"sem", "other", "`link`"},
 	{"sem", "unlink", "the temporary name, then the semaphore's"},
 	{"sem", "getattr", "as for shm"},
+	{"tar_user", "lookup",
+	 "the folder tar unpacks into (directly in the root: as for shm), the archive's folder and "
+	 "each file (as for create)"},
+	{"tar_user", "mkdir", "the folder"},
+	{"tar_user", "create", "as for create"},
+	{"tar_user", "write", "page cache: the data goes through the daemon"},
+	{"tar_user", "getxattr",
+	 "as for create: one per file (a user's tar does not `chown`); without "
+	 "`HANDLE_KILLPRIV_V2` (libfuse 3.14) before every write"},
+	{"tar_user", "setattr",
+	 "one per file and the folder's at the end: times only (a user's tar restores no owner "
+	 "and trusts its open's mode)"},
+	{"tar_user", "getattr",
+	 "the folder's attributes, dropped by each create in it, asked again for the next path "
+	 "walk's permission check (as for shm)"},
+	{"tar_user", "opendir", "as for tar"},
+	{"tar_user", "releasedir", "as for tar"},
 };
 
 static const char *why_of(const char *seq, const char *op)
