@@ -46,14 +46,18 @@ FAIL_WHY_MAX = 4      # messages printed per failed binary
 FAIL_WHY_CHARS = 400  # a message is cut there: a CI log's tail is read by people
 
 
+def cut(message):
+    """A failure message no longer than FAIL_WHY_CHARS, marked where it was cut."""
+    return message if len(message) <= FAIL_WHY_CHARS else message[:FAIL_WHY_CHARS] + '...'
+
+
 def failure_messages(r, is_tap=True):
     """The first FAIL_WHY_MAX failure messages of record r: cmocka's, then TAP comments; of a
     binary that does not speak TAP, the last lines it printed (where a script says why)."""
     if not is_tap:
         lines = [x.strip() for x in ((r.get('stdout') or '') + '\n' +
                                      (r.get('stderr') or '')).splitlines() if x.strip()]
-        return [x if len(x) <= FAIL_WHY_CHARS else x[:FAIL_WHY_CHARS] + '...'
-                for x in lines[-2:]]
+        return [cut(x) for x in lines[-2:]]
     found = [x.strip() for x in (r.get('stderr') or '').splitlines() if FAIL_STDERR.match(x)]
     after_fail = False
     for line in (r.get('stdout') or '').splitlines():
@@ -63,7 +67,7 @@ def failure_messages(r, is_tap=True):
         elif after_fail and line.startswith('#') and line.strip('# \t'):
             found.append(line.strip())
     found = list(dict.fromkeys(found))[:FAIL_WHY_MAX]
-    return [x if len(x) <= FAIL_WHY_CHARS else x[:FAIL_WHY_CHARS] + '...' for x in found]
+    return [cut(x) for x in found]
 
 
 def test_protocols(builddir):

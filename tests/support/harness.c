@@ -152,13 +152,23 @@ static int count_cb(const char *path, const struct stat *st, int type, struct FT
 	return 0;
 }
 
+/* Where a pool's backing files are: its private store (NULL while none is known) or the backing
+ * folder. */
+static const char *backing_root(const struct pool_fixture *p)
+{
+	if (p->private_store)
+		return p->store[0] ? p->store : NULL;
+	return p->backing;
+}
+
 int pool_backing_files(const struct pool_fixture *p)
 {
+	const char *root = backing_root(p);
+
 	walk_count = 0;
-	if (p->private_store && !p->store[0])
+	if (!root)
 		return -ENOENT;
-	if (nftw(p->private_store ? p->store : p->backing, count_cb, 16, FTW_PHYS | FTW_MOUNT) ==
-	    -1)
+	if (nftw(root, count_cb, 16, FTW_PHYS | FTW_MOUNT) == -1)
 		return -errno;
 	return walk_count;
 }
@@ -198,10 +208,9 @@ void pool_backing_describe(const struct pool_fixture *p, char *buf, size_t len)
 	walk_list.len = len;
 	walk_list.used = 0;
 	walk_list.listed = 0;
-	if (p->private_store && !p->store[0])
+	if (!backing_root(p))
 		snprintf(buf, len, "(no private store known)");
-	else if (nftw(p->private_store ? p->store : p->backing, describe_cb, 16,
-		      FTW_PHYS | FTW_MOUNT) == -1)
+	else if (nftw(backing_root(p), describe_cb, 16, FTW_PHYS | FTW_MOUNT) == -1)
 		snprintf(buf, len, "(walk: %s)", strerror(errno));
 	walk_list.buf = NULL;
 }
