@@ -201,6 +201,8 @@ static int describe_cb(const char *path, const struct stat *st, int type, struct
 
 void pool_backing_describe(const struct pool_fixture *p, char *buf, size_t len)
 {
+	const char *root = backing_root(p);
+
 	if (!len)
 		return;
 	buf[0] = '\0';
@@ -208,9 +210,9 @@ void pool_backing_describe(const struct pool_fixture *p, char *buf, size_t len)
 	walk_list.len = len;
 	walk_list.used = 0;
 	walk_list.listed = 0;
-	if (!backing_root(p))
+	if (!root)
 		snprintf(buf, len, "(no private store known)");
-	else if (nftw(backing_root(p), describe_cb, 16, FTW_PHYS | FTW_MOUNT) == -1)
+	else if (nftw(root, describe_cb, 16, FTW_PHYS | FTW_MOUNT) == -1)
 		snprintf(buf, len, "(walk: %s)", strerror(errno));
 	walk_list.buf = NULL;
 }
