@@ -169,24 +169,34 @@ ns_pids() {
     done | sort -rn
 }
 
+# ppid PID: its parent's pid (empty once it is gone).
+ppid() { awk '{print $4}' "/proc/$1/stat" 2>/dev/null || true; }
+
 # nodes_teardown: cancel the jobs, stop every process of the nodes' namespaces (all ours: we made
-# the namespaces) but the pools, then everything recorded (newest first), unmount the control
-# tmpfs, remove the user and the work folder. Runs on every exit.
+# the namespaces) but the pools and their helpers, then everything recorded (newest first),
+# then whatever is left in the namespaces, unmount the control tmpfs, remove the user and the
+# work folder. Runs on every exit.
+# A pool's helpers (its unmount guard and libfuse's `fusermount3 --auto-unmount`, children of
+# the daemon) ignore SIGTERM on purpose (fs/unmount_guard.h): they go by themselves once their
+# daemon has ended, so they are left to it, and signalled only if they outlive it by 2 s
+# (SIGTERM to each cost 5 s before its SIGKILL: a minute of every run).
 nodes_teardown() {
-    local n shm scratch ns pid
+    local n shm scratch ns pid parent
     cleanup_begins
     cancel_jobs
     if [[ -f $WORK/nodes.list ]]; then
         while read -r n shm scratch ns; do
             for pid in $(ns_pids "$ns"); do
-                [[ $pid == "$shm" || $pid == "$scratch" ]] || stop_pid "$pid"
+                parent=$(ppid "$pid")
+                [[ $pid == "$shm" || $pid == "$scratch" || $parent == "$shm" || $parent == "$scratch" ]] ||
+                    stop_pid "$pid"
             done
         done <"$WORK/nodes.list"
     fi
     stop_remembered
     if [[ -f $WORK/nodes.list ]]; then
         while read -r n shm scratch ns; do
-            for pid in $(ns_pids "$ns"); do stop_pid "$pid"; done
+            for pid in $(ns_pids "$ns"); do wait_until 20 pid_gone "$pid" || stop_pid "$pid"; done
         done <"$WORK/nodes.list"
     fi
     if [[ -n ${CONTROL:-} ]] && mountpoint -q "$CONTROL" 2>/dev/null; then
