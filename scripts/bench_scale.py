@@ -58,7 +58,7 @@ RATE_ROUNDS = 7
 MAPPERS = 200
 REMOVE = 100000
 REF_REMOVE = 10000  # fuse-ref's rm -rf: passthrough_hp holds a descriptor per inode
-LOAD_SECONDS = 3.0
+LOAD_SECONDS = 3.0  # each load's probes, at least (--load-seconds)
 STATS = 200
 HOLD = 'user.poolfs.hold'
 STAT = 'user.poolfs.stat'
@@ -288,8 +288,8 @@ def summary(samples, after=None, before=None):
             'p99': s[min(len(s) - 1, int(len(s) * 0.99))], 'max': s[-1]}
 
 
-def under_load(mnt, run_load, raw=False, handlers=None):
-    """The two probes (as another user) while run_load(stop) runs (at least LOAD_SECONDS); a
+def under_load(mnt, run_load, seconds, raw=False, handlers=None):
+    """The two probes (as another user) while run_load(stop) runs (at least `seconds`); a
     byte written to the pipe whose read end is `stop` ends them (and a load's loop): their
     samples (probe_create's) and what run_load returned. On raw tmpfs (mnt a folder there) only
     the create probe, and no removal samples. `handlers` (a list, on a pool): gets the daemon's
@@ -308,7 +308,7 @@ def under_load(mnt, run_load, raw=False, handlers=None):
         try:
             t0 = time.perf_counter()
             extra = run_load(stop)
-            rest = LOAD_SECONDS - (time.perf_counter() - t0)
+            rest = seconds - (time.perf_counter() - t0)
             if rest > 0:
                 time.sleep(rest)
         finally:
@@ -669,29 +669,30 @@ def measure_in(args, pool, size, rows, rawdir, ref):
         return None
 
     handlers = []
-    report('no load', *under_load(mnt, no_load, handlers=handlers)[:2])
+    report('no load', *under_load(mnt, no_load, args.load_seconds, handlers=handlers)[:2])
     report_handlers('no load', handlers)
-    report_raw('no load', under_load(rawdir, no_load, raw=True)[0])
+    report_raw('no load', under_load(rawdir, no_load, args.load_seconds, raw=True)[0])
     if ref:
         say(f'(fuse-ref: libfuse\'s passthrough_hp as root, {ref.how})')
-        report_raw('no load', under_load(ref.mnt, no_load, raw=True)[0], target='fuse-ref')
+        report_raw('no load', under_load(ref.mnt, no_load, args.load_seconds, raw=True)[0],
+                   target='fuse-ref')
 
     def stats(where, raw=False):
         """The stat loop as a load on `where` (statvfs on raw tmpfs)."""
         def load(stop):
             child = start_as_user(0, stat_loop, where, stop, raw)
-            time.sleep(LOAD_SECONDS)
+            time.sleep(args.load_seconds)
             return child
         return load
 
     handlers = []
-    create, removal, child = under_load(mnt, stats(mnt), handlers=handlers)
+    create, removal, child = under_load(mnt, stats(mnt), args.load_seconds, handlers=handlers)
     n = finish(child)
     say(f'(root read user.poolfs.stat {n} times meanwhile)')
     report('stat loop', create, removal)
     report_handlers('stat loop', handlers)
 
-    create, _, child = under_load(rawdir, stats(rawdir, True), raw=True)
+    create, _, child = under_load(rawdir, stats(rawdir, True), args.load_seconds, raw=True)
     finish(child)
     report_raw('stat loop', create)
 
@@ -706,20 +707,22 @@ def measure_in(args, pool, size, rows, rawdir, ref):
     # root at once: a storm of creates in one folder) and, from the kill on, their deaths. A
     # sample counts where it began.
     handlers = []
-    create, removal, (t_kill, took) = under_load(mnt, kill(mnt), handlers=handlers)
+    create, removal, (t_kill, took) = under_load(mnt, kill(mnt), args.load_seconds,
+                                                 handlers=handlers)
     say(f'({MAPPERS} mappers killed: every name gone {took * 1e3:.0f} ms after the kill)')
     row('killed mappers: all names gone', 'ms', 'pool', took * 1e3, f'{MAPPERS} mappers')
     report('mappers start', create, removal, before=t_kill)
     report('mappers killed', create, removal, after=t_kill)
     report_handlers('mappers start and killed', handlers)
 
-    create, _, (t_kill, _) = under_load(rawdir, kill(rawdir, True), raw=True)
+    create, _, (t_kill, _) = under_load(rawdir, kill(rawdir, True), args.load_seconds, raw=True)
     report_raw('mappers start', create, before=t_kill)
     report_raw('mappers killed', create, after=t_kill)
     for name in os.listdir(rawdir):
         os.unlink(os.path.join(rawdir, name))
     if ref:
-        create, _, (t_kill, _) = under_load(ref.mnt, kill(ref.mnt, True), raw=True)
+        create, _, (t_kill, _) = under_load(ref.mnt, kill(ref.mnt, True), args.load_seconds,
+                                            raw=True)
         report_raw('mappers start', create, before=t_kill, target='fuse-ref')
         report_raw('mappers killed', create, after=t_kill, target='fuse-ref')
         ref.empty()
@@ -733,10 +736,11 @@ def measure_in(args, pool, size, rows, rawdir, ref):
         return as_user(USERS[0], rm_folders, paths)
 
     handlers = []
-    create, removal, t_rm = under_load(mnt, rm, handlers=handlers)
+    create, removal, t_rm = under_load(mnt, rm, args.load_seconds, handlers=handlers)
     top = raw_tree(remove)
     try:
-        create_raw, _, t_raw = under_load(rawdir, lambda stop: rm_folders([top]), raw=True)
+        create_raw, _, t_raw = under_load(rawdir, lambda stop: rm_folders([top]),
+                                          args.load_seconds, raw=True)
     finally:
         shutil.rmtree(top, ignore_errors=True)
     say(f'rm -rf of {remove} files: {t_rm:.2f} s (raw tmpfs {t_raw:.2f} s)')
@@ -753,7 +757,7 @@ def measure_in(args, pool, size, rows, rawdir, ref):
             top = raw_tree(ref_remove, ref.mnt)
             try:
                 create_ref, _, t_ref = under_load(ref.mnt, lambda stop: rm_folders([top]),
-                                                  raw=True)
+                                                  args.load_seconds, raw=True)
             finally:
                 shutil.rmtree(top, ignore_errors=True)
             say(f'rm -rf of {ref_remove} files on fuse-ref: {t_ref:.2f} s')
@@ -777,6 +781,8 @@ def main():
     ap.add_argument('--logdir')
     ap.add_argument('--csv')
     ap.add_argument('--ref', help="libfuse's passthrough_hp: the fuse-ref rows")
+    ap.add_argument('--load-seconds', type=float, default=LOAD_SECONDS,
+                    help='how long the probes run under each load, at least')
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit('bench_scale.py: needs root (it mounts and switches uids)')

@@ -11,8 +11,8 @@
 # the bench's own huge-page tmpfs (column tmpfs-huge), which must be unmounted afterwards too,
 # and the default pool with a quota (column default-quota: a value in every row, a ratio
 # wherever the default pool has one, and its summary line per row against the default pool).
-# The scale section (mode scale) on a pool of 200 entries: every measurement printed, every row
-# of its CSV with a value, nothing left behind.
+# The scale section (mode scale) on a pool of 200 entries, 1 s per load: every measurement printed,
+# every row of its CSV with a value, nothing left behind.
 #   bench_smoke.sh BUILDDIR SOURCEDIR full|interrupted|arrays|scale
 set -euo pipefail
 
@@ -241,7 +241,7 @@ arrays)
 scale)
     rc=0
     "$src/scripts/bench" --no-build --builddir "$build" --only scale --scale-sizes 200 \
-        --uring-switch never --csv "$tmp/scale.csv" >"$tmp/out" 2>"$tmp/err" || rc=$?
+        --scale-load-seconds 1 --uring-switch never --csv "$tmp/scale.csv" >"$tmp/out" 2>"$tmp/err" || rc=$?
     cat "$tmp/out"
     [[ $rc -eq 0 ]] || { cat "$tmp/err" >&2; fail "scripts/bench exited $rc"; }
     for line in "^fill: 236 entries" "^daemon RSS: .* B per entry" "^create rate: [0-9]+/s" \
