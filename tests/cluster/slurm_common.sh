@@ -34,21 +34,26 @@ require_packages() {
     return 1
 }
 
-# remember PID: a process of ours that teardown must stop.
-remember() { printf '%s\n' "$1" >>"$WORK/pids"; }
+# remember PID: a process of ours that teardown must stop, kept with its start (proc_start).
+remember() { printf '%s %s\n' "$1" "$(proc_start "$1")" >>"$WORK/pids"; }
 
-# stop_pid PID: SIGTERM, up to 5 s, then SIGKILL.
+# stop_pid PID [START]: SIGTERM, up to 5 s, then SIGKILL, each only while PID is the process that
+# started at START (default: the one PID names now; an empty START: one already gone).
 stop_pid() {
-    pid_alive "$1" || return 0
-    kill -TERM "$1" 2>/dev/null || return 0
-    wait_until 50 pid_gone "$1" || { kill -KILL "$1" 2>/dev/null || true; wait_until 50 pid_gone "$1" || true; }
+    local pid=$1 start=${2-}
+    [[ $# -ge 2 ]] || start=$(proc_start "$pid")
+    same_proc "$pid" "$start" || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    wait_until 50 other_proc "$pid" "$start" && return 0
+    if same_proc "$pid" "$start"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    wait_until 50 other_proc "$pid" "$start" || true
 }
 
-# stop_remembered: stop every process remember recorded, newest first.
+# stop_remembered: stop every process remember recorded, newest first, if it still runs.
 stop_remembered() {
-    local pid
+    local pid start
     if [[ -f $WORK/pids ]]; then
-        while read -r pid; do stop_pid "$pid"; done < <(tac "$WORK/pids")
+        while read -r pid start; do stop_pid "$pid" "$start"; done < <(tac "$WORK/pids")
     fi
 }
 

@@ -51,6 +51,21 @@ pid_alive() {
 
 pid_gone() { ! pid_alive "$1"; }
 
+# proc_start PID: when the process PID started (field 22 of /proc/PID/stat, clock ticks since
+# boot), nothing if there is none. A pid alone stops naming its process once that ends: pids
+# come back within a minute here (kernel.pid_max is 32768 and the tests fork thousands), so a
+# pid kept for later is kept with its start, and checked against it before any signal.
+proc_start() {
+    local stat f
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    read -r -a f <<<"${stat##*) }"   # from field 3 on: the name before may hold spaces
+    printf '%s\n' "${f[19]}"
+}
+
+# same_proc PID START: PID runs and is the process that started at START (not a zombie).
+same_proc() { [[ -n $2 && $(proc_start "$1") == "$2" ]] && pid_alive "$1"; }
+other_proc() { ! same_proc "$1" "$2"; }
+
 # stop_pool MOUNTPOINT [PID]: unmount (lazily if busy), then stop the daemon this test started,
 # by its pid, and reap it. For cleanup traps: never fails.
 stop_pool() {
